@@ -1,0 +1,61 @@
+/// Where encoded JSON goes. The encoders are generic over it, so the exact size of a payload is
+/// computed by the same code that writes it (``ByteCountOutput``) and cannot drift from it.
+public protocol JSONOutput {
+    mutating func append(_ byte: UInt8)
+    mutating func append(_ bytes: UnsafeRawBufferPointer)
+}
+
+/// Appends to a byte array. Use ``withJSONOutput(_:_:)`` to write into a caller-owned array.
+@usableFromInline
+struct ByteArrayOutput: JSONOutput {
+    @usableFromInline var bytes: [UInt8]
+
+    @inlinable init(bytes: [UInt8]) { self.bytes = bytes }
+
+    @inlinable @inline(__always)
+    mutating func append(_ byte: UInt8) { bytes.append(byte) }
+
+    @inlinable @inline(__always)
+    mutating func append(_ raw: UnsafeRawBufferPointer) {
+        bytes.append(contentsOf: raw.assumingMemoryBound(to: UInt8.self))
+    }
+}
+
+/// Counts bytes without writing them: the size oracle.
+@usableFromInline
+struct ByteCountOutput: JSONOutput {
+    @usableFromInline var count = 0
+
+    @inlinable init() {}
+
+    @inlinable @inline(__always)
+    mutating func append(_ byte: UInt8) { count += 1 }
+
+    @inlinable @inline(__always)
+    mutating func append(_ raw: UnsafeRawBufferPointer) { count += raw.count }
+}
+
+/// Appends to any growable byte collection (`Data`, `ByteBuffer`-backed views, ...).
+@usableFromInline
+struct CollectionOutput<Bytes: RangeReplaceableCollection<UInt8>>: JSONOutput {
+    @usableFromInline var bytes: Bytes
+
+    @inlinable init(bytes: Bytes) { self.bytes = bytes }
+
+    @inlinable mutating func append(_ byte: UInt8) { bytes.append(byte) }
+
+    @inlinable mutating func append(_ raw: UnsafeRawBufferPointer) { bytes.append(contentsOf: raw) }
+}
+
+extension Array<UInt8> {
+    /// Runs `body` with an output that appends to this array, without copying it.
+    @inlinable
+    mutating func withJSONOutput<Result, Failure: Error>(
+        _ body: (inout ByteArrayOutput) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        var output = ByteArrayOutput(bytes: [])
+        swap(&self, &output.bytes)
+        defer { swap(&self, &output.bytes) }
+        return try body(&output)
+    }
+}

@@ -1,0 +1,174 @@
+/// A strict RFC 8259 parser that produces zero-copy ``JSONDocument``s.
+///
+/// Keep one parser per task and reuse it: its tape and stack are reused for the next document
+/// whenever the previous document is no longer referenced, so parsing allocates nothing in
+/// steady state.
+///
+/// ```swift
+/// var parser = JSONParser()
+/// let document = try parser.parse(bytes)
+/// let badge = document.root["aps"]?["badge"]?.int
+/// ```
+public struct JSONParser: Sendable {
+    public struct Options: Sendable, Hashable {
+        /// Deepest nesting of objects and arrays accepted. Clamped to 1...``maximumSupportedDepth``.
+        public var maximumDepth: Int
+        /// Largest input accepted, in bytes. Clamped to 0...``maximumSupportedInputSize``.
+        public var maximumInputSize: Int
+
+        /// The default nesting limit.
+        public static let defaultMaximumDepth = 512
+        /// The default input limit: far above any APNs payload, low enough that hostile input
+        /// cannot make a parser hold gigabytes.
+        public static let defaultMaximumInputSize = 16 << 20
+        /// Owned ``JSON`` values are converted, compared and destroyed recursively, so nesting is
+        /// kept to what a 512 KiB thread stack handles with room to spare.
+        public static let maximumSupportedDepth = 1024
+        /// Offsets are stored in 32 bits.
+        public static let maximumSupportedInputSize = Int(UInt32.max) - 1
+
+        public init(
+            maximumDepth: Int = Options.defaultMaximumDepth,
+            maximumInputSize: Int = Options.defaultMaximumInputSize
+        ) {
+            self.maximumDepth = maximumDepth
+            self.maximumInputSize = maximumInputSize
+        }
+
+        @usableFromInline var effectiveDepth: Int { Swift.min(Swift.max(maximumDepth, 1), Self.maximumSupportedDepth) }
+        @usableFromInline var effectiveInputSize: Int {
+            Swift.min(Swift.max(maximumInputSize, 0), Self.maximumSupportedInputSize)
+        }
+    }
+
+    public var options: Options
+    @usableFromInline var storage: JSONTapeStorage
+    @usableFromInline var stack: JSONStack
+
+    public init(options: Options = Options()) {
+        self.options = options
+        self.storage = JSONTapeStorage(capacity: 64)
+        self.stack = JSONStack()
+    }
+
+    /// Parses `bytes` without copying them: the document keeps a reference to the array.
+    /// - Throws: ``JSONError`` with the code and byte offset of the first problem.
+    public mutating func parse(_ bytes: [UInt8]) throws(JSONError) -> JSONDocument {
+        let storage = reusableStorage()
+        storage.input = bytes
+        try fillTape(storage)
+        return JSONDocument(storage: storage)
+    }
+
+    /// Parses any contiguous bytes (`Data`, `ByteBuffer.readableBytesView`, an `ArraySlice`, ...).
+    /// They are copied once into the parser's reusable input buffer so the document can outlive
+    /// the caller's storage; use ``parse(_:)-(Array<UInt8>)`` to avoid the copy.
+    @inlinable
+    public mutating func parse(_ bytes: some Collection<UInt8>) throws(JSONError) -> JSONDocument {
+        if let array = bytes as? [UInt8] { return try parse(array) }
+        let storage = reusableStorage()
+        guard bytes.count <= options.effectiveInputSize else { throw Self.tooLarge(options.effectiveInputSize) }
+        storage.input.removeAll(keepingCapacity: true)
+        storage.input.append(contentsOf: bytes)
+        try fillTape(storage)
+        return JSONDocument(storage: storage)
+    }
+
+    /// Checks that `bytes` are one valid JSON text without recording anything: no copy, no tape.
+    public func validate(_ bytes: UnsafeRawBufferPointer) throws(JSONError) {
+        guard bytes.count <= options.effectiveInputSize else { throw Self.tooLarge(options.effectiveInputSize) }
+        guard let base = bytes.baseAddress, !bytes.isEmpty else {
+            throw JSONError(.unexpectedEnd, at: 0, "empty input, expected a value")
+        }
+        let depth = options.effectiveDepth
+        let result = withUnsafeTemporaryAllocation(of: UInt32.self, capacity: depth) { stack -> JSONError? in
+            var scanner = JSONScanner(
+                bytes: base.assumingMemoryBound(to: UInt8.self), count: bytes.count, sink: ValidationSink(),
+                stack: stack.baseAddress!, maximumDepth: depth)
+            do throws(JSONError) {
+                try scanner.scanDocument()
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let result { throw result }
+    }
+
+    /// Checks that `bytes` are one valid JSON text without recording anything.
+    public func validate(_ bytes: [UInt8]) throws(JSONError) {
+        let result = bytes.withUnsafeBytes { raw -> JSONError? in
+            do throws(JSONError) {
+                try validate(raw)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let result { throw result }
+    }
+
+    @usableFromInline
+    mutating func reusableStorage() -> JSONTapeStorage {
+        if !isKnownUniquelyReferenced(&storage) {
+            // A document from the previous parse is still alive; leave its tape alone.
+            storage = JSONTapeStorage(capacity: storage.capacity)
+        }
+        return storage
+    }
+
+    @usableFromInline
+    mutating func fillTape(_ storage: JSONTapeStorage) throws(JSONError) {
+        storage.count = 0
+        let inputSize = storage.input.count
+        guard inputSize <= options.effectiveInputSize else { throw Self.tooLarge(options.effectiveInputSize) }
+        guard inputSize > 0 else { throw JSONError(.unexpectedEnd, at: 0, "empty input, expected a value") }
+        let depth = options.effectiveDepth
+        if !isKnownUniquelyReferenced(&stack) { stack = JSONStack() }
+        let stackSlots = stack.slots(depth)
+        let expectedEntries = inputSize / 6 + 16
+        if storage.capacity < expectedEntries { storage.grow(keeping: 0, minimum: expectedEntries) }
+        let error = storage.input.withUnsafeBufferPointer { input -> JSONError? in
+            var scanner = JSONScanner(
+                bytes: input.baseAddress!, count: input.count, sink: TapeSink(storage: storage),
+                stack: stackSlots, maximumDepth: depth)
+            defer { storage.count = scanner.sink.count }
+            do throws(JSONError) {
+                try scanner.scanDocument()
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let error {
+            storage.count = 0
+            throw error
+        }
+    }
+
+    @usableFromInline
+    static func tooLarge(_ limit: Int) -> JSONError {
+        JSONError(.inputTooLarge, at: limit, "input is larger than the limit of \(limit) bytes")
+    }
+}
+
+/// The parser's stack of open containers, reused between documents.
+@usableFromInline
+final class JSONStack: @unchecked Sendable {
+    var storage: UnsafeMutablePointer<UInt32>?
+    var capacity = 0
+
+    @usableFromInline init() {}
+
+    deinit { storage?.deallocate() }
+
+    @usableFromInline
+    func slots(_ count: Int) -> UnsafeMutablePointer<UInt32> {
+        if let storage, capacity >= count { return storage }
+        storage?.deallocate()
+        let slots = UnsafeMutablePointer<UInt32>.allocate(capacity: count)
+        storage = slots
+        capacity = count
+        return slots
+    }
+}

@@ -1,0 +1,159 @@
+extension JSONScanner {
+    /// Scans a string whose opening quote is at `position`, validating escapes and UTF-8.
+    /// Records the content (quotes excluded) as a byte range of the input.
+    @inlinable
+    mutating func scanString(flags: UInt8) throws(JSONError) {
+        let contentStart = position + 1
+        var index = contentStart
+        var flags = flags
+        while true {
+            // Eight bytes at a time: jump straight to the first byte that needs a closer look
+            // (quote, backslash, control character or non-ASCII).
+            while index &+ 8 <= end {
+                let word = UInt64(littleEndian: UnsafeRawPointer(bytes + index).loadUnaligned(as: UInt64.self))
+                let mask = attentionMask(word)
+                if mask != 0 {
+                    index &+= mask.trailingZeroBitCount &>> 3
+                    break
+                }
+                index &+= 8
+            }
+            guard index < end else {
+                throw JSONError(.unexpectedEnd, at: end, "unterminated string starting at byte \(position)")
+            }
+            let byte = bytes[index]
+            if byte == ASCII.quote {
+                sink.scalar(.string, offset: contentStart, length: index - contentStart, flags: flags)
+                position = index + 1
+                return
+            } else if byte == ASCII.backslash {
+                flags |= TapeEntry.stringHasEscapes
+                index = try validateEscape(at: index)
+            } else if byte < 0x20 {
+                throw JSONError(
+                    .controlCharacterInString, at: index,
+                    "unescaped control character \(describeByte(byte)) in a string")
+            } else if byte < 0x80 {
+                index &+= 1
+            } else {
+                index = try validateUTF8Sequence(at: index)
+            }
+        }
+    }
+
+    /// Validates the escape at `index` (a backslash); returns the offset after it.
+    @inlinable
+    func validateEscape(at index: Int) throws(JSONError) -> Int {
+        guard index + 1 < end else {
+            throw JSONError(.unexpectedEnd, at: end, "unexpected end of input in an escape")
+        }
+        switch bytes[index + 1] {
+        case ASCII.quote, ASCII.backslash, ASCII.slash, UInt8(ascii: "b"), UInt8(ascii: "f"),
+            UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+            return index + 2
+        case ASCII.lowerU:
+            let unit = try hexEscape(at: index)
+            if unit >= 0xDC00 && unit <= 0xDFFF {
+                throw JSONError(.loneSurrogate, at: index, "low surrogate escape without a preceding high surrogate")
+            }
+            if unit >= 0xD800 && unit <= 0xDBFF {
+                let next = index + 6
+                guard next + 1 < end, bytes[next] == ASCII.backslash, bytes[next + 1] == ASCII.lowerU else {
+                    throw JSONError(.loneSurrogate, at: index, "high surrogate escape not followed by a low surrogate escape")
+                }
+                let low = try hexEscape(at: next)
+                guard low >= 0xDC00 && low <= 0xDFFF else {
+                    throw JSONError(.loneSurrogate, at: index, "high surrogate escape not followed by a low surrogate escape")
+                }
+                return next + 6
+            }
+            return index + 6
+        default:
+            throw JSONError(.invalidEscape, at: index, "invalid escape '\\\(describeEscapeByte(bytes[index + 1]))'")
+        }
+    }
+
+    /// The code unit of the `\uXXXX` escape whose backslash is at `index`.
+    @inlinable
+    func hexEscape(at index: Int) throws(JSONError) -> UInt16 {
+        var value: UInt16 = 0
+        for digitOffset in (index + 2)..<(index + 6) {
+            guard digitOffset < end else {
+                throw JSONError(.unexpectedEnd, at: end, "unexpected end of input in a \\u escape")
+            }
+            let digit = hexDigitValue(bytes[digitOffset])
+            guard digit < 16 else {
+                throw JSONError(.invalidUnicodeEscape, at: index, "\\u must be followed by four hexadecimal digits")
+            }
+            value = value << 4 | UInt16(digit)
+        }
+        return value
+    }
+
+    /// Validates one multi-byte UTF-8 sequence whose lead byte is at `index`; returns the
+    /// offset after it. Rejects overlong forms, encoded surrogates, code points above U+10FFFF
+    /// and truncated sequences, reporting the lead byte's offset.
+    @inlinable
+    func validateUTF8Sequence(at index: Int) throws(JSONError) -> Int {
+        let lead = bytes[index]
+        let length: Int
+        var low: UInt8 = 0x80
+        var high: UInt8 = 0xBF
+        switch lead {
+        case 0xC2...0xDF: length = 2
+        case 0xE0: length = 3; low = 0xA0
+        case 0xE1...0xEC, 0xEE...0xEF: length = 3
+        case 0xED: length = 3; high = 0x9F
+        case 0xF0: length = 4; low = 0x90
+        case 0xF1...0xF3: length = 4
+        case 0xF4: length = 4; high = 0x8F
+        default:
+            throw JSONError(.invalidUTF8, at: index, "invalid UTF-8 lead byte \(describeByte(lead))")
+        }
+        guard index + length <= end else {
+            throw JSONError(.invalidUTF8, at: index, "truncated UTF-8 sequence")
+        }
+        let second = bytes[index + 1]
+        guard second >= low && second <= high else {
+            throw JSONError(.invalidUTF8, at: index, "invalid UTF-8 sequence (overlong, surrogate, out of range or truncated)")
+        }
+        for offset in (index + 2)..<(index + length) where bytes[offset] & 0xC0 != 0x80 {
+            throw JSONError(.invalidUTF8, at: index, "truncated UTF-8 sequence")
+        }
+        return index + length
+    }
+}
+
+/// The high bit of each byte that is a quote, a backslash, below 0x20 or above 0x7F, read as
+/// little-endian. Bit tricks from "Determine if a word has a zero byte" (Hacker's Delight 6-1):
+/// borrows can only mark bytes *above* a marked one, so the lowest marked byte is exact.
+@inlinable
+@inline(__always)
+func attentionMask(_ word: UInt64) -> UInt64 {
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    let highBits: UInt64 = 0x8080_8080_8080_8080
+    let quotes = word ^ (ones &* UInt64(ASCII.quote))
+    let backslashes = word ^ (ones &* UInt64(ASCII.backslash))
+    let hasQuote = (quotes &- ones) & ~quotes
+    let hasBackslash = (backslashes &- ones) & ~backslashes
+    // Bytes below 0x20 borrow into their high bit; bytes at or above 0x80 have it already.
+    let belowSpace = word &- (ones &* 0x20)
+    return (hasQuote | hasBackslash | belowSpace | word) & highBits
+}
+
+/// 0–15 for a hexadecimal digit, 0xFF otherwise.
+@inlinable
+@inline(__always)
+func hexDigitValue(_ byte: UInt8) -> UInt8 {
+    switch byte {
+    case ASCII.zero...ASCII.nine: return byte &- ASCII.zero
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte &- UInt8(ascii: "a") &+ 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte &- UInt8(ascii: "A") &+ 10
+    default: return 0xFF
+    }
+}
+
+@usableFromInline
+func describeEscapeByte(_ byte: UInt8) -> String {
+    byte >= 0x20 && byte < 0x7F ? String(Character(Unicode.Scalar(byte))) : describeByte(byte)
+}

@@ -1,0 +1,279 @@
+/// Receives the tokens the scanner finds. Two implementations: ``TapeSink`` records a tape,
+/// ``ValidationSink`` records nothing. The scanner is generic over the sink so each gets its own
+/// specialised loop instead of a runtime flag checked per token.
+@usableFromInline
+protocol JSONSink {
+    mutating func scalar(_ kind: JSONKind, offset: Int, length: Int, flags: UInt8)
+    /// Returns an identifier for the container, handed back to `countElement` and `close`.
+    mutating func open(_ kind: JSONKind, offset: Int) -> UInt32
+    mutating func countElement(of container: UInt32)
+    mutating func close(_ kind: JSONKind, offset: Int, container: UInt32)
+}
+
+@usableFromInline
+struct ValidationSink: JSONSink {
+    @inlinable init() {}
+    @inlinable mutating func scalar(_ kind: JSONKind, offset: Int, length: Int, flags: UInt8) {}
+    @inlinable mutating func open(_ kind: JSONKind, offset: Int) -> UInt32 { 0 }
+    @inlinable mutating func countElement(of container: UInt32) {}
+    @inlinable mutating func close(_ kind: JSONKind, offset: Int, container: UInt32) {}
+}
+
+/// Appends entries to a ``JSONTapeStorage``; `count` is written back by the caller.
+@usableFromInline
+struct TapeSink: JSONSink {
+    @usableFromInline unowned(unsafe) let storage: JSONTapeStorage
+    @usableFromInline var entries: UnsafeMutablePointer<TapeEntry>
+    @usableFromInline var count: Int
+    @usableFromInline var capacity: Int
+
+    @inlinable
+    init(storage: JSONTapeStorage) {
+        self.storage = storage
+        self.entries = storage.entries
+        self.count = 0
+        self.capacity = storage.capacity
+    }
+
+    @inlinable
+    @inline(__always)
+    mutating func append(_ entry: TapeEntry) -> UInt32 {
+        if count == capacity {
+            storage.grow(keeping: count, minimum: count + 1)
+            entries = storage.entries
+            capacity = storage.capacity
+        }
+        // Safe: count < capacity after the check above.
+        (entries + count).initialize(to: entry)
+        count += 1
+        return UInt32(truncatingIfNeeded: count - 1)
+    }
+
+    @inlinable
+    mutating func scalar(_ kind: JSONKind, offset: Int, length: Int, flags: UInt8) {
+        _ = append(TapeEntry(kind: kind, offset: offset, length: length, flags: flags))
+    }
+
+    @inlinable
+    mutating func open(_ kind: JSONKind, offset: Int) -> UInt32 {
+        append(TapeEntry(kind: kind, offset: offset, length: 0, flags: 0))
+    }
+
+    @inlinable
+    mutating func countElement(of container: UInt32) {
+        entries[Int(container)].length &+= 1
+    }
+
+    @inlinable
+    mutating func close(_ kind: JSONKind, offset: Int, container: UInt32) {
+        var end = TapeEntry(kind: kind, offset: offset, length: 0, flags: 0)
+        end.link = container
+        let endIndex = append(end)
+        entries[Int(container)].link = endIndex &+ 1
+    }
+}
+
+/// Named byte constants, compared as `UInt8` in the hot loops.
+@usableFromInline
+enum ASCII {
+    @usableFromInline static let quote = UInt8(ascii: "\"")
+    @usableFromInline static let backslash = UInt8(ascii: "\\")
+    @usableFromInline static let slash = UInt8(ascii: "/")
+    @usableFromInline static let comma = UInt8(ascii: ",")
+    @usableFromInline static let colon = UInt8(ascii: ":")
+    @usableFromInline static let openBrace = UInt8(ascii: "{")
+    @usableFromInline static let closeBrace = UInt8(ascii: "}")
+    @usableFromInline static let openBracket = UInt8(ascii: "[")
+    @usableFromInline static let closeBracket = UInt8(ascii: "]")
+    @usableFromInline static let minus = UInt8(ascii: "-")
+    @usableFromInline static let plus = UInt8(ascii: "+")
+    @usableFromInline static let dot = UInt8(ascii: ".")
+    @usableFromInline static let zero = UInt8(ascii: "0")
+    @usableFromInline static let nine = UInt8(ascii: "9")
+    @usableFromInline static let lowerE = UInt8(ascii: "e")
+    @usableFromInline static let upperE = UInt8(ascii: "E")
+    @usableFromInline static let lowerU = UInt8(ascii: "u")
+    @usableFromInline static let space = UInt8(ascii: " ")
+    @usableFromInline static let tab = UInt8(ascii: "\t")
+    @usableFromInline static let newline = UInt8(ascii: "\n")
+    @usableFromInline static let carriageReturn = UInt8(ascii: "\r")
+}
+
+/// A strict RFC 8259 scanner over borrowed bytes. It never recurses: open containers live on
+/// an explicit stack bounded by the depth limit.
+@usableFromInline
+struct JSONScanner<Sink: JSONSink> {
+    @usableFromInline let bytes: UnsafePointer<UInt8>
+    @usableFromInline let end: Int
+    @usableFromInline var position: Int = 0
+    @usableFromInline var sink: Sink
+    /// One slot per nesting level: the sink's container id, with `objectFlag` for objects.
+    @usableFromInline let stack: UnsafeMutablePointer<UInt32>
+    @usableFromInline let maximumDepth: Int
+
+    @usableFromInline static var objectFlag: UInt32 { 1 << 31 }
+
+    @inlinable
+    init(bytes: UnsafePointer<UInt8>, count: Int, sink: Sink, stack: UnsafeMutablePointer<UInt32>, maximumDepth: Int) {
+        self.bytes = bytes
+        self.end = count
+        self.sink = sink
+        self.stack = stack
+        self.maximumDepth = maximumDepth
+    }
+
+    // MARK: Primitives
+
+    @inlinable
+    mutating func skipWhitespace() {
+        while position < end {
+            let byte = bytes[position]
+            // Anything above space is not whitespace: one compare in the common (minified) case.
+            if byte > ASCII.space { return }
+            guard byte == ASCII.space || byte == ASCII.newline || byte == ASCII.carriageReturn || byte == ASCII.tab else {
+                return
+            }
+            position += 1
+        }
+    }
+
+    @inlinable
+    func unexpected(at offset: Int, _ expected: String) -> JSONError {
+        if offset >= end {
+            return JSONError(.unexpectedEnd, at: end, "unexpected end of input, expected \(expected)")
+        }
+        return JSONError(.unexpectedByte, at: offset, "unexpected \(describeByte(bytes[offset])), expected \(expected)")
+    }
+
+    // MARK: Document
+
+    /// Scans one complete JSON text: a single value surrounded by optional whitespace.
+    @inlinable
+    mutating func scanDocument() throws(JSONError) {
+        var depth = 0
+        nextValue: while true {
+            skipWhitespace()
+            guard position < end else { throw unexpected(at: position, "a value") }
+            let byte = bytes[position]
+            switch byte {
+            case ASCII.openBrace, ASCII.openBracket:
+                guard depth < maximumDepth else {
+                    throw JSONError(.depthLimitExceeded, at: position, "nesting deeper than \(maximumDepth) levels")
+                }
+                let isObject = byte == ASCII.openBrace
+                let container = sink.open(isObject ? .object : .array, offset: position)
+                stack[depth] = isObject ? container | Self.objectFlag : container
+                depth += 1
+                position += 1
+                skipWhitespace()
+                guard position < end else { throw unexpected(at: position, isObject ? "a key or '}'" : "a value or ']'") }
+                let next = bytes[position]
+                if isObject {
+                    if next == ASCII.closeBrace {
+                        sink.close(.objectEnd, offset: position, container: container)
+                        depth -= 1
+                        position += 1
+                    } else {
+                        sink.countElement(of: container)
+                        try scanKeyAndColon(expected: "a key or '}'")
+                        continue nextValue
+                    }
+                } else {
+                    if next == ASCII.closeBracket {
+                        sink.close(.arrayEnd, offset: position, container: container)
+                        depth -= 1
+                        position += 1
+                    } else {
+                        sink.countElement(of: container)
+                        continue nextValue
+                    }
+                }
+            case ASCII.quote:
+                try scanString(flags: 0)
+            case ASCII.minus, ASCII.zero...ASCII.nine:
+                try scanNumber()
+            case UInt8(ascii: "t"):
+                try scanLiteral("true", kind: .true)
+            case UInt8(ascii: "f"):
+                try scanLiteral("false", kind: .false)
+            case UInt8(ascii: "n"):
+                try scanLiteral("null", kind: .null)
+            default:
+                throw unexpected(at: position, "a value")
+            }
+
+            // A value is complete: close containers until one continues with a comma.
+            while true {
+                skipWhitespace()
+                if depth == 0 {
+                    guard position == end else {
+                        throw JSONError(.trailingData, at: position, "\(describeByte(bytes[position])) after the end of the value")
+                    }
+                    return
+                }
+                guard position < end else { throw unexpected(at: position, "',' or a closing bracket") }
+                let top = stack[depth - 1]
+                let container = top & ~Self.objectFlag
+                let byte = bytes[position]
+                if top & Self.objectFlag != 0 {
+                    if byte == ASCII.comma {
+                        position += 1
+                        sink.countElement(of: container)
+                        skipWhitespace()
+                        try scanKeyAndColon(expected: "a key after ','")
+                        continue nextValue
+                    }
+                    guard byte == ASCII.closeBrace else { throw unexpected(at: position, "',' or '}'") }
+                    sink.close(.objectEnd, offset: position, container: container)
+                } else {
+                    if byte == ASCII.comma {
+                        position += 1
+                        sink.countElement(of: container)
+                        continue nextValue
+                    }
+                    guard byte == ASCII.closeBracket else { throw unexpected(at: position, "',' or ']'") }
+                    sink.close(.arrayEnd, offset: position, container: container)
+                }
+                depth -= 1
+                position += 1
+            }
+        }
+    }
+
+    @inlinable
+    mutating func scanKeyAndColon(expected: String) throws(JSONError) {
+        guard position < end, bytes[position] == ASCII.quote else { throw unexpected(at: position, expected) }
+        try scanString(flags: TapeEntry.isKey)
+        if position < end, bytes[position] == ASCII.colon {
+            position += 1
+            return
+        }
+        skipWhitespace()
+        guard position < end, bytes[position] == ASCII.colon else { throw unexpected(at: position, "':'") }
+        position += 1
+    }
+
+    @inlinable
+    @inline(__always)
+    mutating func scanLiteral(_ literal: StaticString, kind: JSONKind) throws(JSONError) {
+        let start = position
+        let length = literal.utf8CodeUnitCount
+        for index in 0..<length {
+            let offset = start + index
+            guard offset < end, bytes[offset] == literal.utf8Start[index] else {
+                throw unexpected(at: offset, "'\(literal)'")
+            }
+        }
+        position = start + length
+        sink.scalar(kind, offset: start, length: length, flags: 0)
+    }
+}
+
+@usableFromInline
+func describeByte(_ byte: UInt8) -> String {
+    if byte >= 0x20 && byte < 0x7F {
+        return "'\(Character(Unicode.Scalar(byte)))'"
+    }
+    let hex = String(byte, radix: 16, uppercase: true)
+    return "byte 0x\(hex.count == 1 ? "0" + hex : hex)"
+}
