@@ -47,6 +47,16 @@ public struct JSONError: Error, Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { "\(code) at byte \(offset): \(message)" }
 
+    /// Errors are equal when their code and offset are; the message is for people.
+    public static func == (lhs: JSONError, rhs: JSONError) -> Bool {
+        lhs.code == rhs.code && lhs.offset == rhs.offset
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
+        hasher.combine(offset)
+    }
+
     /// The 1-based line and column of ``offset`` in `input`. Columns count Unicode scalars, so a
     /// multi-byte character counts once; a line ends at `\n`.
     public func location(in input: some Collection<UInt8>) -> (line: Int, column: Int) {

@@ -1,0 +1,48 @@
+import CAllocationCounter
+import PushCore
+import Testing
+
+@Suite("Allocations")
+struct AllocationTests {
+    @Test("the counter sees real allocations")
+    func counterWorks() throws {
+        try #require(pushcore_allocation_counting_available(), "allocation counting needs glibc and no sanitizer")
+        let before = pushcore_thread_allocation_count()
+        let array = [Int](repeating: 7, count: Int.random(in: 100...200))
+        #expect(pushcore_thread_allocation_count() - before >= 1)
+        #expect(array.count >= 100)
+    }
+
+    /// Unoptimised builds box values passed to unspecialised generic code (about one allocation
+    /// per JSON value written), so the zero-allocation property is checked in optimised builds;
+    /// `make test` runs the suite with `-c release` as well.
+    @Test("encoding into a reused buffer allocates nothing (optimised builds)", .enabled(if: isOptimizedBuild))
+    func encodingDoesNotAllocate() throws {
+        try #require(pushcore_allocation_counting_available(), "allocation counting needs glibc and no sanitizer")
+        var payload = APNsPayload(
+            aps: APS(
+                alert: .fields(AlertFields(title: "Game Request", subtitle: "Five Card Draw", body: "Bob wants to play \"poker\" tonight")),
+                badge: 9, sound: .critical(CriticalSound(name: "alarm.caf", volume: 0.5)), threadID: "poker",
+                interruptionLevel: .timeSensitive, relevanceScore: 0.75))
+        payload["gameID"] = "12345678"
+        payload["players"] = ["alice", "bob", 3, 4.5, nil, true]
+        var buffer: [UInt8] = []
+        for _ in 0..<3 {
+            buffer.removeAll(keepingCapacity: true)
+            try payload.encode(into: &buffer)
+        }
+        let before = pushcore_thread_allocation_count()
+        for _ in 0..<100 {
+            buffer.removeAll(keepingCapacity: true)
+            try payload.encode(into: &buffer)
+        }
+        #expect(pushcore_thread_allocation_count() - before == 0)
+        #expect(buffer.count == (try payload.encodedSize()))
+    }
+}
+
+#if DEBUG
+let isOptimizedBuild = false
+#else
+let isOptimizedBuild = true
+#endif

@@ -1,0 +1,143 @@
+import CAllocationCounter
+import PushCore
+import Testing
+
+@Suite("JSON parser")
+struct JSONParserTests {
+    func parseError(_ text: String, options: JSONParser.Options = .init()) -> JSONError? {
+        var parser = JSONParser(options: options)
+        do {
+            _ = try parser.parse(Array(text.utf8))
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// One known answer per syntax and limit code: the code and the byte it points at.
+    @Test(
+        "error codes and offsets",
+        arguments: [
+            ("[1,]", "unexpectedByte", 3),
+            ("[1", "unexpectedEnd", 2),
+            ("\"\\q\"", "invalidEscape", 1),
+            ("\"\\u00zz\"", "invalidUnicodeEscape", 1),
+            ("\"\\udc00\"", "loneSurrogate", 1),
+            ("\"\u{01}\"", "controlCharacterInString", 1),
+            ("[00]", "invalidNumber", 2),
+            ("{} []", "trailingData", 3),
+            ("[[[", "depthLimitExceeded", 2),
+        ] as [(String, String, Int)])
+    func syntaxErrors(_ text: String, _ code: String, _ offset: Int) {
+        let error = parseError(text, options: JSONParser.Options(maximumDepth: 2))
+        #expect(error?.code.rawValue == code)
+        #expect(error?.offset == offset)
+    }
+
+    @Test("invalid UTF-8 is refused at the lead byte")
+    func invalidUTF8() throws {
+        var parser = JSONParser()
+        for bytes: [UInt8] in [[0xC0, 0x80], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xE2, 0x82], [0x80], [0xF8]] {
+            #expect(throws: JSONError(.invalidUTF8, at: 3, "")) {
+                _ = try parser.parse([0x5B, 0x22, 0x61] + bytes + [0x22, 0x5D])
+            }
+        }
+    }
+
+    @Test("input size limit")
+    func inputTooLarge() {
+        let error = parseError("[" + String(repeating: "1,", count: 100) + "1]", options: JSONParser.Options(maximumInputSize: 64))
+        #expect(error?.code == .inputTooLarge)
+        #expect(error?.offset == 64)
+    }
+
+    @Test("100,000 nested brackets stop at the depth limit without recursion")
+    func hostileNesting() {
+        let error = parseError(String(repeating: "[", count: 100_000))
+        #expect(error?.code == .depthLimitExceeded)
+        #expect(error?.offset == 512)
+    }
+
+    @Test("line and column are computed when rendering")
+    func lineAndColumn() throws {
+        let text = "{\n  \"é\": [1,\n  2,]\n}"
+        let error = try #require(parseError(text))
+        #expect(error.location(in: Array(text.utf8)) == (3, 5))
+        #expect(
+            error.rendered(in: Array(text.utf8), fileName: "x.json")
+                == "x.json: error: unexpectedByte at byte 18 (line 3, column 5): unexpected ']', expected a value")
+    }
+
+    @Test("the view reads every kind of value")
+    func view() throws {
+        var parser = JSONParser()
+        let document = try parser.parse(
+            Array(#"{"s":"a\"b\u00e9\ud83d\ude00","i":-42,"d":1.5e2,"big":123456789012345678901,"t":true,"f":false,"n":null,"a":[1,[2],{"x":3}],"o":{}}"#.utf8))
+        let root = document.root
+        #expect(root.kind == .object)
+        #expect(root.count == 9)
+        #expect(root["s"]?.string == "a\"bé😀")
+        #expect(root["s"]?.stringHasEscapes == true)
+        #expect(root["s"]?.stringEquals("a\"bé😀") == true)
+        #expect(root["i"]?.int == -42)
+        #expect(root["d"]?.int == nil)
+        #expect(root["d"]?.double == 150)
+        #expect(root["d"]?.numberSpelling == "1.5e2")
+        #expect(root["big"]?.int == nil)
+        #expect(root["big"]?.double == 123456789012345678901)
+        #expect(root["t"]?.bool == true)
+        #expect(root["f"]?.bool == false)
+        #expect(root["n"]?.isNull == true)
+        #expect(root["a"]?.count == 3)
+        #expect(root["a"]?[1]?[0]?.int == 2)
+        #expect(root["a"]?[2]?["x"]?.int == 3)
+        #expect(root["a"]?[3] == nil)
+        #expect(root["o"]?.count == 0)
+        #expect(root["missing"] == nil)
+        #expect(root.members.map { $0.key.string! } == ["s", "i", "d", "big", "t", "f", "n", "a", "o"])
+        #expect(String(decoding: document.bytes[root["a"]!.byteRange], as: UTF8.self) == #"[1,[2],{"x":3}]"#)
+        #expect(String(decoding: document.bytes[root["s"]!.byteRange], as: UTF8.self) == #""a\"b\u00e9\ud83d\ude00""#)
+    }
+
+    @Test("duplicates are kept in document order")
+    func duplicates() throws {
+        var parser = JSONParser()
+        let root = try parser.parse(Array(#"{"k":1,"k":2}"#.utf8)).root
+        #expect(root.members.map { $0.value.int! } == [1, 2])
+        #expect(root["k"]?.int == 1)
+        #expect(throws: JSONError(.duplicateKey, at: 7, "")) { try root.checkUniqueKeys() }
+    }
+
+    @Test("a document outlives the next parse with the same parser")
+    func documentsAreIndependent() throws {
+        var parser = JSONParser()
+        let first = try parser.parse(Array(#"{"a":"first"}"#.utf8))
+        let second = try parser.parse(Array(#"["second",2]"#.utf8))
+        #expect(first.root["a"]?.string == "first")
+        #expect(second.root[0]?.string == "second")
+    }
+
+    @Test("Data-like collections parse through the copying entry point")
+    func genericEntryPoint() throws {
+        var parser = JSONParser()
+        let slice = Array(#"xx{"a":1}yy"#.utf8)[2..<9]
+        #expect(try parser.parse(slice).root["a"]?.int == 1)
+    }
+
+    @Test("steady-state parsing allocates nothing")
+    func parsingDoesNotAllocate() throws {
+        try #require(pushcore_allocation_counting_available(), "allocation counting needs glibc and no sanitizer")
+        let bytes = Array(#"{"aps":{"alert":{"title":"Hi","body":"A longer body text with \"escapes\""},"badge":3},"id":"4f1c2a9e8d0b4c7e"}"#.utf8)
+        var parser = JSONParser()
+        var checksum = 0
+        for _ in 0..<3 { checksum &+= try parser.parse(bytes).root.count }
+        let before = pushcore_thread_allocation_count()
+        for _ in 0..<100 {
+            let document = try parser.parse(bytes)
+            checksum &+= document.root["aps"]?["badge"]?.int ?? 0
+            checksum &+= document.root["aps"]?["alert"]?["body"]?.withRawStringBytes { $0.count } ?? 0
+        }
+        #expect(pushcore_thread_allocation_count() - before == 0)
+        #expect(checksum > 0)
+    }
+}
