@@ -1,1 +1,260 @@
-print("bench: not written yet")
+import Foundation
+import PushCore
+
+// `swift run -c release bench [--json] [--quick] [--filter REGEX] [--corpus DIR]`
+
+#if DEBUG
+if !CommandLine.arguments.contains("--allow-debug") {
+    FileHandle.standardError.write(Data("error: bench measures nothing useful in a debug build; run `swift run -c release bench` (or pass --allow-debug)\n".utf8))
+    exit(1)
+}
+FileHandle.standardError.write(Data("warning: DEBUG BUILD — these numbers mean nothing\n".utf8))
+#endif
+
+struct Arguments {
+    var json = false
+    var quick = false
+    var filter: String?
+    var corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Corpus/valid")
+
+    static func parse(_ arguments: [String]) -> Arguments {
+        var parsed = Arguments()
+        var iterator = arguments.dropFirst().makeIterator()
+        while let argument = iterator.next() {
+            switch argument {
+            case "--json": parsed.json = true
+            case "--quick": parsed.quick = true
+            case "--allow-debug": break
+            case "--filter":
+                guard let value = iterator.next() else { usage("--filter needs a regular expression") }
+                parsed.filter = value
+            case "--corpus":
+                guard let value = iterator.next() else { usage("--corpus needs a folder") }
+                parsed.corpus = URL(fileURLWithPath: value)
+            case "-h", "--help":
+                print("usage: bench [--json] [--quick] [--filter REGEX] [--corpus DIR]")
+                exit(0)
+            default: usage("unknown argument \(argument)")
+            }
+        }
+        return parsed
+    }
+}
+
+func usage(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("bench: \(message)\nusage: bench [--json] [--quick] [--filter REGEX] [--corpus DIR]\n".utf8))
+    exit(2)
+}
+
+let arguments = Arguments.parse(CommandLine.arguments)
+let filter: Regex<AnyRegexOutput>?
+do {
+    filter = try arguments.filter.map { try Regex($0) }
+} catch {
+    usage("invalid --filter: \(error)")
+}
+
+// MARK: Inputs
+
+func loadCorpus(_ folder: URL) -> [[UInt8]] {
+    guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else {
+        usage("cannot read the corpus folder \(folder.path)")
+    }
+    return names.filter { $0.hasSuffix(".json") }.sorted().compactMap {
+        (try? Data(contentsOf: folder.appendingPathComponent($0))).map { [UInt8]($0) }
+    }
+}
+
+@exclusivity(unchecked) nonisolated(unsafe) var parser = JSONParser()
+let allFiles = loadCorpus(arguments.corpus)
+// Every implementation runs on the same inputs: those that all of them accept (Foundation, for
+// one, refuses numbers such as 1e400 that JSON allows).
+let jsonFiles = allFiles.filter { bytes in
+    (try? parser.validate(bytes)) != nil
+        && (try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])) != nil
+}
+let payloadFiles = jsonFiles.filter { bytes in
+    guard let payload = try? APNsPayload(decoding: bytes, parser: &parser), let encoded = try? payload.encoded(limit: .max) else {
+        return false
+    }
+    return (try? JSONDecoder().decode(CodablePayload.self, from: Data(bytes))) != nil
+        && (try? JSONDecoder().decode(CodablePayload.self, from: Data(encoded))) != nil
+        && (try? JSONSerialization.jsonObject(with: Data(encoded))) != nil
+}
+guard !payloadFiles.isEmpty else { usage("no APNs payloads in \(arguments.corpus.path)") }
+
+let silentRich = APNsPayload.silentRichPush(
+    richId: "4f1c2a9e8d0b4c7e9a513b6f0e2d7c11", richType: "img", richMessage: "Look at \"this\" photo from the hike!")
+var alertPayload = APNsPayload(
+    aps: APS(
+        alert: .fields(AlertFields(title: "Game Request", subtitle: "Five Card Draw", body: "Bob wants to play poker with you tonight — bring snacks & chips")),
+        badge: 9, sound: .named("bingbong.aiff"), threadID: "poker-night", category: "GAME_INVITATION",
+        interruptionLevel: .timeSensitive, relevanceScore: 0.75))
+alertPayload["gameID"] = "12345678"
+
+let corpusModels = payloadFiles.map { try! APNsPayload(decoding: $0, parser: &parser) }
+let silentRichBytes = try! silentRich.encoded()
+let alertBytes = try! alertPayload.encoded()
+let corpusModelBytes = corpusModels.map { try! $0.encoded(limit: .max) }
+
+func totalBytes(_ files: [[UInt8]]) -> Int { files.reduce(0) { $0 + $1.count } }
+
+// Foundation's inputs, prepared outside the timed region like ours.
+let jsonData = jsonFiles.map { Data($0) }
+let payloadData = payloadFiles.map { Data($0) }
+let silentRichData = Data(silentRichBytes)
+func foundationObject(_ bytes: [UInt8]) -> Any { try! JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]) }
+let silentRichFoundation = foundationObject(silentRichBytes)
+let alertFoundation = foundationObject(alertBytes)
+let corpusFoundation = corpusModelBytes.map(foundationObject)
+let decoder = JSONDecoder()
+let encoder = JSONEncoder()
+func codable(_ bytes: [UInt8]) -> CodablePayload { try! decoder.decode(CodablePayload.self, from: Data(bytes)) }
+let silentRichCodable = codable(silentRichBytes)
+let alertCodable = codable(alertBytes)
+let corpusCodable = corpusModelBytes.map(codable)
+
+// MARK: Implementations
+
+@exclusivity(unchecked) nonisolated(unsafe) var buffer: [UInt8] = []
+buffer.reserveCapacity(8192)
+
+func buildPushCore(_ models: [APNsPayload]) -> Implementation {
+    Implementation(name: "pushcore") {
+        var checksum = 0
+        for model in models {
+            buffer.removeAll(keepingCapacity: true)
+            try! model.encode(into: &buffer, limit: .max)
+            checksum &+= buffer.count
+        }
+        return checksum
+    }
+}
+
+func buildSerialization(_ objects: [Any]) -> Implementation {
+    Implementation(name: "foundation.JSONSerialization") {
+        objects.reduce(0) { $0 &+ (try! JSONSerialization.data(withJSONObject: $1)).count }
+    }
+}
+
+func buildEncoder(_ models: [CodablePayload]) -> Implementation {
+    Implementation(name: "foundation.JSONEncoder") {
+        models.reduce(0) { $0 &+ (try! encoder.encode($1)).count }
+    }
+}
+
+func parsePushCore(_ files: [[UInt8]]) -> Implementation {
+    Implementation(name: "pushcore") {
+        var checksum = 0
+        for file in files { checksum &+= touchEveryValue(try! parser.parse(file).root) }
+        return checksum
+    }
+}
+
+func parseSerialization(_ files: [Data]) -> Implementation {
+    Implementation(name: "foundation.JSONSerialization") {
+        files.reduce(0) { $0 &+ touchEveryFoundationValue(try! JSONSerialization.jsonObject(with: $1, options: [.fragmentsAllowed])) }
+    }
+}
+
+let workloads: [Workload] = [
+    Workload(
+        name: "build.silent-rich", operations: 1, bytes: silentRichBytes.count,
+        implementations: [buildPushCore([silentRich]), buildSerialization([silentRichFoundation]), buildEncoder([silentRichCodable])]),
+    Workload(
+        name: "build.alert", operations: 1, bytes: alertBytes.count,
+        implementations: [buildPushCore([alertPayload]), buildSerialization([alertFoundation]), buildEncoder([alertCodable])]),
+    Workload(
+        name: "build.corpus", operations: corpusModels.count, bytes: totalBytes(corpusModelBytes),
+        implementations: [buildPushCore(corpusModels), buildSerialization(corpusFoundation), buildEncoder(corpusCodable)]),
+    Workload(
+        name: "parse.silent-rich", operations: 1, bytes: silentRichBytes.count,
+        implementations: [parsePushCore([silentRichBytes]), parseSerialization([silentRichData])]),
+    Workload(
+        name: "parse.corpus", operations: jsonFiles.count, bytes: totalBytes(jsonFiles),
+        implementations: [parsePushCore(jsonFiles), parseSerialization(jsonData)]),
+    Workload(
+        name: "decode.corpus", operations: payloadFiles.count, bytes: totalBytes(payloadFiles),
+        implementations: [
+            Implementation(name: "pushcore") {
+                var checksum = 0
+                for file in payloadFiles { checksum &+= try! APNsPayload(decoding: file, parser: &parser).customKeys.count }
+                return checksum
+            },
+            Implementation(name: "foundation.JSONSerialization") {
+                payloadData.reduce(0) {
+                    $0 &+ payloadFromFoundation(try! JSONSerialization.jsonObject(with: $1))!.customKeys.count
+                }
+            },
+            Implementation(name: "foundation.JSONDecoder") {
+                payloadData.reduce(0) { $0 &+ (try! decoder.decode(CodablePayload.self, from: $1)).custom.count }
+            },
+        ]),
+    Workload(
+        name: "lint.corpus", operations: payloadFiles.count, bytes: totalBytes(payloadFiles),
+        implementations: [
+            Implementation(name: "pushcore") {
+                var checksum = 0
+                for file in payloadFiles { checksum &+= APNsLinter.lint(try! parser.parse(file)).count }
+                return checksum
+            },
+            parseSerialization(payloadData),
+        ]),
+]
+
+// MARK: Run
+
+let options = arguments.quick ? BenchOptions.quick : BenchOptions()
+if !arguments.json {
+    print(
+        "PushCore bench — \(arguments.corpus.path): \(allFiles.count) files; \(jsonFiles.count) JSON texts every parser accepts, "
+            + "\(payloadFiles.count) APNs payloads every decoder accepts")
+    print("medians of \(options.samples) interleaved samples; ns per payload (min–max); speedup = baseline ÷ pushcore\n")
+    print(
+        "benchmark".padding(toLength: 19, withPad: " ", startingAt: 0) + "implementation".padding(toLength: 31, withPad: " ", startingAt: 0)
+            + "ns/op".leftPadded(10) + "  (min–max)".padding(toLength: 22, withPad: " ", startingAt: 0) + "MB/s".leftPadded(9)
+            + "allocs/op".leftPadded(11) + "speedup".leftPadded(10))
+}
+for workload in workloads {
+    if let filter, (try? filter.firstMatch(in: workload.name)) == nil { continue }
+    for measurement in measure(workload, options: options) {
+        if arguments.json {
+            print(measurement.jsonLine)
+        } else {
+            print(measurement.tableRow)
+        }
+        fflush(nil)  // every stream: progress shows even when piped
+    }
+}
+if !arguments.json { print("\n(checksum \(blackHole & 0xFFFF))") } else if blackHole == 42 { print("") }
+
+extension String {
+    func leftPadded(_ width: Int) -> String { count >= width ? self : String(repeating: " ", count: width - count) + self }
+}
+
+func format(_ value: Double, _ digits: Int = 1) -> String { String(format: "%.\(digits)f", value) }
+
+extension Measurement {
+    var tableRow: String {
+        let range = "  (\(format(nanoseconds.min))–\(format(nanoseconds.max)))"
+        return workload.padding(toLength: 19, withPad: " ", startingAt: 0)
+            + implementation.padding(toLength: 31, withPad: " ", startingAt: 0)
+            + format(nanoseconds.median).leftPadded(10) + range.padding(toLength: 22, withPad: " ", startingAt: 0)
+            + format(megabytesPerSecond).leftPadded(9)
+            + (allocationsPerOperation.map { format($0, 2) } ?? "n/a").leftPadded(11)
+            + (pushcoreSpeedup.map { format($0) + "x" } ?? "").leftPadded(10)
+    }
+
+    var jsonLine: String {
+        var fields = [
+            "\"benchmark\":\"\(workload)\"", "\"implementation\":\"\(implementation)\"", "\"bytes_per_op\":\(bytesPerOperation)",
+            "\"ns_per_op\":\(format(nanoseconds.median, 2))", "\"ns_per_op_min\":\(format(nanoseconds.min, 2))",
+            "\"ns_per_op_max\":\(format(nanoseconds.max, 2))", "\"mb_per_s\":\(format(megabytesPerSecond, 2))",
+            "\"ops_per_s\":\(format(operationsPerSecond, 0))",
+            "\"allocations_per_op\":\(allocationsPerOperation.map { format($0, 2) } ?? "null")",
+        ]
+        if let pushcoreSpeedup { fields.append("\"pushcore_speedup\":\(format(pushcoreSpeedup, 2))") }
+        return "{" + fields.joined(separator: ",") + "}"
+    }
+}

@@ -50,10 +50,12 @@ struct TapeEntry {
 /// storage is never mutated, which is what makes documents safe to send between tasks.
 @usableFromInline
 final class JSONTapeStorage: @unchecked Sendable {
-    @usableFromInline var input: [UInt8] = []
-    @usableFromInline var entries: UnsafeMutablePointer<TapeEntry>
-    @usableFromInline var count: Int = 0
-    @usableFromInline var capacity: Int
+    // Mutated only by the parser while it holds the sole reference, so the runtime's dynamic
+    // exclusivity checks (a measurable cost on every value read) cannot find anything.
+    @exclusivity(unchecked) @usableFromInline var input: [UInt8] = []
+    @exclusivity(unchecked) @usableFromInline var entries: UnsafeMutablePointer<TapeEntry>
+    @exclusivity(unchecked) @usableFromInline var count: Int = 0
+    @exclusivity(unchecked) @usableFromInline var capacity: Int
 
     init(capacity: Int) {
         self.capacity = Swift.max(capacity, 16)
