@@ -3,12 +3,12 @@ import PushCore
 
 /// Reads every value of a parsed document through the zero-copy view: strings as their raw
 /// bytes (not decoded), numbers as Int or Double, and so on. The parse.* workloads use it.
-func touchEveryValue(_ value: JSONValue) -> Int {
+func touchEveryValue(_ value: UnsafeJSONValue) -> Int {
     switch value.kind {
     case .object:
         var checksum = 0
         for member in value.members {
-            checksum &+= member.key.withRawStringBytes { $0.count } ?? 0
+            checksum &+= member.key.rawStringBytes!.count
             checksum &+= touchEveryValue(member.value)
         }
         return checksum
@@ -16,7 +16,9 @@ func touchEveryValue(_ value: JSONValue) -> Int {
         var checksum = 0
         for element in value.elements { checksum &+= touchEveryValue(element) }
         return checksum
-    case .string: return value.withRawStringBytes { $0.count &+ Int($0.first ?? 0) } ?? 0
+    case .string:
+        let bytes = value.rawStringBytes!
+        return bytes.count &+ Int(bytes.first ?? 0)
     case .number: return value.int ?? Int(truncatingIfNeeded: value.double!.bitPattern)
     case .bool: return value.bool! ? 1 : 2
     case .null: return 3

@@ -123,9 +123,9 @@ buffer.reserveCapacity(8192)
 func buildPushCore(_ models: [APNsPayload]) -> Implementation {
     Implementation(name: "pushcore") {
         var checksum = 0
-        for model in models {
+        for index in models.indices {
             buffer.removeAll(keepingCapacity: true)
-            try! model.encode(into: &buffer, limit: .max)
+            try! models[index].encode(into: &buffer, limit: .max)
             checksum &+= buffer.count
         }
         return checksum
@@ -147,7 +147,7 @@ func buildEncoder(_ models: [CodablePayload]) -> Implementation {
 func parsePushCore(_ files: [[UInt8]]) -> Implementation {
     Implementation(name: "pushcore") {
         var checksum = 0
-        for file in files { checksum &+= touchEveryValue(try! parser.parse(file).root) }
+        for file in files { checksum &+= try! parser.parse(file).withUnsafeRoot(touchEveryValue) }
         return checksum
     }
 }

@@ -40,9 +40,10 @@ public enum APNsLinter {
     /// - Returns: Every error and warning, in document order, then the size and push-type checks.
     public static func lint(_ document: JSONDocument, pushType: APNsPushType? = nil) -> [APNsDiagnostic] {
         var reader = APNsPayloadReader()
-        let payload = reader.read(document.root)
+        var payload = APNsPayload()
+        let isPayload = document.withUnsafeRoot { reader.read($0, into: &payload) }
         var diagnostics = reader.diagnostics
-        let effectiveType = pushType ?? payload.map { APNsHeaders.inferredPushType(for: $0) } ?? .alert
+        let effectiveType = pushType ?? (isPayload ? APNsHeaders.inferredPushType(for: payload) : .alert)
         let size = document.bytes.count
         if size > effectiveType.payloadLimit {
             diagnostics.append(
@@ -50,7 +51,7 @@ public enum APNsLinter {
                     .error, .payloadTooLarge, at: effectiveType.payloadLimit,
                     "payload is \(size) bytes, over the \(effectiveType.rawValue) limit of \(effectiveType.payloadLimit) bytes"))
         }
-        if let payload, let pushType {
+        if isPayload, let pushType {
             diagnostics += pushTypeFindings(payload.aps, pushType: pushType, apsOffset: reader.apsOffset)
         }
         return diagnostics
@@ -95,9 +96,10 @@ extension APNsPayload {
     /// Decodes a parsed payload into the model.
     public init(decoding document: JSONDocument) throws(JSONError) {
         var reader = APNsPayloadReader()
-        let payload = reader.read(document.root)
+        var payload = APNsPayload()
+        // read(_:into:) returns false only together with an error diagnostic.
+        _ = document.withUnsafeRoot { reader.read($0, into: &payload) }
         if let error = reader.diagnostics.first(where: { $0.severity == .error }) { throw error.error }
-        // read(_:) returns nil only together with an error diagnostic.
-        self = payload!
+        self = consume payload
     }
 }

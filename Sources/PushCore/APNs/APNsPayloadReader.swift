@@ -12,14 +12,14 @@ struct APNsPayloadReader {
         diagnostics.append(APNsDiagnostic(.warning, code, at: offset, message))
     }
 
-    /// The model, or `nil` when the root or `aps` is missing or not an object.
-    mutating func read(_ root: JSONValue) -> APNsPayload? {
+    /// Reads into `payload` in place (the model is large; returning it would copy it). Returns
+    /// false when the root or `aps` is missing or not an object.
+    mutating func read(_ root: UnsafeJSONValue, into payload: inout APNsPayload) -> Bool {
         guard root.kind == .object else {
             error(.typeMismatch, at: root.byteOffset, "the payload must be a JSON object")
-            return nil
+            return false
         }
         checkUniqueKeys(root)
-        var payload = APNsPayload()
         var sawAPS = false
         for member in root.members {
             if member.key.stringEquals("aps") {
@@ -28,21 +28,21 @@ struct APNsPayloadReader {
                 apsOffset = member.value.byteOffset
                 guard member.value.kind == .object else {
                     error(.typeMismatch, at: member.value.byteOffset, "aps must be an object")
-                    return nil
+                    return false
                 }
-                payload.aps = readAPS(member.value)
+                readAPS(member.value, into: &payload.aps)
             } else if let value = owned(member.value) {
                 payload.customKeys.append(JSONMember(member.key.string!, value))
             }
         }
         guard sawAPS else {
             error(.missingKey, at: root.byteOffset, "the payload has no aps dictionary")
-            return nil
+            return false
         }
-        return payload
+        return true
     }
 
-    mutating func checkUniqueKeys(_ object: JSONValue) {
+    mutating func checkUniqueKeys(_ object: UnsafeJSONValue) {
         do {
             try object.checkUniqueKeys()
         } catch {
@@ -50,7 +50,7 @@ struct APNsPayloadReader {
         }
     }
 
-    mutating func owned(_ value: JSONValue) -> JSON? {
+    mutating func owned(_ value: UnsafeJSONValue) -> JSON? {
         do {
             return try JSON(value)
         } catch {
@@ -61,9 +61,8 @@ struct APNsPayloadReader {
 
     // MARK: aps
 
-    mutating func readAPS(_ object: JSONValue) -> APS {
+    mutating func readAPS(_ object: UnsafeJSONValue, into aps: inout APS) {
         checkUniqueKeys(object)
-        var aps = APS()
         for member in object.members {
             let value = member.value
             guard let key = APSKey.table.match(member.key) else {
@@ -135,11 +134,10 @@ struct APNsPayloadReader {
             }
         }
         checkRules(aps, object)
-        return aps
     }
 
     /// Rules between keys, reported at the aps object.
-    mutating func checkRules(_ aps: APS, _ object: JSONValue) {
+    mutating func checkRules(_ aps: APS, _ object: UnsafeJSONValue) {
         let offset = object.byteOffset
         if let score = aps.relevanceScore, aps.event == nil, !(0...1).contains(score) {
             error(.invalidValue, at: object["relevance-score"]!.byteOffset, "aps.relevance-score must be within 0...1")
@@ -170,7 +168,7 @@ struct APNsPayloadReader {
 
     // MARK: alert and sound
 
-    mutating func readAlert(_ object: JSONValue) -> AlertFields {
+    mutating func readAlert(_ object: UnsafeJSONValue) -> AlertFields {
         checkUniqueKeys(object)
         var alert = AlertFields()
         for member in object.members {
@@ -199,7 +197,7 @@ struct APNsPayloadReader {
     }
 
     /// A title or body: a string, or the Live Activity form `{"loc-key": …, "loc-args": […]}`.
-    mutating func alertText(_ value: JSONValue, _ path: String) -> AlertText? {
+    mutating func alertText(_ value: UnsafeJSONValue, _ path: String) -> AlertText? {
         if value.kind == .string { return .text(value.string!) }
         guard value.kind == .object else {
             error(.typeMismatch, at: value.byteOffset, "\(path) must be a string or a {loc-key, loc-args} object")
@@ -224,7 +222,7 @@ struct APNsPayloadReader {
         return .localized(key: key, arguments: arguments)
     }
 
-    mutating func readCriticalSound(_ object: JSONValue) -> CriticalSound? {
+    mutating func readCriticalSound(_ object: UnsafeJSONValue) -> CriticalSound? {
         checkUniqueKeys(object)
         var sound = CriticalSound()
         var sawName = false
@@ -262,7 +260,7 @@ struct APNsPayloadReader {
 
     // MARK: typed values
 
-    mutating func string(_ value: JSONValue, _ path: String) -> String? {
+    mutating func string(_ value: UnsafeJSONValue, _ path: String) -> String? {
         guard let string = value.string else {
             error(.typeMismatch, at: value.byteOffset, "\(path) must be a string")
             return nil
@@ -270,7 +268,7 @@ struct APNsPayloadReader {
         return string
     }
 
-    mutating func strings(_ value: JSONValue, _ path: String) -> [String]? {
+    mutating func strings(_ value: UnsafeJSONValue, _ path: String) -> [String]? {
         guard value.kind == .array else {
             error(.typeMismatch, at: value.byteOffset, "\(path) must be an array of strings")
             return nil
@@ -287,7 +285,7 @@ struct APNsPayloadReader {
         return strings
     }
 
-    mutating func integer(_ value: JSONValue, _ path: String) -> Int? {
+    mutating func integer(_ value: UnsafeJSONValue, _ path: String) -> Int? {
         guard value.isIntegerSpelling else {
             error(.typeMismatch, at: value.byteOffset, "\(path) must be an integer")
             return nil
@@ -299,7 +297,7 @@ struct APNsPayloadReader {
         return integer
     }
 
-    mutating func number(_ value: JSONValue, _ path: String) -> Double? {
+    mutating func number(_ value: UnsafeJSONValue, _ path: String) -> Double? {
         guard let number = value.double else {
             error(.typeMismatch, at: value.byteOffset, "\(path) must be a number")
             return nil
@@ -312,7 +310,7 @@ struct APNsPayloadReader {
     }
 
     /// Flags APNs wants as the number 1.
-    mutating func one(_ value: JSONValue, _ path: String) -> Bool {
+    mutating func one(_ value: UnsafeJSONValue, _ path: String) -> Bool {
         guard value.isIntegerSpelling, value.int == 1 else {
             error(.invalidValue, at: value.byteOffset, "\(path) must be 1 (leave the key out otherwise)")
             return false
@@ -320,7 +318,7 @@ struct APNsPayloadReader {
         return true
     }
 
-    mutating func ownedObject(_ value: JSONValue, _ path: String) -> JSON? {
+    mutating func ownedObject(_ value: UnsafeJSONValue, _ path: String) -> JSON? {
         guard value.kind == .object else {
             error(.typeMismatch, at: value.byteOffset, "\(path) must be an object")
             return nil

@@ -55,12 +55,12 @@ struct KeyTable<Key: Sendable>: Sendable {
     }
 
     @usableFromInline
-    func match(_ key: JSONValue) -> Key? {
+    func match(_ key: UnsafeJSONValue) -> Key? {
         if key.stringHasEscapes {
             var decoded = key.string ?? ""
             return decoded.withUTF8 { match(UnsafeRawBufferPointer($0)) }
         }
-        return key.withRawStringBytes { match($0) } ?? nil
+        return key.rawStringBytes.flatMap(match)
     }
 
     @usableFromInline

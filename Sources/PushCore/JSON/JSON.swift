@@ -134,6 +134,12 @@ extension JSON {
     /// An owned copy of a parsed value.
     /// - Throws: `duplicateKey` when an object repeats a key (at the second occurrence).
     public init(_ value: JSONValue) throws(JSONError) {
+        self = try value.withUnsafeValue { (value) throws(JSONError) in try JSON(value) }
+    }
+
+    /// An owned copy of a parsed value.
+    /// - Throws: `duplicateKey` when an object repeats a key (at the second occurrence).
+    public init(_ value: UnsafeJSONValue) throws(JSONError) {
         switch value.kind {
         case .null: self = .null
         case .bool: self = .bool(value.bool!)
@@ -224,22 +230,19 @@ func checkUniqueKeys(_ members: [JSONMember]) throws(JSONError) {
     }
 }
 
-extension JSONValue {
-    /// Throws `duplicateKey` at the second occurrence of a repeated key in this object.
+extension UnsafeJSONValue {
+    /// Throws `duplicateKey` at the second occurrence of a repeated key in this object. Pairwise
+    /// for small objects (no allocation), hashed for large ones (no quadratic time).
     public func checkUniqueKeys() throws(JSONError) {
         guard kind == .object else { return }
         if count <= 16 {
-            var index = 0
             for member in members {
-                var earlier = 0
-                for other in members {
-                    if earlier == index { break }
-                    if other.key.sameString(as: member.key) {
+                for earlier in members {
+                    if earlier.key.index == member.key.index { break }
+                    if earlier.key.sameString(as: member.key) {
                         throw JSONError(.duplicateKey, at: member.key.byteOffset, "duplicate key \"\(member.key.string!)\"")
                     }
-                    earlier += 1
                 }
-                index += 1
             }
             return
         }
@@ -247,14 +250,6 @@ extension JSONValue {
         for member in members where !seen.insert(member.key.string!).inserted {
             throw JSONError(.duplicateKey, at: member.key.byteOffset, "duplicate key \"\(member.key.string!)\"")
         }
-    }
-
-    /// True when both are strings with the same decoded content.
-    func sameString(as other: JSONValue) -> Bool {
-        if !stringHasEscapes && !other.stringHasEscapes {
-            return withRawStringBytes { mine in other.withRawStringBytes { bytesEqual(mine, $0) } ?? false } ?? false
-        }
-        return string == other.string
     }
 
     /// Appends the minified, lossless re-encoding: key order, duplicates and number spellings
@@ -265,50 +260,59 @@ extension JSONValue {
 
     @usableFromInline
     func writeCanonical<Output: JSONOutput>(to output: inout Output) {
-        let last = nextSiblingIndex
-        storage.input.withUnsafeBytes { input in
-            let entries = storage.entries
-            var previousOpensOrIsKey = true
-            for index in self.index..<last {
-                let entry = entries[index]
-                switch entry.kind {
-                case .objectEnd, .arrayEnd:
-                    output.append(entry.kind == .objectEnd ? ASCII.closeBrace : ASCII.closeBracket)
-                    previousOpensOrIsKey = false
-                    continue
-                default:
-                    break
+        var previousOpensOrIsKey = true
+        for index in self.index..<nextSiblingIndex {
+            let entry = entries[index]
+            switch entry.kind {
+            case .objectEnd, .arrayEnd:
+                output.append(entry.kind == .objectEnd ? ASCII.closeBrace : ASCII.closeBracket)
+                previousOpensOrIsKey = false
+                continue
+            default:
+                break
+            }
+            if !previousOpensOrIsKey { output.append(ASCII.comma) }
+            let content = UnsafeRawBufferPointer(start: input + Int(entry.offset), count: Int(entry.length))
+            switch entry.kind {
+            case .object:
+                output.append(ASCII.openBrace)
+                previousOpensOrIsKey = true
+            case .array:
+                output.append(ASCII.openBracket)
+                previousOpensOrIsKey = true
+            case .string:
+                output.append(ASCII.quote)
+                if entry.flags & TapeEntry.stringHasEscapes == 0 {
+                    // Validated: no quote, backslash or control byte, so already minimal.
+                    output.append(content)
+                } else {
+                    forEachDecodedRun(content) { JSONWriter.writeEscaped($0, to: &output) }
                 }
-                if !previousOpensOrIsKey { output.append(ASCII.comma) }
-                switch entry.kind {
-                case .object:
-                    output.append(ASCII.openBrace)
+                output.append(ASCII.quote)
+                if entry.flags & TapeEntry.isKey != 0 {
+                    output.append(ASCII.colon)
                     previousOpensOrIsKey = true
-                case .array:
-                    output.append(ASCII.openBracket)
-                    previousOpensOrIsKey = true
-                case .string:
-                    let raw = UnsafeRawBufferPointer(rebasing: input[Int(entry.offset)..<Int(entry.offset + entry.length)])
-                    output.append(ASCII.quote)
-                    if entry.flags & TapeEntry.stringHasEscapes == 0 {
-                        // Validated: no quote, backslash or control byte, so already minimal.
-                        output.append(raw)
-                    } else {
-                        forEachDecodedRun(raw) { JSONWriter.writeEscaped($0, to: &output) }
-                    }
-                    output.append(ASCII.quote)
-                    if entry.flags & TapeEntry.isKey != 0 {
-                        output.append(ASCII.colon)
-                        previousOpensOrIsKey = true
-                    } else {
-                        previousOpensOrIsKey = false
-                    }
-                default:
-                    output.append(UnsafeRawBufferPointer(rebasing: input[Int(entry.offset)..<Int(entry.offset + entry.length)]))
+                } else {
                     previousOpensOrIsKey = false
                 }
+            default:
+                output.append(content)
+                previousOpensOrIsKey = false
             }
         }
+    }
+}
+
+extension JSONValue {
+    /// Throws `duplicateKey` at the second occurrence of a repeated key in this object.
+    public func checkUniqueKeys() throws(JSONError) {
+        try withUnsafeValue { (value) throws(JSONError) in try value.checkUniqueKeys() }
+    }
+
+    /// Appends the minified, lossless re-encoding: key order, duplicates and number spellings
+    /// as in the input; strings with minimal escaping and raw UTF-8.
+    public func writeCanonical(into bytes: inout [UInt8]) {
+        withUnsafeValue { $0.writeCanonical(into: &bytes) }
     }
 }
 

@@ -1,5 +1,6 @@
 /// A parsed JSON text: the input bytes and a tape of their tokens. Values are read through
-/// ``JSONValue`` views; strings and numbers stay byte ranges of the input until asked for.
+/// ``JSONValue`` views, or through ``UnsafeJSONValue`` inside ``withUnsafeRoot(_:)``; strings
+/// and numbers stay byte ranges of the input until asked for.
 public struct JSONDocument: Sendable {
     @usableFromInline let storage: JSONTapeStorage
 
@@ -12,6 +13,16 @@ public struct JSONDocument: Sendable {
     @inlinable
     public var root: JSONValue { JSONValue(storage: storage, index: 0) }
 
+    /// Calls `body` with a view of the top-level value that reads without reference counting.
+    /// Like the pointer of `withUnsafeBytes`, the view and every value reached from it are valid
+    /// only inside `body` and must not escape it.
+    @inlinable
+    public func withUnsafeRoot<Result, Failure: Error>(
+        _ body: (UnsafeJSONValue) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try storage.withUnsafeValue(at: 0, body)
+    }
+
     /// The bytes that were parsed.
     public var bytes: [UInt8] { storage.input }
 
@@ -19,38 +30,45 @@ public struct JSONDocument: Sendable {
     public var tokenCount: Int { storage.count }
 }
 
-/// A view of one value inside a ``JSONDocument``. Cheap to copy; keeps the document alive.
-public struct JSONValue: Sendable {
-    public enum Kind: Sendable, Hashable {
-        case object, array, string, number, bool, null
+extension JSONTapeStorage {
+    @inlinable
+    func withUnsafeValue<Result, Failure: Error>(
+        at index: Int, _ body: (UnsafeJSONValue) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try input.withUnsafeBufferPointer { (input) throws(Failure) -> Result in
+            // A document is never empty: the parser refuses empty input.
+            try body(UnsafeJSONValue(entries: entries, input: input.baseAddress!, index: index))
+        }
     }
+}
 
-    @usableFromInline let storage: JSONTapeStorage
+/// A value inside a ``JSONDocument``, read straight from the tape and the input: no reference
+/// counting, no copies. Valid only inside the ``JSONDocument/withUnsafeRoot(_:)`` call it came
+/// from (or ``JSONValue/withUnsafeValue(_:)``).
+public struct UnsafeJSONValue {
+    @usableFromInline let entries: UnsafePointer<TapeEntry>
+    @usableFromInline let input: UnsafePointer<UInt8>
     @usableFromInline let index: Int
 
     @inlinable
-    init(storage: JSONTapeStorage, index: Int) {
-        self.storage = storage
+    init(entries: UnsafeMutablePointer<TapeEntry>, input: UnsafePointer<UInt8>, index: Int) {
+        self.entries = UnsafePointer(entries)
+        self.input = input
         self.index = index
     }
 
     @inlinable
-    var entry: TapeEntry {
-        // Safe: views are only made for indices below `storage.count`.
-        storage.entries[index]
+    init(entries: UnsafePointer<TapeEntry>, input: UnsafePointer<UInt8>, index: Int) {
+        self.entries = entries
+        self.input = input
+        self.index = index
     }
 
+    // Safe: views are only made for indices of recorded entries.
+    @inlinable var entry: TapeEntry { entries[index] }
+
     @inlinable
-    public var kind: Kind {
-        switch entry.kind {
-        case .object, .objectEnd: return .object
-        case .array, .arrayEnd: return .array
-        case .string: return .string
-        case .number: return .number
-        case .true, .false: return .bool
-        case .null: return .null
-        }
-    }
+    public var kind: JSONValue.Kind { JSONValue.Kind(entry.kind) }
 
     /// Offset of the value's first byte in the input (a string's opening quote).
     @inlinable
@@ -60,17 +78,23 @@ public struct JSONValue: Sendable {
     }
 
     /// The bytes of the value in the input, brackets and quotes included.
+    @inlinable
     public var byteRange: Range<Int> {
         let entry = self.entry
         switch entry.kind {
         case .object, .array:
-            let end = storage.entries[Int(entry.link) - 1]
-            return Int(entry.offset)..<(Int(end.offset) + 1)
+            return Int(entry.offset)..<(Int(entries[Int(entry.link) - 1].offset) + 1)
         case .string:
             return (Int(entry.offset) - 1)..<(Int(entry.offset) + Int(entry.length) + 1)
         default:
             return Int(entry.offset)..<(Int(entry.offset) + Int(entry.length))
         }
+    }
+
+    @inlinable
+    var contentBytes: UnsafeRawBufferPointer {
+        let entry = self.entry
+        return UnsafeRawBufferPointer(start: input + Int(entry.offset), count: Int(entry.length))
     }
 
     // MARK: Scalars
@@ -87,77 +111,54 @@ public struct JSONValue: Sendable {
     }
 
     /// The decoded string, or `nil` when this is not a string.
+    @inlinable
     public var string: String? {
         let entry = self.entry
         guard entry.kind == .string else { return nil }
-        return storage.input.withUnsafeBytes { input in
-            let raw = UnsafeRawBufferPointer(rebasing: input[Int(entry.offset)..<Int(entry.offset + entry.length)])
-            if entry.flags & TapeEntry.stringHasEscapes == 0 {
-                return String(decoding: raw, as: UTF8.self)
-            }
-            return decodeEscapedString(raw)
-        }
+        if entry.flags & TapeEntry.stringHasEscapes == 0 { return String(decoding: contentBytes, as: UTF8.self) }
+        return decodeEscapedString(contentBytes)
     }
 
     /// True for a string spelled with backslash escapes in the input.
     @inlinable public var stringHasEscapes: Bool { entry.flags & TapeEntry.stringHasEscapes != 0 }
 
-    /// Calls `body` with the string's bytes as they appear in the input (between the quotes,
-    /// escapes not decoded). Returns `nil` when this is not a string.
+    /// The string's bytes as they appear in the input (between the quotes, escapes not
+    /// decoded), or `nil` when this is not a string.
     @inlinable
-    public func withRawStringBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result? {
-        let entry = self.entry
-        guard entry.kind == .string else { return nil }
-        return try storage.input.withUnsafeBytes { input in
-            try body(UnsafeRawBufferPointer(rebasing: input[Int(entry.offset)..<Int(entry.offset + entry.length)]))
-        }
+    public var rawStringBytes: UnsafeRawBufferPointer? {
+        entry.kind == .string ? contentBytes : nil
     }
 
-    /// Compares the decoded string with `other` without allocating when it has no escapes.
+    /// Compares the decoded string with `other`; no allocation unless it has escapes.
     @inlinable
     public func stringEquals(_ other: StaticString) -> Bool {
-        rawStringEquals(UnsafeRawBufferPointer(start: other.utf8Start, count: other.utf8CodeUnitCount))
+        stringEquals(UnsafeRawBufferPointer(start: other.utf8Start, count: other.utf8CodeUnitCount))
     }
 
-    /// Compares the decoded string with `other` without allocating when it has no escapes.
-    public func stringEquals(_ other: String) -> Bool {
-        var other = other
-        return other.withUTF8 { rawStringEquals(UnsafeRawBufferPointer($0)) }
-    }
-
+    /// Compares the decoded string with UTF-8 bytes; no allocation unless it has escapes.
     @inlinable
-    func rawStringEquals(_ other: UnsafeRawBufferPointer) -> Bool {
+    public func stringEquals(_ other: UnsafeRawBufferPointer) -> Bool {
         let entry = self.entry
         guard entry.kind == .string else { return false }
         if entry.flags & TapeEntry.stringHasEscapes != 0 {
-            guard let decoded = string else { return false }
-            return decoded.utf8.elementsEqual(other)
+            return string.map { $0.utf8.elementsEqual(other) } ?? false
         }
-        guard Int(entry.length) == other.count else { return false }
-        return storage.input.withUnsafeBytes { input in
-            bytesEqual(UnsafeRawBufferPointer(rebasing: input[Int(entry.offset)..<Int(entry.offset + entry.length)]), other)
-        }
+        return bytesEqual(contentBytes, other)
     }
 
-    /// The number as it is spelled in the input, or `nil` when this is not a number.
-    public var numberSpelling: String? {
-        let entry = self.entry
-        guard entry.kind == .number else { return nil }
-        return storage.input.withUnsafeBytes { input in
-            String(decoding: input[Int(entry.offset)..<Int(entry.offset + entry.length)], as: UTF8.self)
-        }
-    }
-
-    /// The value as an `Int` when it is an integer spelling (no fraction, no exponent) that fits.
+    /// True when both are strings with the same decoded content.
     @inlinable
-    public var int: Int? {
-        let entry = self.entry
-        guard entry.kind == .number,
-            entry.flags & (TapeEntry.numberHasFraction | TapeEntry.numberHasExponent) == 0
-        else { return nil }
-        return storage.input.withUnsafeBufferPointer { input in
-            parseInteger(input, from: Int(entry.offset), length: Int(entry.length))
+    public func sameString(as other: UnsafeJSONValue) -> Bool {
+        if !stringHasEscapes && !other.stringHasEscapes {
+            return entry.kind == .string && other.entry.kind == .string && bytesEqual(contentBytes, other.contentBytes)
         }
+        return string == other.string
+    }
+
+    /// The number as spelled in the input, or `nil` when this is not a number.
+    @inlinable
+    public var numberSpelling: String? {
+        entry.kind == .number ? String(decoding: contentBytes, as: UTF8.self) : nil
     }
 
     /// True for a number spelled without fraction or exponent.
@@ -168,16 +169,21 @@ public struct JSONValue: Sendable {
             && entry.flags & (TapeEntry.numberHasFraction | TapeEntry.numberHasExponent) == 0
     }
 
+    /// The value as an `Int` when it is an integer spelling (no fraction, no exponent) that fits.
+    @inlinable
+    public var int: Int? {
+        guard isIntegerSpelling else { return nil }
+        return parseInteger(contentBytes)
+    }
+
     /// The number as the nearest `Double` (infinite when out of range), or `nil` when this is
     /// not a number.
+    @inlinable
     public var double: Double? {
-        let entry = self.entry
         guard entry.kind == .number else { return nil }
-        if entry.flags & (TapeEntry.numberHasFraction | TapeEntry.numberHasExponent) == 0, let int { return Double(int) }
-        return storage.input.withUnsafeBytes { input in
-            // Spellings of up to 15 bytes fit a small string, so the common case does not allocate.
-            Double(String(decoding: input[Int(entry.offset)..<Int(entry.offset + entry.length)], as: UTF8.self))
-        }
+        if isIntegerSpelling, let int = parseInteger(contentBytes), int.magnitude <= 1 << 53 { return Double(int) }
+        // Spellings of up to 15 bytes fit a small string, so the common case does not allocate.
+        return Double(String(decoding: contentBytes, as: UTF8.self))
     }
 
     // MARK: Containers
@@ -189,46 +195,6 @@ public struct JSONValue: Sendable {
         return entry.kind == .object || entry.kind == .array ? Int(entry.length) : 0
     }
 
-    /// The elements of an array, in document order; empty for anything else.
-    @inlinable
-    public var elements: Elements {
-        let entry = self.entry
-        guard entry.kind == .array else { return Elements(storage: storage, first: 0, end: 0) }
-        return Elements(storage: storage, first: index + 1, end: Int(entry.link) - 1)
-    }
-
-    /// The members of an object, in document order, duplicates included; empty for anything else.
-    @inlinable
-    public var members: Members {
-        let entry = self.entry
-        guard entry.kind == .object else { return Members(storage: storage, first: 0, end: 0) }
-        return Members(storage: storage, first: index + 1, end: Int(entry.link) - 1)
-    }
-
-    /// The first member named `key`, or `nil` (also when this is not an object).
-    @inlinable
-    public subscript(key: StaticString) -> JSONValue? {
-        for member in members where member.key.stringEquals(key) { return member.value }
-        return nil
-    }
-
-    /// The first member named `key`, or `nil` (also when this is not an object).
-    public subscript(key: String) -> JSONValue? {
-        for member in members where member.key.stringEquals(key) { return member.value }
-        return nil
-    }
-
-    /// The element at `position`, or `nil` when out of range or not an array.
-    public subscript(position: Int) -> JSONValue? {
-        guard position >= 0 else { return nil }
-        var remaining = position
-        for element in elements {
-            if remaining == 0 { return element }
-            remaining -= 1
-        }
-        return nil
-    }
-
     /// The index of the entry after this value and everything inside it.
     @inlinable
     var nextSiblingIndex: Int {
@@ -236,45 +202,175 @@ public struct JSONValue: Sendable {
         return entry.kind == .object || entry.kind == .array ? Int(entry.link) : index + 1
     }
 
-    public struct Elements: Sequence, Sendable {
-        @usableFromInline let storage: JSONTapeStorage
-        @usableFromInline let first: Int
+    /// The elements of an array, in document order; empty for anything else.
+    @inlinable
+    public var elements: Elements {
+        let entry = self.entry
+        let end = entry.kind == .array ? Int(entry.link) - 1 : index + 1
+        return Elements(entries: entries, input: input, first: index + 1, end: end)
+    }
+
+    /// The members of an object in document order, duplicates included; empty for anything else.
+    @inlinable
+    public var members: Members {
+        let entry = self.entry
+        let end = entry.kind == .object ? Int(entry.link) - 1 : index + 1
+        return Members(entries: entries, input: input, first: index + 1, end: end)
+    }
+
+    /// The first member named `key`, or `nil` (also when this is not an object).
+    @inlinable
+    public subscript(key: StaticString) -> UnsafeJSONValue? {
+        for member in members where member.key.stringEquals(key) { return member.value }
+        return nil
+    }
+
+    public struct Member {
+        public let key: UnsafeJSONValue
+        public let value: UnsafeJSONValue
+
+        @inlinable
+        init(key: UnsafeJSONValue, value: UnsafeJSONValue) {
+            self.key = key
+            self.value = value
+        }
+    }
+
+    public struct Elements: Sequence, IteratorProtocol {
+        @usableFromInline let entries: UnsafePointer<TapeEntry>
+        @usableFromInline let input: UnsafePointer<UInt8>
+        @usableFromInline var nextIndex: Int
         @usableFromInline let end: Int
 
         @inlinable
-        init(storage: JSONTapeStorage, first: Int, end: Int) {
-            self.storage = storage
-            self.first = first
+        init(entries: UnsafePointer<TapeEntry>, input: UnsafePointer<UInt8>, first: Int, end: Int) {
+            self.entries = entries
+            self.input = input
+            self.nextIndex = first
             self.end = end
         }
 
         @inlinable
-        public func makeIterator() -> Iterator { Iterator(storage: storage, next: first, end: end) }
+        public mutating func next() -> UnsafeJSONValue? {
+            guard nextIndex < end else { return nil }
+            let value = UnsafeJSONValue(entries: entries, input: input, index: nextIndex)
+            nextIndex = value.nextSiblingIndex
+            return value
+        }
+    }
 
-        public struct Iterator: IteratorProtocol {
-            @usableFromInline let storage: JSONTapeStorage
-            @usableFromInline var nextIndex: Int
-            @usableFromInline let end: Int
+    public struct Members: Sequence, IteratorProtocol {
+        @usableFromInline let entries: UnsafePointer<TapeEntry>
+        @usableFromInline let input: UnsafePointer<UInt8>
+        @usableFromInline var nextIndex: Int
+        @usableFromInline let end: Int
 
-            @inlinable
-            init(storage: JSONTapeStorage, next: Int, end: Int) {
-                self.storage = storage
-                self.nextIndex = next
-                self.end = end
-            }
+        @inlinable
+        init(entries: UnsafePointer<TapeEntry>, input: UnsafePointer<UInt8>, first: Int, end: Int) {
+            self.entries = entries
+            self.input = input
+            self.nextIndex = first
+            self.end = end
+        }
 
-            @inlinable
-            public mutating func next() -> JSONValue? {
-                guard nextIndex < end else { return nil }
-                let value = JSONValue(storage: storage, index: nextIndex)
-                nextIndex = value.nextSiblingIndex
-                return value
+        @inlinable
+        public mutating func next() -> Member? {
+            guard nextIndex < end else { return nil }
+            let key = UnsafeJSONValue(entries: entries, input: input, index: nextIndex)
+            let value = UnsafeJSONValue(entries: entries, input: input, index: nextIndex + 1)
+            nextIndex = value.nextSiblingIndex
+            return Member(key: key, value: value)
+        }
+    }
+}
+
+/// A value inside a ``JSONDocument``. Cheap to copy; keeps the document alive, so it may be
+/// stored and passed around freely. Each read goes through ``UnsafeJSONValue``; for tight loops
+/// over many values use ``JSONDocument/withUnsafeRoot(_:)``, which skips the reference counting.
+public struct JSONValue: Sendable {
+    public enum Kind: Sendable, Hashable {
+        case object, array, string, number, bool, null
+
+        @inlinable
+        init(_ kind: JSONKind) {
+            switch kind {
+            case .object, .objectEnd: self = .object
+            case .array, .arrayEnd: self = .array
+            case .string: self = .string
+            case .number: self = .number
+            case .true, .false: self = .bool
+            case .null: self = .null
             }
         }
     }
 
+    @usableFromInline let storage: JSONTapeStorage
+    @usableFromInline let index: Int
+
+    @inlinable
+    init(storage: JSONTapeStorage, index: Int) {
+        self.storage = storage
+        self.index = index
+    }
+
+    /// Calls `body` with the unsafe view of this value, valid only inside `body`.
+    @inlinable
+    public func withUnsafeValue<Result, Failure: Error>(
+        _ body: (UnsafeJSONValue) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try storage.withUnsafeValue(at: index, body)
+    }
+
+    @inlinable public var kind: Kind { Kind(storage.entries[index].kind) }
+    @inlinable public var byteOffset: Int { withUnsafeValue { $0.byteOffset } }
+    @inlinable public var byteRange: Range<Int> { withUnsafeValue { $0.byteRange } }
+    @inlinable public var isNull: Bool { withUnsafeValue { $0.isNull } }
+    @inlinable public var bool: Bool? { withUnsafeValue { $0.bool } }
+    @inlinable public var string: String? { withUnsafeValue { $0.string } }
+    @inlinable public var stringHasEscapes: Bool { withUnsafeValue { $0.stringHasEscapes } }
+    @inlinable public var numberSpelling: String? { withUnsafeValue { $0.numberSpelling } }
+    @inlinable public var isIntegerSpelling: Bool { withUnsafeValue { $0.isIntegerSpelling } }
+    @inlinable public var int: Int? { withUnsafeValue { $0.int } }
+    @inlinable public var double: Double? { withUnsafeValue { $0.double } }
+    @inlinable public var count: Int { withUnsafeValue { $0.count } }
+
+    /// Calls `body` with the string's bytes as they appear in the input (between the quotes,
+    /// escapes not decoded). Returns `nil` when this is not a string.
+    @inlinable
+    public func withRawStringBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result? {
+        try withUnsafeValue { value in try value.rawStringBytes.map(body) }
+    }
+
+    /// Compares the decoded string with `other`; no allocation unless it has escapes.
+    @inlinable
+    public func stringEquals(_ other: StaticString) -> Bool { withUnsafeValue { $0.stringEquals(other) } }
+
+    /// Compares the decoded string with `other`; no allocation unless it has escapes.
+    public func stringEquals(_ other: String) -> Bool {
+        var other = other
+        return other.withUTF8 { utf8 in withUnsafeValue { $0.stringEquals(UnsafeRawBufferPointer(utf8)) } }
+    }
+
+    /// The elements of an array, in document order; empty for anything else.
+    @inlinable
+    public var elements: Elements {
+        withUnsafeValue { value in
+            let elements = value.elements
+            return Elements(storage: storage, first: elements.nextIndex, end: elements.end)
+        }
+    }
+
+    /// The members of an object, in document order, duplicates included; empty for anything else.
+    @inlinable
+    public var members: Members {
+        withUnsafeValue { value in
+            let members = value.members
+            return Members(storage: storage, first: members.nextIndex, end: members.end)
+        }
+    }
+
     public struct Member: Sendable {
-        /// The key, a string value (compare it with ``JSONValue/stringEquals(_:)-(StaticString)``).
+        /// The key, a string value.
         public let key: JSONValue
         public let value: JSONValue
 
@@ -285,42 +381,69 @@ public struct JSONValue: Sendable {
         }
     }
 
-    public struct Members: Sequence, Sendable {
+    public struct Elements: Sequence, IteratorProtocol, Sendable {
         @usableFromInline let storage: JSONTapeStorage
-        @usableFromInline let first: Int
+        @usableFromInline var nextIndex: Int
         @usableFromInline let end: Int
 
         @inlinable
         init(storage: JSONTapeStorage, first: Int, end: Int) {
             self.storage = storage
-            self.first = first
+            self.nextIndex = first
             self.end = end
         }
 
         @inlinable
-        public func makeIterator() -> Iterator { Iterator(storage: storage, next: first, end: end) }
-
-        public struct Iterator: IteratorProtocol {
-            @usableFromInline let storage: JSONTapeStorage
-            @usableFromInline var nextIndex: Int
-            @usableFromInline let end: Int
-
-            @inlinable
-            init(storage: JSONTapeStorage, next: Int, end: Int) {
-                self.storage = storage
-                self.nextIndex = next
-                self.end = end
-            }
-
-            @inlinable
-            public mutating func next() -> Member? {
-                guard nextIndex < end else { return nil }
-                let key = JSONValue(storage: storage, index: nextIndex)
-                let value = JSONValue(storage: storage, index: nextIndex + 1)
-                nextIndex = value.nextSiblingIndex
-                return Member(key: key, value: value)
-            }
+        public mutating func next() -> JSONValue? {
+            guard nextIndex < end else { return nil }
+            let value = JSONValue(storage: storage, index: nextIndex)
+            nextIndex = value.withUnsafeValue { $0.nextSiblingIndex }
+            return value
         }
+    }
+
+    public struct Members: Sequence, IteratorProtocol, Sendable {
+        @usableFromInline let storage: JSONTapeStorage
+        @usableFromInline var nextIndex: Int
+        @usableFromInline let end: Int
+
+        @inlinable
+        init(storage: JSONTapeStorage, first: Int, end: Int) {
+            self.storage = storage
+            self.nextIndex = first
+            self.end = end
+        }
+
+        @inlinable
+        public mutating func next() -> Member? {
+            guard nextIndex < end else { return nil }
+            let key = JSONValue(storage: storage, index: nextIndex)
+            let value = JSONValue(storage: storage, index: nextIndex + 1)
+            nextIndex = value.withUnsafeValue { $0.nextSiblingIndex }
+            return Member(key: key, value: value)
+        }
+    }
+
+    /// The first member named `key`, or `nil` (also when this is not an object).
+    @inlinable
+    public subscript(key: StaticString) -> JSONValue? {
+        withUnsafeValue { $0[key] }.map { JSONValue(storage: storage, index: $0.index) }
+    }
+
+    /// The first member named `key`, or `nil` (also when this is not an object).
+    public subscript(key: String) -> JSONValue? {
+        var key = key
+        let found = key.withUTF8 { utf8 in
+            withUnsafeValue { value in value.members.first { $0.key.stringEquals(UnsafeRawBufferPointer(utf8)) }?.value.index }
+        }
+        return found.map { JSONValue(storage: storage, index: $0) }
+    }
+
+    /// The element at `position`, or `nil` when out of range or not an array.
+    public subscript(position: Int) -> JSONValue? {
+        guard position >= 0 else { return nil }
+        let found = withUnsafeValue { value in value.elements.dropFirst(position).first { _ in true }?.index }
+        return found.map { JSONValue(storage: storage, index: $0) }
     }
 }
 
@@ -333,14 +456,13 @@ func bytesEqual(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) ->
 
 /// Parses an integer spelling the scanner already validated; `nil` on overflow.
 @inlinable
-func parseInteger(_ input: UnsafeBufferPointer<UInt8>, from start: Int, length: Int) -> Int? {
-    var index = start
-    let end = start + length
-    let negative = input[index] == ASCII.minus
-    if negative { index += 1 }
+func parseInteger(_ spelling: UnsafeRawBufferPointer) -> Int? {
+    var index = 0
+    let negative = spelling[0] == ASCII.minus
+    if negative { index = 1 }
     var value = 0
-    while index < end {
-        let digit = Int(input[index] &- ASCII.zero)
+    while index < spelling.count {
+        let digit = Int(spelling[index] &- ASCII.zero)
         let (shifted, overflow1) = value.multipliedReportingOverflow(by: 10)
         let (next, overflow2) = negative ? shifted.subtractingReportingOverflow(digit) : shifted.addingReportingOverflow(digit)
         if overflow1 || overflow2 { return nil }

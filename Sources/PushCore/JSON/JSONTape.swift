@@ -1,5 +1,6 @@
 /// What a tape entry describes.
-public enum JSONKind: UInt8, Sendable {
+@usableFromInline
+enum JSONKind: UInt8, Sendable {
     case object = 1
     case array
     case string
