@@ -1,0 +1,81 @@
+import PushCore
+import Testing
+
+/// The API tour in README.md, verbatim, so that it keeps compiling and doing what it says.
+@Suite("README examples")
+struct ReadmeExamples {
+    @Test("build, fit, encode")
+    func build() throws {
+        // Build a payload.
+        var payload = APNsPayload(
+            aps: APS(
+                alert: .fields(AlertFields(title: "Game Request", body: "Bob wants to play poker")),
+                badge: 3, sound: .named("bingbong.aiff"), interruptionLevel: .timeSensitive))
+        payload["gameID"] = "12345678"
+
+        // Encode into a buffer you keep and reuse: no allocation per payload.
+        var buffer: [UInt8] = []
+        buffer.removeAll(keepingCapacity: true)
+        try payload.encode(into: &buffer)  // throws payloadTooLarge over 4096 bytes
+
+        // The exact size without encoding, and shortening to fit.
+        let size = try payload.encodedSize()
+        let report = try payload.fit(limit: APNsPushType.alert.payloadLimit, options: FitOptions(cutAtWordBoundary: true))
+        print(size, report.cuts)
+
+        // The silent pushes of the rich-push and secure-push flows, and their headers.
+        let rich = APNsPayload.silentRichPush(richId: "4f1c2a9e", richType: "img", richMessage: "New photo")
+        let headers = APNsHeaders(for: rich, topic: "com.example.app")
+        try headers.validate()
+        print(headers.fields)  // apns-push-type: background, apns-priority: 5, apns-topic: …
+
+        #expect(String(decoding: buffer, as: UTF8.self)
+            == #"{"aps":{"alert":{"title":"Game Request","body":"Bob wants to play poker"},"badge":3,"sound":"bingbong.aiff","interruption-level":"time-sensitive"},"gameID":"12345678"}"#)
+        #expect(size == buffer.count)
+        #expect(headers.fields.map(\.value) == ["background", "5", "com.example.app"])
+    }
+
+    @Test("parse, read, decode, lint")
+    func parse() throws {
+        let bytes = Array(#"{"aps":{"alert":"Hi","badge":2},"richId":"4f1c"}"#.utf8)
+
+        // One parser per task, reused: its tape is recycled once the last document is gone.
+        var parser = JSONParser()
+        let document = try parser.parse(bytes)
+
+        // Zero-copy reads: strings and numbers stay byte ranges until asked for.
+        let badge = document.root["aps"]?["badge"]?.int  // 2
+        let richId = document.root["richId"]?.string  // "4f1c"
+
+        // In hot loops, the unsafe view skips reference counting; it must not escape the closure.
+        let keyBytes = document.withUnsafeRoot { root in
+            root.members.reduce(0) { $0 + $1.key.rawStringBytes!.count }
+        }
+
+        // The typed model, APNs lint, and the canonical (minified, lossless) form.
+        let model = try APNsPayload(decoding: document)
+        let diagnostics = APNsLinter.lint(document, pushType: .alert)
+        let canonical = document.canonicalBytes()
+
+        #expect(badge == 2 && richId == "4f1c" && keyBytes == 9)
+        #expect(model.aps.alert == .text("Hi") && model["richId"] == "4f1c")
+        #expect(diagnostics.isEmpty)
+        #expect(canonical == bytes)
+    }
+
+    @Test("errors")
+    func errors() {
+        let bytes = Array("{\"aps\": {\"badge\": 01}}".utf8)
+        var parser = JSONParser()
+        do {
+            _ = try parser.parse(bytes)
+        } catch {
+            // error.code == .invalidNumber, error.offset == 19
+            print(error.rendered(in: bytes, fileName: "payload.json"))
+            // payload.json: error: invalidNumber at byte 19 (line 1, column 20): leading zeros are not allowed
+            #expect(error.code == .invalidNumber && error.offset == 19)
+            #expect(error.rendered(in: bytes, fileName: "payload.json")
+                == "payload.json: error: invalidNumber at byte 19 (line 1, column 20): leading zeros are not allowed")
+        }
+    }
+}
