@@ -122,13 +122,15 @@ buffer.reserveCapacity(8192)
 
 func buildPushCore(_ models: [APNsPayload]) -> Implementation {
     Implementation(name: "pushcore") {
-        var checksum = 0
-        for index in models.indices {
-            buffer.removeAll(keepingCapacity: true)
-            try! models[index].encode(into: &buffer, limit: .max)
-            checksum &+= buffer.count
+        models.withUnsafeBufferPointer { models in
+            var checksum = 0
+            for index in models.indices {
+                buffer.removeAll(keepingCapacity: true)
+                try! models[index].encode(into: &buffer)
+                checksum &+= buffer.count
+            }
+            return checksum
         }
-        return checksum
     }
 }
 

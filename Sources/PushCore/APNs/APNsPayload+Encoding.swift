@@ -9,6 +9,37 @@ extension APNsPayload {
     ///   `duplicateKey` for a model no valid payload can express.
     @inlinable
     public func encode(into buffer: inout [UInt8], limit: Int = APNsLimits.payloadSize) throws(JSONError) {
+        guard limit <= Self.largestInPlaceLimit, #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) else {
+            return try encodeGrowing(into: &buffer, limit: limit)
+        }
+        // APNs limits are a few KiB: make room for `limit` bytes once (a reused buffer keeps it),
+        // then write in place with one bounds check per fragment instead of an append, with its
+        // uniqueness and capacity checks, per fragment.
+        var failure: JSONError?
+        buffer.append(addingCapacity: limit) { (span: inout OutputSpan<UInt8>) in
+            span.withUnsafeMutableBufferPointer { space, initialized in
+                var output = BoundedOutput(UnsafeMutableRawBufferPointer(space))
+                do throws(JSONError) {
+                    try write(to: &output)
+                } catch {
+                    failure = error
+                    return
+                }
+                guard output.count <= limit else {
+                    failure = Self.tooLarge(size: output.count, limit: limit)
+                    return
+                }
+                initialized = output.count
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Limits above this (`.max`, say) grow the array as they write instead of reserving the limit.
+    @usableFromInline static var largestInPlaceLimit: Int { 64 << 10 }
+
+    @usableFromInline
+    func encodeGrowing(into buffer: inout [UInt8], limit: Int) throws(JSONError) {
         let start = buffer.count
         do {
             try buffer.withJSONOutput { (output: inout ByteArrayOutput) throws(JSONError) in try write(to: &output) }
@@ -55,17 +86,20 @@ extension APNsPayload {
     @inlinable
     func write<Output: JSONOutput>(to output: inout Output) throws(JSONError) {
         JSONWriter.writeStatic("{\"aps\":", to: &output)
-        try aps.write(to: &output)
+        try apsBox.value.write(to: &output)
         if !customKeys.isEmpty {
             try checkUniqueKeys(customKeys)
-            for member in customKeys {
-                guard member.key != "aps" else {
-                    throw JSONError(.duplicateKey, at: 0, "a custom key named \"aps\" would repeat the aps dictionary")
+            // Borrowed through the buffer: iterating the array would retain every key and value.
+            try customKeys.withUnsafeBufferPointer { (members) throws(JSONError) in
+                for index in members.indices {
+                    guard members[index].key != "aps" else {
+                        throw JSONError(.duplicateKey, at: 0, "a custom key named \"aps\" would repeat the aps dictionary")
+                    }
+                    output.append(ASCII.comma)
+                    JSONWriter.writeString(members[index].key, to: &output)
+                    output.append(ASCII.colon)
+                    try members[index].value.write(to: &output, depth: 1)
                 }
-                output.append(ASCII.comma)
-                JSONWriter.writeString(member.key, to: &output)
-                output.append(ASCII.colon)
-                try member.value.write(to: &output, depth: 1)
             }
         }
         output.append(ASCII.closeBrace)

@@ -7,13 +7,35 @@
 /// try payload.encode(into: &buffer)
 /// ```
 public struct APNsPayload: Sendable, Hashable {
-    public var aps: APS
+    /// `aps` is large (about 500 bytes of optionals); it lives in a copy-on-write box so that
+    /// copying a payload, or capturing one in a closure, does not copy it field by field.
+    @usableFromInline var apsBox: APSBox
+
+    public var aps: APS {
+        // A `get`, not `_read`: yielding the box's value corrupted memory in unoptimised builds
+        // (Swift 6.3.1). Hot paths inside the module read `apsBox.value` in place instead.
+        @inlinable get { apsBox.value }
+        @inlinable _modify {
+            if !isKnownUniquelyReferenced(&apsBox) { apsBox = APSBox(apsBox.value) }
+            yield &apsBox.value
+        }
+    }
+
     /// Root keys other than `aps`, written after it in this order.
     public var customKeys: [JSONMember]
 
     public init(aps: APS = APS(), customKeys: [JSONMember] = []) {
-        self.aps = aps
+        self.apsBox = APSBox(aps)
         self.customKeys = customKeys
+    }
+
+    public static func == (lhs: APNsPayload, rhs: APNsPayload) -> Bool {
+        (lhs.apsBox === rhs.apsBox || lhs.apsBox.value == rhs.apsBox.value) && lhs.customKeys == rhs.customKeys
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(apsBox.value)
+        hasher.combine(customKeys)
     }
 
     /// The first custom root key named `key`. Setting replaces it in place, or appends it;
@@ -46,6 +68,15 @@ public struct APNsPayload: Sendable, Hashable {
     public static func silentSecurePush(secureId: String) -> APNsPayload {
         APNsPayload(aps: APS(contentAvailable: true), customKeys: [JSONMember("secureId", .string(secureId))])
     }
+}
+
+/// Storage of ``APNsPayload/aps``; shared between copies until one of them changes it.
+@usableFromInline
+final class APSBox: @unchecked Sendable {
+    @usableFromInline var value: APS
+
+    @inlinable
+    init(_ value: APS) { self.value = value }
 }
 
 /// The `aps` dictionary. `nil` and `false` fields are left out when encoding; `true` flags are

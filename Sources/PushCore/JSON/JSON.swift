@@ -185,20 +185,24 @@ extension JSON {
         case .array(let elements):
             try checkDepth(depth)
             output.append(ASCII.openBracket)
-            for (position, element) in elements.enumerated() {
-                if position > 0 { output.append(ASCII.comma) }
-                try element.write(to: &output, depth: depth + 1)
+            try elements.withUnsafeBufferPointer { (elements) throws(JSONError) in
+                for index in elements.indices {
+                    if index > 0 { output.append(ASCII.comma) }
+                    try elements[index].write(to: &output, depth: depth + 1)
+                }
             }
             output.append(ASCII.closeBracket)
         case .object(let members):
             try checkDepth(depth)
             try checkUniqueKeys(members)
             output.append(ASCII.openBrace)
-            for (position, member) in members.enumerated() {
-                if position > 0 { output.append(ASCII.comma) }
-                JSONWriter.writeString(member.key, to: &output)
-                output.append(ASCII.colon)
-                try member.value.write(to: &output, depth: depth + 1)
+            try members.withUnsafeBufferPointer { (members) throws(JSONError) in
+                for index in members.indices {
+                    if index > 0 { output.append(ASCII.comma) }
+                    JSONWriter.writeString(members[index].key, to: &output)
+                    output.append(ASCII.colon)
+                    try members[index].value.write(to: &output, depth: depth + 1)
+                }
             }
             output.append(ASCII.closeBrace)
         }

@@ -21,6 +21,43 @@ struct ByteArrayOutput: JSONOutput {
     }
 }
 
+/// Writes into a fixed-size buffer; past its end it keeps counting without writing, so a
+/// payload over the limit still reports its real size.
+@usableFromInline
+struct BoundedOutput: JSONOutput {
+    @usableFromInline let base: UnsafeMutableRawPointer
+    @usableFromInline let capacity: Int
+    @usableFromInline var count = 0
+
+    @inlinable
+    init(_ buffer: UnsafeMutableRawBufferPointer) {
+        base = buffer.baseAddress!
+        capacity = buffer.count
+    }
+
+    @inlinable @inline(__always)
+    mutating func append(_ byte: UInt8) {
+        if count < capacity { base.storeBytes(of: byte, toByteOffset: count, as: UInt8.self) }
+        count &+= 1
+    }
+
+    @inlinable @inline(__always)
+    mutating func append(_ raw: UnsafeRawBufferPointer) {
+        let end = count &+ raw.count
+        if end <= capacity, let source = raw.baseAddress {
+            if raw.count <= 16 {
+                // Keys, punctuation and short values: a call to memmove costs more than the copy.
+                for offset in 0..<raw.count {
+                    (base + count).storeBytes(of: source.load(fromByteOffset: offset, as: UInt8.self), toByteOffset: offset, as: UInt8.self)
+                }
+            } else {
+                (base + count).copyMemory(from: source, byteCount: raw.count)
+            }
+        }
+        count = end
+    }
+}
+
 /// Counts bytes without writing them: the size oracle.
 @usableFromInline
 struct ByteCountOutput: JSONOutput {

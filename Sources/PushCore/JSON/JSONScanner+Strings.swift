@@ -28,7 +28,7 @@ extension JSONScanner {
                 return
             } else if byte == ASCII.backslash {
                 flags |= TapeEntry.stringHasEscapes
-                index = try validateEscape(at: index)
+                index = try validateEscape(bytes, end: end, at: index)
             } else if byte < 0x20 {
                 throw JSONError(
                     .controlCharacterInString, at: index,
@@ -36,92 +36,92 @@ extension JSONScanner {
             } else if byte < 0x80 {
                 index &+= 1
             } else {
-                index = try validateUTF8Sequence(at: index)
+                index = try validateUTF8Sequence(bytes, end: end, at: index)
             }
         }
     }
+}
 
-    /// Validates the escape at `index` (a backslash); returns the offset after it.
-    @inlinable
-    func validateEscape(at index: Int) throws(JSONError) -> Int {
-        guard index + 1 < end else {
-            throw JSONError(.unexpectedEnd, at: end, "unexpected end of input in an escape")
-        }
-        switch bytes[index + 1] {
-        case ASCII.quote, ASCII.backslash, ASCII.slash, UInt8(ascii: "b"), UInt8(ascii: "f"),
-            UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
-            return index + 2
-        case ASCII.lowerU:
-            let unit = try hexEscape(at: index)
-            if unit >= 0xDC00 && unit <= 0xDFFF {
-                throw JSONError(.loneSurrogate, at: index, "low surrogate escape without a preceding high surrogate")
-            }
-            if unit >= 0xD800 && unit <= 0xDBFF {
-                let next = index + 6
-                guard next + 1 < end, bytes[next] == ASCII.backslash, bytes[next + 1] == ASCII.lowerU else {
-                    throw JSONError(.loneSurrogate, at: index, "high surrogate escape not followed by a low surrogate escape")
-                }
-                let low = try hexEscape(at: next)
-                guard low >= 0xDC00 && low <= 0xDFFF else {
-                    throw JSONError(.loneSurrogate, at: index, "high surrogate escape not followed by a low surrogate escape")
-                }
-                return next + 6
-            }
-            return index + 6
-        default:
-            throw JSONError(.invalidEscape, at: index, "invalid escape '\\\(describeEscapeByte(bytes[index + 1]))'")
-        }
+/// Validates the escape at `index` (a backslash); returns the offset after it.
+@inlinable
+func validateEscape(_ bytes: UnsafePointer<UInt8>, end: Int, at index: Int) throws(JSONError) -> Int {
+    guard index + 1 < end else {
+        throw JSONError(.unexpectedEnd, at: end, "unexpected end of input in an escape")
     }
+    switch bytes[index + 1] {
+    case ASCII.quote, ASCII.backslash, ASCII.slash, UInt8(ascii: "b"), UInt8(ascii: "f"),
+        UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+        return index + 2
+    case ASCII.lowerU:
+        let unit = try hexEscape(bytes, end: end, at: index)
+        if unit >= 0xDC00 && unit <= 0xDFFF {
+            throw JSONError(.loneSurrogate, at: index, "low surrogate escape without a preceding high surrogate")
+        }
+        if unit >= 0xD800 && unit <= 0xDBFF {
+            let next = index + 6
+            guard next + 1 < end, bytes[next] == ASCII.backslash, bytes[next + 1] == ASCII.lowerU else {
+                throw JSONError(.loneSurrogate, at: index, "high surrogate escape not followed by a low surrogate escape")
+            }
+            let low = try hexEscape(bytes, end: end, at: next)
+            guard low >= 0xDC00 && low <= 0xDFFF else {
+                throw JSONError(.loneSurrogate, at: index, "high surrogate escape not followed by a low surrogate escape")
+            }
+            return next + 6
+        }
+        return index + 6
+    default:
+        throw JSONError(.invalidEscape, at: index, "invalid escape '\\\(describeEscapeByte(bytes[index + 1]))'")
+    }
+}
 
-    /// The code unit of the `\uXXXX` escape whose backslash is at `index`.
-    @inlinable
-    func hexEscape(at index: Int) throws(JSONError) -> UInt16 {
-        var value: UInt16 = 0
-        for digitOffset in (index + 2)..<(index + 6) {
-            guard digitOffset < end else {
-                throw JSONError(.unexpectedEnd, at: end, "unexpected end of input in a \\u escape")
-            }
-            let digit = hexDigitValue(bytes[digitOffset])
-            guard digit < 16 else {
-                throw JSONError(.invalidUnicodeEscape, at: index, "\\u must be followed by four hexadecimal digits")
-            }
-            value = value << 4 | UInt16(digit)
+/// The code unit of the `\uXXXX` escape whose backslash is at `index`.
+@inlinable
+func hexEscape(_ bytes: UnsafePointer<UInt8>, end: Int, at index: Int) throws(JSONError) -> UInt16 {
+    var value: UInt16 = 0
+    for digitOffset in (index + 2)..<(index + 6) {
+        guard digitOffset < end else {
+            throw JSONError(.unexpectedEnd, at: end, "unexpected end of input in a \\u escape")
         }
-        return value
+        let digit = hexDigitValue(bytes[digitOffset])
+        guard digit < 16 else {
+            throw JSONError(.invalidUnicodeEscape, at: index, "\\u must be followed by four hexadecimal digits")
+        }
+        value = value << 4 | UInt16(digit)
     }
+    return value
+}
 
-    /// Validates one multi-byte UTF-8 sequence whose lead byte is at `index`; returns the
-    /// offset after it. Rejects overlong forms, encoded surrogates, code points above U+10FFFF
-    /// and truncated sequences, reporting the lead byte's offset.
-    @inlinable
-    func validateUTF8Sequence(at index: Int) throws(JSONError) -> Int {
-        let lead = bytes[index]
-        let length: Int
-        var low: UInt8 = 0x80
-        var high: UInt8 = 0xBF
-        switch lead {
-        case 0xC2...0xDF: length = 2
-        case 0xE0: length = 3; low = 0xA0
-        case 0xE1...0xEC, 0xEE...0xEF: length = 3
-        case 0xED: length = 3; high = 0x9F
-        case 0xF0: length = 4; low = 0x90
-        case 0xF1...0xF3: length = 4
-        case 0xF4: length = 4; high = 0x8F
-        default:
-            throw JSONError(.invalidUTF8, at: index, "invalid UTF-8 lead byte \(describeByte(lead))")
-        }
-        guard index + length <= end else {
-            throw JSONError(.invalidUTF8, at: index, "truncated UTF-8 sequence")
-        }
-        let second = bytes[index + 1]
-        guard second >= low && second <= high else {
-            throw JSONError(.invalidUTF8, at: index, "invalid UTF-8 sequence (overlong, surrogate, out of range or truncated)")
-        }
-        for offset in (index + 2)..<(index + length) where bytes[offset] & 0xC0 != 0x80 {
-            throw JSONError(.invalidUTF8, at: index, "truncated UTF-8 sequence")
-        }
-        return index + length
+/// Validates one multi-byte UTF-8 sequence whose lead byte is at `index`; returns the
+/// offset after it. Rejects overlong forms, encoded surrogates, code points above U+10FFFF
+/// and truncated sequences, reporting the lead byte's offset.
+@inlinable
+func validateUTF8Sequence(_ bytes: UnsafePointer<UInt8>, end: Int, at index: Int) throws(JSONError) -> Int {
+    let lead = bytes[index]
+    let length: Int
+    var low: UInt8 = 0x80
+    var high: UInt8 = 0xBF
+    switch lead {
+    case 0xC2...0xDF: length = 2
+    case 0xE0: length = 3; low = 0xA0
+    case 0xE1...0xEC, 0xEE...0xEF: length = 3
+    case 0xED: length = 3; high = 0x9F
+    case 0xF0: length = 4; low = 0x90
+    case 0xF1...0xF3: length = 4
+    case 0xF4: length = 4; high = 0x8F
+    default:
+        throw JSONError(.invalidUTF8, at: index, "invalid UTF-8 lead byte \(describeByte(lead))")
     }
+    guard index + length <= end else {
+        throw JSONError(.invalidUTF8, at: index, "truncated UTF-8 sequence")
+    }
+    let second = bytes[index + 1]
+    guard second >= low && second <= high else {
+        throw JSONError(.invalidUTF8, at: index, "invalid UTF-8 sequence (overlong, surrogate, out of range or truncated)")
+    }
+    for offset in (index + 2)..<(index + length) where bytes[offset] & 0xC0 != 0x80 {
+        throw JSONError(.invalidUTF8, at: index, "truncated UTF-8 sequence")
+    }
+    return index + length
 }
 
 /// The high bit of each byte that is a quote, a backslash, below 0x20 or above 0x7F, read as

@@ -1,23 +1,6 @@
 /// Primitive writers shared by every encoder: strings with minimal escaping, integers by hand.
 @usableFromInline
 enum JSONWriter {
-    /// For each byte: 0 = written as is; otherwise the character after the backslash, or `u` for
-    /// a `\u00XX` escape. Only `"`, `\` and U+0000–U+001F are escaped; `/`, `&`, `<`, `>` and
-    /// non-ASCII bytes are written raw.
-    @usableFromInline
-    static let escapes: [UInt8] = {
-        var table = [UInt8](repeating: 0, count: 256)
-        for byte in 0..<0x20 { table[byte] = ASCII.lowerU }
-        table[0x08] = UInt8(ascii: "b")
-        table[0x09] = UInt8(ascii: "t")
-        table[0x0A] = UInt8(ascii: "n")
-        table[0x0C] = UInt8(ascii: "f")
-        table[0x0D] = UInt8(ascii: "r")
-        table[Int(ASCII.quote)] = ASCII.quote
-        table[Int(ASCII.backslash)] = ASCII.backslash
-        return table
-    }()
-
     @usableFromInline static let hexDigits: StaticString = "0123456789abcdef"
 
     /// Writes `"…"` with the string's UTF-8 escaped minimally.
@@ -39,28 +22,65 @@ enum JSONWriter {
         }
     }
 
-    /// Writes UTF-8 bytes, escaping as needed; runs that need no escaping go out in one append.
+    /// Writes UTF-8 bytes, escaping only `"`, `\\` and U+0000–U+001F; runs that need no
+    /// escaping go out in one append, found eight bytes at a time.
     @inlinable
     static func writeEscaped<Output: JSONOutput>(_ bytes: UnsafeRawBufferPointer, to output: inout Output) {
-        escapes.withUnsafeBufferPointer { table in
-            var runStart = 0
-            for index in 0..<bytes.count {
-                let byte = bytes[index]
-                let escape = table[Int(byte)]
-                if escape == 0 { continue }
-                if runStart < index { output.append(UnsafeRawBufferPointer(rebasing: bytes[runStart..<index])) }
-                writeEscape(escape, for: byte, to: &output)
-                runStart = index + 1
+        guard let base = bytes.baseAddress else { return }
+        let count = bytes.count
+        var runStart = 0
+        var index = 0
+        while index < count {
+            if index &+ 8 <= count {
+                let word = UInt64(littleEndian: (base + index).loadUnaligned(as: UInt64.self))
+                let mask = escapeMask(word)
+                if mask == 0 {
+                    index &+= 8
+                    continue
+                }
+                index &+= mask.trailingZeroBitCount &>> 3
+            } else if !needsEscape(base.load(fromByteOffset: index, as: UInt8.self)) {
+                index &+= 1
+                continue
             }
-            if runStart < bytes.count { output.append(UnsafeRawBufferPointer(rebasing: bytes[runStart...])) }
+            if runStart < index { output.append(UnsafeRawBufferPointer(start: base + runStart, count: index - runStart)) }
+            writeEscape(for: base.load(fromByteOffset: index, as: UInt8.self), to: &output)
+            index &+= 1
+            runStart = index
         }
+        if runStart < count { output.append(UnsafeRawBufferPointer(start: base + runStart, count: count - runStart)) }
+    }
+
+    @inlinable @inline(__always)
+    static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == ASCII.quote || byte == ASCII.backslash
+    }
+
+    /// The high bit of each byte that needs escaping, read as little-endian; exact for the
+    /// lowest marked byte (see ``attentionMask(_:)``). Non-ASCII bytes are written raw.
+    @inlinable @inline(__always)
+    static func escapeMask(_ word: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let quotes = word ^ (ones &* UInt64(ASCII.quote))
+        let backslashes = word ^ (ones &* UInt64(ASCII.backslash))
+        let hasQuote = (quotes &- ones) & ~quotes
+        let hasBackslash = (backslashes &- ones) & ~backslashes
+        let belowSpace = (word &- (ones &* 0x20)) & ~word
+        return (hasQuote | hasBackslash | belowSpace) & 0x8080_8080_8080_8080
     }
 
     @inlinable
-    static func writeEscape<Output: JSONOutput>(_ escape: UInt8, for byte: UInt8, to output: inout Output) {
+    static func writeEscape<Output: JSONOutput>(for byte: UInt8, to output: inout Output) {
         output.append(ASCII.backslash)
-        output.append(escape)
-        if escape == ASCII.lowerU {
+        switch byte {
+        case ASCII.quote, ASCII.backslash: output.append(byte)
+        case 0x08: output.append(UInt8(ascii: "b"))
+        case 0x09: output.append(UInt8(ascii: "t"))
+        case 0x0A: output.append(UInt8(ascii: "n"))
+        case 0x0C: output.append(UInt8(ascii: "f"))
+        case 0x0D: output.append(UInt8(ascii: "r"))
+        default:
+            output.append(ASCII.lowerU)
             output.append(ASCII.zero)
             output.append(ASCII.zero)
             output.append(hexDigits.utf8Start[Int(byte >> 4)])
