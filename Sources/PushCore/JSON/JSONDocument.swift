@@ -203,7 +203,7 @@ public struct UnsafeJSONValue {
     }
 
     /// The elements of an array, in document order; empty for anything else.
-    @inlinable
+    @inlinable @inline(__always)
     public var elements: Elements {
         let entry = self.entry
         let end = entry.kind == .array ? Int(entry.link) - 1 : index + 1
@@ -211,7 +211,7 @@ public struct UnsafeJSONValue {
     }
 
     /// The members of an object in document order, duplicates included; empty for anything else.
-    @inlinable
+    @inlinable @inline(__always)
     public var members: Members {
         let entry = self.entry
         let end = entry.kind == .object ? Int(entry.link) - 1 : index + 1

@@ -54,9 +54,10 @@ public struct JSONParser: Sendable {
     /// Parses `bytes` without copying them: the document keeps a reference to the array.
     /// - Throws: ``JSONError`` with the code and byte offset of the first problem.
     public mutating func parse(_ bytes: [UInt8]) throws(JSONError) -> JSONDocument {
-        let storage = reusableStorage()
+        prepareStorage()
+        // Scan the caller's array (borrowed, no retain), then keep a reference to it.
+        try bytes.withUnsafeBufferPointer { (input) throws(JSONError) in try fillTape(input) }
         storage.input = bytes
-        try fillTape(storage)
         return JSONDocument(storage: storage)
     }
 
@@ -66,11 +67,12 @@ public struct JSONParser: Sendable {
     @inlinable
     public mutating func parse(_ bytes: some Collection<UInt8>) throws(JSONError) -> JSONDocument {
         if let array = bytes as? [UInt8] { return try parse(array) }
-        let storage = reusableStorage()
         guard bytes.count <= options.effectiveInputSize else { throw Self.tooLarge(options.effectiveInputSize) }
+        prepareStorage()
         storage.input.removeAll(keepingCapacity: true)
         storage.input.append(contentsOf: bytes)
-        try fillTape(storage)
+        let storage = self.storage
+        try storage.input.withUnsafeBufferPointer { (input) throws(JSONError) in try fillTape(input) }
         return JSONDocument(storage: storage)
     }
 
@@ -108,42 +110,32 @@ public struct JSONParser: Sendable {
         if let result { throw result }
     }
 
+    /// Makes `storage` safe to overwrite: a document from the previous parse that is still
+    /// alive keeps its tape, and this parser starts a new one.
     @usableFromInline
-    mutating func reusableStorage() -> JSONTapeStorage {
+    mutating func prepareStorage() {
         if !isKnownUniquelyReferenced(&storage) {
-            // A document from the previous parse is still alive; leave its tape alone.
             storage = JSONTapeStorage(capacity: storage.capacity)
         }
-        return storage
+        storage.count = 0
     }
 
+    /// Scans `input` into `storage`'s tape.
     @usableFromInline
-    mutating func fillTape(_ storage: JSONTapeStorage) throws(JSONError) {
-        storage.count = 0
-        let inputSize = storage.input.count
-        guard inputSize <= options.effectiveInputSize else { throw Self.tooLarge(options.effectiveInputSize) }
-        guard inputSize > 0 else { throw JSONError(.unexpectedEnd, at: 0, "empty input, expected a value") }
+    mutating func fillTape(_ input: UnsafeBufferPointer<UInt8>) throws(JSONError) {
+        guard input.count <= options.effectiveInputSize else { throw Self.tooLarge(options.effectiveInputSize) }
+        guard let base = input.baseAddress, !input.isEmpty else {
+            throw JSONError(.unexpectedEnd, at: 0, "empty input, expected a value")
+        }
         let depth = options.effectiveDepth
         if !isKnownUniquelyReferenced(&stack) { stack = JSONStack() }
-        let stackSlots = stack.slots(depth)
-        let expectedEntries = inputSize / 6 + 16
+        let expectedEntries = input.count / 6 + 16
         if storage.capacity < expectedEntries { storage.grow(keeping: 0, minimum: expectedEntries) }
-        let error = storage.input.withUnsafeBufferPointer { input -> JSONError? in
-            var scanner = JSONScanner(
-                bytes: input.baseAddress!, count: input.count, sink: TapeSink(storage: storage),
-                stack: stackSlots, maximumDepth: depth)
-            defer { storage.count = scanner.sink.count }
-            do throws(JSONError) {
-                try scanner.scanDocument()
-                return nil
-            } catch {
-                return error
-            }
-        }
-        if let error {
-            storage.count = 0
-            throw error
-        }
+        var scanner = JSONScanner(
+            bytes: base, count: input.count, sink: TapeSink(storage: storage), stack: stack.slots(depth),
+            maximumDepth: depth)
+        defer { storage.count = scanner.sink.count }
+        try scanner.scanDocument()
     }
 
     @usableFromInline

@@ -49,22 +49,22 @@ struct TapeSink: JSONSink {
         return UInt32(truncatingIfNeeded: count - 1)
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     mutating func scalar(_ kind: JSONKind, offset: Int, length: Int, flags: UInt8) {
         _ = append(TapeEntry(kind: kind, offset: offset, length: length, flags: flags))
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     mutating func open(_ kind: JSONKind, offset: Int) -> UInt32 {
         append(TapeEntry(kind: kind, offset: offset, length: 0, flags: 0))
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     mutating func countElement(of container: UInt32) {
         entries[Int(container)].length &+= 1
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     mutating func close(_ kind: JSONKind, offset: Int, container: UInt32) {
         var end = TapeEntry(kind: kind, offset: offset, length: 0, flags: 0)
         end.link = container
