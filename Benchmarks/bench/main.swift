@@ -149,14 +149,18 @@ func buildEncoder(_ models: [CodablePayload]) -> Implementation {
 func parsePushCore(_ files: [[UInt8]]) -> Implementation {
     Implementation(name: "pushcore") {
         var checksum = 0
-        for file in files { checksum &+= try! parser.parse(file).withUnsafeRoot(touchEveryValue) }
+        for index in files.indices { checksum &+= try! parser.parse(files[index]).withUnsafeRoot(touchEveryValue) }
         return checksum
     }
 }
 
 func parseSerialization(_ files: [Data]) -> Implementation {
     Implementation(name: "foundation.JSONSerialization") {
-        files.reduce(0) { $0 &+ touchEveryFoundationValue(try! JSONSerialization.jsonObject(with: $1, options: [.fragmentsAllowed])) }
+        var checksum = 0
+        for index in files.indices {
+            checksum &+= touchEveryFoundationValue(try! JSONSerialization.jsonObject(with: files[index], options: [.fragmentsAllowed]))
+        }
+        return checksum
     }
 }
 
@@ -181,7 +185,9 @@ let workloads: [Workload] = [
         implementations: [
             Implementation(name: "pushcore") {
                 var checksum = 0
-                for file in payloadFiles { checksum &+= try! APNsPayload(decoding: file, parser: &parser).customKeys.count }
+                for index in payloadFiles.indices {
+                    checksum &+= try! APNsPayload(decoding: payloadFiles[index], parser: &parser).customKeys.count
+                }
                 return checksum
             },
             Implementation(name: "foundation.JSONSerialization") {
@@ -198,7 +204,7 @@ let workloads: [Workload] = [
         implementations: [
             Implementation(name: "pushcore") {
                 var checksum = 0
-                for file in payloadFiles { checksum &+= APNsLinter.lint(try! parser.parse(file)).count }
+                for index in payloadFiles.indices { checksum &+= APNsLinter.lint(try! parser.parse(payloadFiles[index])).count }
                 return checksum
             },
             parseSerialization(payloadData),

@@ -259,26 +259,19 @@ public struct UnsafeJSONValue {
         }
     }
 
+    /// An object's entries are its keys and values in turn, so members are elements read in
+    /// pairs.
     public struct Members: Sequence, IteratorProtocol {
-        @usableFromInline let entries: UnsafePointer<TapeEntry>
-        @usableFromInline let input: UnsafePointer<UInt8>
-        @usableFromInline var nextIndex: Int
-        @usableFromInline let end: Int
+        @usableFromInline var entries: Elements
 
         @inlinable
         init(entries: UnsafePointer<TapeEntry>, input: UnsafePointer<UInt8>, first: Int, end: Int) {
-            self.entries = entries
-            self.input = input
-            self.nextIndex = first
-            self.end = end
+            self.entries = Elements(entries: entries, input: input, first: first, end: end)
         }
 
         @inlinable
         public mutating func next() -> Member? {
-            guard nextIndex < end else { return nil }
-            let key = UnsafeJSONValue(entries: entries, input: input, index: nextIndex)
-            let value = UnsafeJSONValue(entries: entries, input: input, index: nextIndex + 1)
-            nextIndex = value.nextSiblingIndex
+            guard let key = entries.next(), let value = entries.next() else { return nil }
             return Member(key: key, value: value)
         }
     }
@@ -365,7 +358,7 @@ public struct JSONValue: Sendable {
     public var members: Members {
         withUnsafeValue { value in
             let members = value.members
-            return Members(storage: storage, first: members.nextIndex, end: members.end)
+            return Members(storage: storage, first: members.entries.nextIndex, end: members.entries.end)
         }
     }
 
@@ -402,24 +395,18 @@ public struct JSONValue: Sendable {
         }
     }
 
+    /// Members are elements read in pairs (see ``UnsafeJSONValue/Members``).
     public struct Members: Sequence, IteratorProtocol, Sendable {
-        @usableFromInline let storage: JSONTapeStorage
-        @usableFromInline var nextIndex: Int
-        @usableFromInline let end: Int
+        @usableFromInline var entries: Elements
 
         @inlinable
         init(storage: JSONTapeStorage, first: Int, end: Int) {
-            self.storage = storage
-            self.nextIndex = first
-            self.end = end
+            self.entries = Elements(storage: storage, first: first, end: end)
         }
 
         @inlinable
         public mutating func next() -> Member? {
-            guard nextIndex < end else { return nil }
-            let key = JSONValue(storage: storage, index: nextIndex)
-            let value = JSONValue(storage: storage, index: nextIndex + 1)
-            nextIndex = value.withUnsafeValue { $0.nextSiblingIndex }
+            guard let key = entries.next(), let value = entries.next() else { return nil }
             return Member(key: key, value: value)
         }
     }
