@@ -1,50 +1,43 @@
-extension JSONScanner {
-    /// Scans a string whose opening quote is at `position`, validating escapes and UTF-8.
-    /// Records the content (quotes excluded) as a byte range of the input.
-    @inlinable
-    mutating func scanString(flags: UInt8) throws(JSONError) {
-        let contentStart = position + 1
-        var index = contentStart
-        var flags = flags
-        while true {
-            // Sixteen bytes at a time while none needs a closer look (quote, backslash, control
-            // character or non-ASCII): two words, one test.
-            while index &+ 16 <= end {
-                let first = UnsafeRawPointer(bytes + index).loadUnaligned(as: UInt64.self)
-                let second = UnsafeRawPointer(bytes + index + 8).loadUnaligned(as: UInt64.self)
-                if attentionMask(first) | attentionMask(second) != 0 { break }
-                index &+= 16
+/// Scans a string's content from its opening quote at `quote`, validating escapes and UTF-8.
+/// Returns the offset of the closing quote, and `stringHasEscapes` when it has any.
+@inlinable
+func scanStringContent(_ bytes: UnsafePointer<UInt8>, end: Int, quote: Int) throws(JSONError) -> (closingQuote: Int, flags: UInt8) {
+    var index = quote + 1
+    var flags: UInt8 = 0
+    while true {
+        // Sixteen bytes at a time while none needs a closer look (quote, backslash, control
+        // character or non-ASCII): two words, one test.
+        while index &+ 16 <= end {
+            let first = UnsafeRawPointer(bytes + index).loadUnaligned(as: UInt64.self)
+            let second = UnsafeRawPointer(bytes + index + 8).loadUnaligned(as: UInt64.self)
+            if attentionMask(first) | attentionMask(second) != 0 { break }
+            index &+= 16
+        }
+        // Then eight at a time, jumping straight to the first byte that needs a closer look.
+        while index &+ 8 <= end {
+            let word = UInt64(littleEndian: UnsafeRawPointer(bytes + index).loadUnaligned(as: UInt64.self))
+            let mask = attentionMask(word)
+            if mask != 0 {
+                index &+= mask.trailingZeroBitCount &>> 3
+                break
             }
-            // Then eight at a time, jumping straight to the first byte that needs a closer look.
-            while index &+ 8 <= end {
-                let word = UInt64(littleEndian: UnsafeRawPointer(bytes + index).loadUnaligned(as: UInt64.self))
-                let mask = attentionMask(word)
-                if mask != 0 {
-                    index &+= mask.trailingZeroBitCount &>> 3
-                    break
-                }
-                index &+= 8
-            }
-            guard index < end else {
-                throw JSONError(.unexpectedEnd, at: end, "unterminated string starting at byte \(position)")
-            }
-            let byte = bytes[index]
-            if byte == ASCII.quote {
-                sink.scalar(.string, offset: contentStart, length: index - contentStart, flags: flags)
-                position = index + 1
-                return
-            } else if byte == ASCII.backslash {
-                flags |= TapeEntry.stringHasEscapes
-                index = try validateEscape(bytes, end: end, at: index)
-            } else if byte < 0x20 {
-                throw JSONError(
-                    .controlCharacterInString, at: index,
-                    "unescaped control character \(describeByte(byte)) in a string")
-            } else if byte < 0x80 {
-                index &+= 1
-            } else {
-                index = try validateUTF8Sequence(bytes, end: end, at: index)
-            }
+            index &+= 8
+        }
+        guard index < end else {
+            throw JSONError(.unexpectedEnd, at: end, "unterminated string starting at byte \(quote)")
+        }
+        let byte = bytes[index]
+        if byte == ASCII.quote {
+            return (index, flags)
+        } else if byte == ASCII.backslash {
+            flags = TapeEntry.stringHasEscapes
+            index = try validateEscape(bytes, end: end, at: index)
+        } else if byte < 0x20 {
+            throw JSONError(.controlCharacterInString, at: index, "unescaped control character \(describeByte(byte)) in a string")
+        } else if byte < 0x80 {
+            index &+= 1
+        } else {
+            index = try validateUTF8Sequence(bytes, end: end, at: index)
         }
     }
 }

@@ -100,12 +100,12 @@ enum ASCII {
 }
 
 /// A strict RFC 8259 scanner over borrowed bytes. It never recurses: open containers live on
-/// an explicit stack bounded by the depth limit.
+/// an explicit stack bounded by the depth limit. The position is a local of ``scanDocument()``
+/// and the token scanners are functions of (bytes, end, offset), so it stays in a register.
 @usableFromInline
 struct JSONScanner<Sink: JSONSink> {
     @usableFromInline let bytes: UnsafePointer<UInt8>
     @usableFromInline let end: Int
-    @usableFromInline var position: Int = 0
     @usableFromInline var sink: Sink
     /// One slot per nesting level: the sink's container id, with `objectFlag` for objects.
     @usableFromInline let stack: UnsafeMutablePointer<UInt32>
@@ -122,38 +122,16 @@ struct JSONScanner<Sink: JSONSink> {
         self.maximumDepth = maximumDepth
     }
 
-    // MARK: Primitives
-
-    @inlinable
-    mutating func skipWhitespace() {
-        while position < end {
-            let byte = bytes[position]
-            // Anything above space is not whitespace: one compare in the common (minified) case.
-            if byte > ASCII.space { return }
-            guard byte == ASCII.space || byte == ASCII.newline || byte == ASCII.carriageReturn || byte == ASCII.tab else {
-                return
-            }
-            position += 1
-        }
-    }
-
-    @inlinable
-    func unexpected(at offset: Int, _ expected: String) -> JSONError {
-        if offset >= end {
-            return JSONError(.unexpectedEnd, at: end, "unexpected end of input, expected \(expected)")
-        }
-        return JSONError(.unexpectedByte, at: offset, "unexpected \(describeByte(bytes[offset])), expected \(expected)")
-    }
-
-    // MARK: Document
-
     /// Scans one complete JSON text: a single value surrounded by optional whitespace.
     @inlinable
     mutating func scanDocument() throws(JSONError) {
+        let bytes = self.bytes
+        let end = self.end
+        var position = 0
         var depth = 0
         nextValue: while true {
-            skipWhitespace()
-            guard position < end else { throw unexpected(at: position, "a value") }
+            position = skipWhitespace(bytes, end: end, from: position)
+            guard position < end else { throw unexpected(bytes, end: end, at: position, "a value") }
             let byte = bytes[position]
             switch byte {
             case ASCII.openBrace, ASCII.openBracket:
@@ -164,74 +142,67 @@ struct JSONScanner<Sink: JSONSink> {
                 let container = sink.open(isObject ? .object : .array, offset: position)
                 stack[depth] = isObject ? container | Self.objectFlag : container
                 depth += 1
-                position += 1
-                skipWhitespace()
-                guard position < end else { throw unexpected(at: position, isObject ? "a key or '}'" : "a value or ']'") }
+                position = skipWhitespace(bytes, end: end, from: position + 1)
+                guard position < end else {
+                    throw unexpected(bytes, end: end, at: position, isObject ? "a key or '}'" : "a value or ']'")
+                }
                 let next = bytes[position]
-                if isObject {
-                    if next == ASCII.closeBrace {
-                        sink.close(.objectEnd, offset: position, container: container)
-                        depth -= 1
-                        position += 1
-                    } else {
-                        sink.countElement(of: container)
-                        try scanKeyAndColon(expected: "a key or '}'")
-                        continue nextValue
-                    }
+                if next == (isObject ? ASCII.closeBrace : ASCII.closeBracket) {
+                    sink.close(isObject ? .objectEnd : .arrayEnd, offset: position, container: container)
+                    depth -= 1
+                    position += 1
                 } else {
-                    if next == ASCII.closeBracket {
-                        sink.close(.arrayEnd, offset: position, container: container)
-                        depth -= 1
-                        position += 1
-                    } else {
-                        sink.countElement(of: container)
-                        continue nextValue
-                    }
+                    sink.countElement(of: container)
+                    if isObject { position = try scanKeyAndColon(at: position, expected: "a key or '}'") }
+                    continue nextValue
                 }
             case ASCII.quote:
-                try scanString(flags: 0)
+                position = try scanString(at: position, flags: 0)
             case ASCII.minus, ASCII.zero...ASCII.nine:
-                try scanNumber()
+                let (numberEnd, flags) = try scanNumber(bytes, end: end, at: position)
+                sink.scalar(.number, offset: position, length: numberEnd - position, flags: flags)
+                position = numberEnd
             case UInt8(ascii: "t"):
-                try scanLiteral("true", kind: .true)
+                position = try scanLiteral(bytes, end: end, at: position, "true")
+                sink.scalar(.true, offset: position - 4, length: 4, flags: 0)
             case UInt8(ascii: "f"):
-                try scanLiteral("false", kind: .false)
+                position = try scanLiteral(bytes, end: end, at: position, "false")
+                sink.scalar(.false, offset: position - 5, length: 5, flags: 0)
             case UInt8(ascii: "n"):
-                try scanLiteral("null", kind: .null)
+                position = try scanLiteral(bytes, end: end, at: position, "null")
+                sink.scalar(.null, offset: position - 4, length: 4, flags: 0)
             default:
-                throw unexpected(at: position, "a value")
+                throw unexpected(bytes, end: end, at: position, "a value")
             }
 
             // A value is complete: close containers until one continues with a comma.
             while true {
-                skipWhitespace()
+                position = skipWhitespace(bytes, end: end, from: position)
                 if depth == 0 {
                     guard position == end else {
                         throw JSONError(.trailingData, at: position, "\(describeByte(bytes[position])) after the end of the value")
                     }
                     return
                 }
-                guard position < end else { throw unexpected(at: position, "',' or a closing bracket") }
+                guard position < end else { throw unexpected(bytes, end: end, at: position, "',' or a closing bracket") }
                 let top = stack[depth - 1]
                 let container = top & ~Self.objectFlag
                 let byte = bytes[position]
                 if top & Self.objectFlag != 0 {
                     if byte == ASCII.comma {
-                        position += 1
                         sink.countElement(of: container)
-                        skipWhitespace()
-                        try scanKeyAndColon(expected: "a key after ','")
+                        position = try scanKeyAndColon(at: skipWhitespace(bytes, end: end, from: position + 1), expected: "a key after ','")
                         continue nextValue
                     }
-                    guard byte == ASCII.closeBrace else { throw unexpected(at: position, "',' or '}'") }
+                    guard byte == ASCII.closeBrace else { throw unexpected(bytes, end: end, at: position, "',' or '}'") }
                     sink.close(.objectEnd, offset: position, container: container)
                 } else {
                     if byte == ASCII.comma {
-                        position += 1
                         sink.countElement(of: container)
+                        position += 1
                         continue nextValue
                     }
-                    guard byte == ASCII.closeBracket else { throw unexpected(at: position, "',' or ']'") }
+                    guard byte == ASCII.closeBracket else { throw unexpected(bytes, end: end, at: position, "',' or ']'") }
                     sink.close(.arrayEnd, offset: position, container: container)
                 }
                 depth -= 1
@@ -240,33 +211,63 @@ struct JSONScanner<Sink: JSONSink> {
         }
     }
 
-    @inlinable
-    mutating func scanKeyAndColon(expected: String) throws(JSONError) {
-        guard position < end, bytes[position] == ASCII.quote else { throw unexpected(at: position, expected) }
-        try scanString(flags: TapeEntry.isKey)
-        if position < end, bytes[position] == ASCII.colon {
-            position += 1
-            return
-        }
-        skipWhitespace()
-        guard position < end, bytes[position] == ASCII.colon else { throw unexpected(at: position, "':'") }
-        position += 1
+    /// Scans the string at `position` (its opening quote) and records it; returns the offset
+    /// after the closing quote.
+    @inlinable @inline(__always)
+    mutating func scanString(at position: Int, flags: UInt8) throws(JSONError) -> Int {
+        let (closingQuote, stringFlags) = try scanStringContent(bytes, end: end, quote: position)
+        sink.scalar(.string, offset: position + 1, length: closingQuote - position - 1, flags: flags | stringFlags)
+        return closingQuote + 1
     }
 
-    @inlinable
-    @inline(__always)
-    mutating func scanLiteral(_ literal: StaticString, kind: JSONKind) throws(JSONError) {
-        let start = position
-        let length = literal.utf8CodeUnitCount
-        for index in 0..<length {
-            let offset = start + index
-            guard offset < end, bytes[offset] == literal.utf8Start[index] else {
-                throw unexpected(at: offset, "'\(literal)'")
-            }
-        }
-        position = start + length
-        sink.scalar(kind, offset: start, length: length, flags: 0)
+    /// A key at `position`, then `:`; returns the offset after the colon.
+    @inlinable @inline(__always)
+    mutating func scanKeyAndColon(at position: Int, expected: String) throws(JSONError) -> Int {
+        guard position < end, bytes[position] == ASCII.quote else { throw unexpected(bytes, end: end, at: position, expected) }
+        var position = try scanString(at: position, flags: TapeEntry.isKey)
+        if position < end, bytes[position] == ASCII.colon { return position + 1 }
+        position = skipWhitespace(bytes, end: end, from: position)
+        guard position < end, bytes[position] == ASCII.colon else { throw unexpected(bytes, end: end, at: position, "':'") }
+        return position + 1
     }
+}
+
+/// The offset of the first byte at or after `position` that is not JSON whitespace.
+@inlinable @inline(__always)
+func skipWhitespace(_ bytes: UnsafePointer<UInt8>, end: Int, from position: Int) -> Int {
+    var position = position
+    while position < end {
+        let byte = bytes[position]
+        // Anything above space is not whitespace: one compare in the common (minified) case.
+        if byte > ASCII.space { return position }
+        guard byte == ASCII.space || byte == ASCII.newline || byte == ASCII.carriageReturn || byte == ASCII.tab else {
+            return position
+        }
+        position += 1
+    }
+    return position
+}
+
+/// `unexpectedEnd` at the end of input, otherwise `unexpectedByte` naming the byte found.
+@usableFromInline
+func unexpected(_ bytes: UnsafePointer<UInt8>, end: Int, at offset: Int, _ expected: String) -> JSONError {
+    if offset >= end {
+        return JSONError(.unexpectedEnd, at: end, "unexpected end of input, expected \(expected)")
+    }
+    return JSONError(.unexpectedByte, at: offset, "unexpected \(describeByte(bytes[offset])), expected \(expected)")
+}
+
+/// Checks the literal at `position`; returns the offset after it.
+@inlinable @inline(__always)
+func scanLiteral(_ bytes: UnsafePointer<UInt8>, end: Int, at position: Int, _ literal: StaticString) throws(JSONError) -> Int {
+    let length = literal.utf8CodeUnitCount
+    for index in 0..<length {
+        let offset = position + index
+        guard offset < end, bytes[offset] == literal.utf8Start[index] else {
+            throw unexpected(bytes, end: end, at: offset, "'\(literal)'")
+        }
+    }
+    return position + length
 }
 
 @usableFromInline
