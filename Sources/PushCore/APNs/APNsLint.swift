@@ -39,12 +39,32 @@ public enum APNsLinter {
     ///   - pushType: The push type it will be sent as; inferred from the payload when `nil`.
     /// - Returns: Every error and warning, in document order, then the size and push-type checks.
     public static func lint(_ document: JSONDocument, pushType: APNsPushType? = nil) -> [APNsDiagnostic] {
+        document.withUnsafeRoot { lint($0, size: document.bytes.count, pushType: pushType) }
+    }
+
+    /// Parses and lints bytes with a reused parser; a JSON syntax error is returned as the only
+    /// diagnostic.
+    public static func lint(_ bytes: [UInt8], pushType: APNsPushType? = nil, parser: inout JSONParser) -> [APNsDiagnostic] {
+        do {
+            return try parser.parse(bytes) { lint($0, size: bytes.count, pushType: pushType) }
+        } catch {
+            return [APNsDiagnostic(.error, error.code, at: error.offset, error.message)]
+        }
+    }
+
+    /// Parses and lints bytes; a JSON syntax error is returned as the only diagnostic.
+    public static func lint(_ bytes: [UInt8], pushType: APNsPushType? = nil) -> [APNsDiagnostic] {
+        var parser = JSONParser()
+        return lint(bytes, pushType: pushType, parser: &parser)
+    }
+
+    /// Lints a parsed payload of `size` bytes.
+    public static func lint(_ root: UnsafeJSONValue, size: Int, pushType: APNsPushType? = nil) -> [APNsDiagnostic] {
         var reader = APNsPayloadReader()
         var payload = APNsPayload()
-        let isPayload = document.withUnsafeRoot { reader.read($0, into: &payload) }
+        let isPayload = reader.read(root, into: &payload)
         var diagnostics = reader.diagnostics
         let effectiveType = pushType ?? (isPayload ? APNsHeaders.inferredPushType(for: payload) : .alert)
-        let size = document.bytes.count
         if size > effectiveType.payloadLimit {
             diagnostics.append(
                 APNsDiagnostic(
@@ -55,16 +75,6 @@ public enum APNsLinter {
             diagnostics += pushTypeFindings(payload.aps, pushType: pushType, apsOffset: reader.apsOffset)
         }
         return diagnostics
-    }
-
-    /// Parses and lints bytes; a JSON syntax error is returned as the only diagnostic.
-    public static func lint(_ bytes: [UInt8], pushType: APNsPushType? = nil) -> [APNsDiagnostic] {
-        var parser = JSONParser()
-        do {
-            return lint(try parser.parse(bytes), pushType: pushType)
-        } catch {
-            return [APNsDiagnostic(.error, error.code, at: error.offset, error.message)]
-        }
     }
 
     static func pushTypeFindings(_ aps: APS, pushType: APNsPushType, apsOffset: Int) -> [APNsDiagnostic] {
@@ -86,19 +96,24 @@ public enum APNsLinter {
 }
 
 extension APNsPayload {
-    /// Parses and decodes a payload into the model.
+    /// Parses and decodes a payload into the model with a reused parser.
     /// - Throws: ``JSONError`` for a syntax error, or the first error ``APNsLinter`` would report
     ///   (size limits aside: they depend on the push type).
     public init(decoding bytes: [UInt8], parser: inout JSONParser) throws(JSONError) {
-        try self.init(decoding: parser.parse(bytes))
+        self = try parser.parse(bytes) { (root) throws(JSONError) in try APNsPayload(decoding: root) }
     }
 
     /// Decodes a parsed payload into the model.
     public init(decoding document: JSONDocument) throws(JSONError) {
+        self = try document.withUnsafeRoot { (root) throws(JSONError) in try APNsPayload(decoding: root) }
+    }
+
+    /// Decodes a parsed payload into the model.
+    public init(decoding root: UnsafeJSONValue) throws(JSONError) {
         var reader = APNsPayloadReader()
         var payload = APNsPayload()
         // read(_:into:) returns false only together with an error diagnostic.
-        _ = document.withUnsafeRoot { reader.read($0, into: &payload) }
+        _ = reader.read(root, into: &payload)
         if let error = reader.diagnostics.first(where: { $0.severity == .error }) { throw error.error }
         self = consume payload
     }

@@ -76,6 +76,31 @@ public struct JSONParser: Sendable {
         return JSONDocument(storage: storage)
     }
 
+    /// Parses `bytes` and calls `body` with the top-level value, without making a document:
+    /// nothing is copied or reference counted. The fastest way to read a payload, and the
+    /// zero-copy entry point for `Data` and `ByteBuffer` (through their `withUnsafeBytes`).
+    /// The value and everything reached from it are valid only inside `body`.
+    /// - Throws: ``JSONError`` for invalid input, or what `body` throws.
+    @inlinable
+    public mutating func parse<Result>(
+        _ bytes: UnsafeRawBufferPointer, _ body: (UnsafeJSONValue) throws(JSONError) -> Result
+    ) throws(JSONError) -> Result {
+        prepareStorage()
+        let input = bytes.assumingMemoryBound(to: UInt8.self)
+        try fillTape(input)
+        // Drop a previous document's input, which nothing reads any more.
+        if !storage.input.isEmpty { storage.input = [] }
+        return try body(UnsafeJSONValue(entries: storage.entries, input: input.baseAddress!, index: 0))
+    }
+
+    /// Parses `bytes` and calls `body` with the top-level value; see ``parse(_:_:)-(UnsafeRawBufferPointer,_)``.
+    @inlinable
+    public mutating func parse<Result>(
+        _ bytes: [UInt8], _ body: (UnsafeJSONValue) throws(JSONError) -> Result
+    ) throws(JSONError) -> Result {
+        try bytes.withUnsafeBufferPointer { (buffer) throws(JSONError) in try parse(UnsafeRawBufferPointer(buffer), body) }
+    }
+
     /// Checks that `bytes` are one valid JSON text without recording anything: no copy, no tape.
     public func validate(_ bytes: UnsafeRawBufferPointer) throws(JSONError) {
         guard bytes.count <= options.effectiveInputSize else { throw Self.tooLarge(options.effectiveInputSize) }
@@ -120,7 +145,7 @@ public struct JSONParser: Sendable {
         storage.count = 0
     }
 
-    /// Scans `input` into `storage`'s tape.
+    /// Scans `input` into `storage`'s tape, which `prepareStorage()` made safe to overwrite.
     @usableFromInline
     mutating func fillTape(_ input: UnsafeBufferPointer<UInt8>) throws(JSONError) {
         guard input.count <= options.effectiveInputSize else { throw Self.tooLarge(options.effectiveInputSize) }

@@ -37,7 +37,11 @@ func scanStringContent(_ bytes: UnsafePointer<UInt8>, end: Int, quote: Int) thro
         } else if byte < 0x80 {
             index &+= 1
         } else {
-            index = try validateUTF8Sequence(bytes, end: end, at: index)
+            // A run of non-ASCII text (accented, CJK, emoji): validate it sequence by sequence
+            // without going back to the ASCII skipper after every character.
+            repeat {
+                index = try validateUTF8Sequence(bytes, end: end, at: index)
+            } while index < end && bytes[index] >= 0x80
         }
     }
 }
@@ -97,6 +101,16 @@ func hexEscape(_ bytes: UnsafePointer<UInt8>, end: Int, at index: Int) throws(JS
 @inlinable @inline(__always)
 func validateUTF8Sequence(_ bytes: UnsafePointer<UInt8>, end: Int, at index: Int) throws(JSONError) -> Int {
     let lead = bytes[index]
+    // Fast paths for the common well-formed cases: two bytes (C2–DF 80–BF) and three bytes
+    // outside the surrogate and overlong ranges (E1–EC, EE–EF then 80–BF 80–BF).
+    if lead >= 0xC2 && lead <= 0xDF && index + 1 < end && bytes[index + 1] & 0xC0 == 0x80 {
+        return index + 2
+    }
+    if lead >= 0xE1 && lead <= 0xEF && lead != 0xED && index + 2 < end && bytes[index + 1] & 0xC0 == 0x80
+        && bytes[index + 2] & 0xC0 == 0x80
+    {
+        return index + 3
+    }
     let length: Int
     var low: UInt8 = 0x80
     var high: UInt8 = 0xBF
