@@ -57,6 +57,12 @@ struct ReadmeExamples {
         let diagnostics = APNsLinter.lint(document, pushType: .alert)
         let canonical = document.canonicalBytes()
 
+        // The fastest read path makes no document at all.
+        let count = try parser.parse(bytes) { root in root.count }  // or parse(UnsafeRawBufferPointer) { … }
+        let decoded = try APNsPayload(decoding: bytes, parser: &parser)
+        let findings = APNsLinter.lint(bytes, pushType: .background, parser: &parser)
+
+        #expect(count == 2 && decoded == model && findings.map(\.code) == [.pushTypeMismatch])
         #expect(badge == 2 && richId == "4f1c" && keyBytes == 9)
         #expect(model.aps.alert == .text("Hi") && model["richId"] == "4f1c")
         #expect(diagnostics.isEmpty)
