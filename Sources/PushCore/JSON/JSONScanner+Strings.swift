@@ -40,6 +40,13 @@ func scanStringContent(_ bytes: UnsafePointer<UInt8>, end: Int, quote: Int) thro
             // A run of non-ASCII text (accented, CJK, emoji): validate it sequence by sequence
             // without going back to the ASCII skipper after every character.
             repeat {
+                // Four two-byte sequences (accented Latin, Greek, Cyrillic, Hebrew, Arabic) per word.
+                while index &+ 8 <= end
+                    && isFourTwoByteSequences(UInt64(littleEndian: UnsafeRawPointer(bytes + index).loadUnaligned(as: UInt64.self)))
+                {
+                    index &+= 8
+                }
+                guard index < end && bytes[index] >= 0x80 else { break }
                 index = try validateUTF8Sequence(bytes, end: end, at: index)
             } while index < end && bytes[index] >= 0x80
         }
@@ -153,6 +160,17 @@ func attentionMask(_ word: UInt64) -> UInt64 {
     // Bytes below 0x20 borrow into their high bit; bytes at or above 0x80 have it already.
     let belowSpace = word &- (ones &* 0x20)
     return (hasQuote | hasBackslash | belowSpace | word) & highBits
+}
+
+/// True when the eight bytes (little-endian) are four well-formed two-byte UTF-8 sequences:
+/// each lead is 110xxxxx but not C0 or C1 (overlong), each continuation 10xxxxxx.
+@inlinable
+@inline(__always)
+func isFourTwoByteSequences(_ word: UInt64) -> Bool {
+    guard word & 0xC0E0_C0E0_C0E0_C0E0 == 0x80C0_80C0_80C0_80C0 else { return false }
+    // A lead whose bits 1–4 are all zero is C0 or C1; find such a lane without a loop.
+    let leadBits = word & 0x001E_001E_001E_001E
+    return (leadBits &- 0x0001_0001_0001_0001) & 0x8000_8000_8000_8000 == 0
 }
 
 /// 0–15 for a hexadecimal digit, 0xFF otherwise.

@@ -144,3 +144,36 @@ struct JSONParserTests {
         #expect(checksum > 0)
     }
 }
+
+@Suite("UTF-8 inside long non-ASCII runs")
+struct UTF8RunTests {
+    /// The scanner checks runs of two-byte sequences a word at a time; an invalid sequence
+    /// planted anywhere in such a run, at any alignment, must still be found at its lead byte.
+    @Test("invalid sequences planted in runs of two-byte characters", arguments: [
+        [0xC0, 0x80], [0xC1, 0xBF], [0xC3, 0x28], [0x80], [0xBF, 0xBF], [0xED, 0xA0, 0x80], [0xF5, 0x80, 0x80, 0x80],
+    ] as [[UInt8]])
+    func plantedInvalid(_ invalid: [UInt8]) throws {
+        var parser = JSONParser()
+        let run = [UInt8](String(repeating: "é", count: 20).utf8)
+        for prefix in 0..<3 {
+            for position in stride(from: 0, through: run.count, by: 2) {
+                let head = [UInt8](repeating: UInt8(ascii: "a"), count: prefix)
+                let bytes = [UInt8(ascii: "\"")] + head + Array(run[..<position]) + invalid + Array(run[position...]) + [UInt8(ascii: "\"")]
+                #expect(throws: JSONError(.invalidUTF8, at: 1 + prefix + position, "")) { _ = try parser.parse(bytes) }
+            }
+        }
+    }
+
+    @Test("valid mixes of one-, two-, three- and four-byte characters at every alignment")
+    func validMixes() throws {
+        var parser = JSONParser()
+        let pieces = ["é", "ß", "Ω", "Ж", "a", "你", "😀", "\u{7FF}", "\u{80}"]
+        var random = SeededGenerator(seed: 7)
+        for _ in 0..<2_000 {
+            var text = ""
+            for _ in 0..<Int.random(in: 0..<40, using: &random) { text += pieces.randomElement(using: &random)! }
+            let bytes = Array("\"\(text)\"".utf8)
+            #expect(try parser.parse(bytes).root.string == text)
+        }
+    }
+}
