@@ -181,9 +181,7 @@ public struct UnsafeJSONValue {
     @inlinable
     public var double: Double? {
         guard entry.kind == .number else { return nil }
-        if let exact = exactDouble(contentBytes) { return exact }
-        // Spellings of up to 15 bytes fit a small string, so most of these do not allocate.
-        return Double(String(decoding: contentBytes, as: UTF8.self))
+        return exactDouble(contentBytes) ?? correctlyRoundedDouble(contentBytes)
     }
 
     // MARK: Containers
@@ -439,57 +437,6 @@ func bytesEqual(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) ->
     guard lhs.count == rhs.count else { return false }
     for index in 0..<lhs.count where lhs[index] != rhs[index] { return false }
     return true
-}
-
-/// Exact powers of ten that a `Double` holds without rounding.
-@usableFromInline
-let exactPowersOfTen: [Double] = (0...22).map { (0..<$0).reduce(1.0) { result, _ in result * 10 } }
-
-/// The value of a validated number spelling when Clinger's fast path applies: at most 15
-/// significant digits (so the digits are an exact `Double`) and a power of ten within ±22 (also
-/// exact), so one multiplication or division rounds correctly. `nil` otherwise.
-@inlinable
-func exactDouble(_ spelling: UnsafeRawBufferPointer) -> Double? {
-    var index = 0
-    let count = spelling.count
-    let negative = spelling[0] == ASCII.minus
-    if negative { index = 1 }
-    var digits: UInt64 = 0
-    var significantDigits = 0
-    var exponent = 0
-    var inFraction = false
-    while index < count {
-        let byte = spelling[index]
-        if byte == ASCII.dot {
-            inFraction = true
-        } else if isDigit(byte) {
-            if digits != 0 || byte != ASCII.zero { significantDigits += 1 }
-            guard significantDigits <= 15 else { return nil }
-            digits = digits &* 10 &+ UInt64(byte &- ASCII.zero)
-            if inFraction { exponent -= 1 }
-        } else {
-            break  // the exponent marker
-        }
-        index += 1
-    }
-    if index < count {
-        index += 1
-        var exponentNegative = false
-        if spelling[index] == ASCII.minus || spelling[index] == ASCII.plus {
-            exponentNegative = spelling[index] == ASCII.minus
-            index += 1
-        }
-        var written = 0
-        while index < count {
-            written = written &* 10 &+ Int(spelling[index] &- ASCII.zero)
-            guard written <= 1000 else { return nil }
-            index += 1
-        }
-        exponent += exponentNegative ? -written : written
-    }
-    guard exponent >= -22 && exponent <= 22 else { return digits == 0 ? (negative ? -0.0 : 0.0) : nil }
-    let magnitude = exponent < 0 ? Double(digits) / exactPowersOfTen[-exponent] : Double(digits) * exactPowersOfTen[exponent]
-    return negative ? -magnitude : magnitude
 }
 
 /// Parses an integer spelling the scanner already validated; `nil` on overflow.
