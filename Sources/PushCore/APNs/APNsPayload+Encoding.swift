@@ -9,7 +9,10 @@ extension APNsPayload {
     ///   `duplicateKey` for a model no valid payload can express.
     @inlinable
     public func encode(into buffer: inout [UInt8], limit: Int = APNsLimits.payloadSize) throws(JSONError) {
-        guard limit <= Self.largestInPlaceLimit, #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) else {
+        // Limits of 0 or less fit nothing; the growing path reports the size like any other overflow.
+        guard limit > 0, limit <= Self.largestInPlaceLimit,
+            #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *)
+        else {
             return try encodeGrowing(into: &buffer, limit: limit)
         }
         // APNs limits are a few KiB: make room for `limit` bytes once (a reused buffer keeps it),

@@ -72,18 +72,6 @@ struct ByteCountOutput: JSONOutput {
     mutating func append(_ raw: UnsafeRawBufferPointer) { count += raw.count }
 }
 
-/// Appends to any growable byte collection (`Data`, `ByteBuffer`-backed views, ...).
-@usableFromInline
-struct CollectionOutput<Bytes: RangeReplaceableCollection<UInt8>>: JSONOutput {
-    @usableFromInline var bytes: Bytes
-
-    @inlinable init(bytes: Bytes) { self.bytes = bytes }
-
-    @inlinable mutating func append(_ byte: UInt8) { bytes.append(byte) }
-
-    @inlinable mutating func append(_ raw: UnsafeRawBufferPointer) { bytes.append(contentsOf: raw) }
-}
-
 extension Array<UInt8> {
     /// Runs `body` with an output that appends to this array, without copying it.
     @inlinable

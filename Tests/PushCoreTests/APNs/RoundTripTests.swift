@@ -164,4 +164,14 @@ struct RoundTripTests {
         try payload.encode(into: &buffer, limit: APNsPushType.voip.payloadLimit)
         #expect(buffer.count == 3 + size)
     }
+
+    @Test("limits that fit nothing are errors, not traps", arguments: [0, -1, Int.min, 9])
+    func degenerateLimits(_ limit: Int) {
+        var buffer: [UInt8] = [7]
+        let payload = APNsPayload.silentSecurePush(secureId: "1")
+        #expect(throws: JSONError(.payloadTooLarge, at: limit, "")) { try payload.encode(into: &buffer, limit: limit) }
+        #expect(buffer == [7])
+        var fitted = payload
+        #expect(throws: JSONError.self) { try fitted.fit(limit: limit) }
+    }
 }
