@@ -108,31 +108,17 @@ public struct JSONParser: Sendable {
             throw JSONError(.unexpectedEnd, at: 0, "empty input, expected a value")
         }
         let depth = options.effectiveDepth
-        let result = withUnsafeTemporaryAllocation(of: UInt32.self, capacity: depth) { stack -> JSONError? in
+        try withUnsafeTemporaryAllocation(of: UInt32.self, capacity: depth) { (stack) throws(JSONError) in
             var scanner = JSONScanner(
                 bytes: base.assumingMemoryBound(to: UInt8.self), count: bytes.count, sink: ValidationSink(),
                 stack: stack.baseAddress!, maximumDepth: depth)
-            do throws(JSONError) {
-                try scanner.scanDocument()
-                return nil
-            } catch {
-                return error
-            }
+            try scanner.scanDocument()
         }
-        if let result { throw result }
     }
 
     /// Checks that `bytes` are one valid JSON text without recording anything.
     public func validate(_ bytes: [UInt8]) throws(JSONError) {
-        let result = bytes.withUnsafeBytes { raw -> JSONError? in
-            do throws(JSONError) {
-                try validate(raw)
-                return nil
-            } catch {
-                return error
-            }
-        }
-        if let result { throw result }
+        try bytes.withUnsafeBufferPointer { (buffer) throws(JSONError) in try validate(UnsafeRawBufferPointer(buffer)) }
     }
 
     /// Makes `storage` safe to overwrite: a document from the previous parse that is still
