@@ -1,0 +1,120 @@
+/// The byte encodings of SAS tokens: percent-encoding (RFC 3986 unreserved characters kept,
+/// uppercase hex) and base64 (RFC 4648, standard alphabet, padded).
+enum TokenEncoding {
+    static let upperHex: StaticString = "0123456789ABCDEF"
+    static let base64Alphabet: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+    @inline(__always)
+    static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), ASCII.zero...ASCII.nine,
+            ASCII.minus, ASCII.dot, UInt8(ascii: "_"), UInt8(ascii: "~"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// Appends `bytes` percent-encoded, lowercasing ASCII letters first when asked.
+    static func appendPercentEncoded(_ bytes: some Sequence<UInt8>, lowercasingASCII: Bool = false, to output: inout [UInt8]) {
+        for var byte in bytes {
+            if lowercasingASCII && byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { byte |= 0x20 }
+            if isUnreserved(byte) {
+                output.append(byte)
+            } else {
+                output.append(UInt8(ascii: "%"))
+                output.append(upperHex.utf8Start[Int(byte >> 4)])
+                output.append(upperHex.utf8Start[Int(byte & 0xF)])
+            }
+        }
+    }
+
+    /// Percent-decodes `bytes` (hex digits of either case); `nil` for a malformed `%` sequence.
+    static func percentDecoded(_ bytes: some Collection<UInt8>) -> [UInt8]? {
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count)
+        var iterator = bytes.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                output.append(byte)
+                continue
+            }
+            guard let high = iterator.next(), let low = iterator.next() else { return nil }
+            let highValue = hexDigitValue(high)
+            let lowValue = hexDigitValue(low)
+            guard highValue < 16, lowValue < 16 else { return nil }
+            output.append(highValue << 4 | lowValue)
+        }
+        return output
+    }
+
+    /// Appends the base64 of `bytes`.
+    static func appendBase64(_ bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+        let alphabet = base64Alphabet.utf8Start
+        var index = 0
+        while index + 3 <= bytes.count {
+            let value = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
+            output.append(alphabet[Int(value >> 18 & 63)])
+            output.append(alphabet[Int(value >> 12 & 63)])
+            output.append(alphabet[Int(value >> 6 & 63)])
+            output.append(alphabet[Int(value & 63)])
+            index += 3
+        }
+        let remaining = bytes.count - index
+        if remaining > 0 {
+            let value = UInt32(bytes[index]) << 16 | (remaining == 2 ? UInt32(bytes[index + 1]) << 8 : 0)
+            output.append(alphabet[Int(value >> 18 & 63)])
+            output.append(alphabet[Int(value >> 12 & 63)])
+            output.append(remaining == 2 ? alphabet[Int(value >> 6 & 63)] : UInt8(ascii: "="))
+            output.append(UInt8(ascii: "="))
+        }
+    }
+
+    /// Decodes padded base64; `nil` when `text` is not canonical base64.
+    static func base64Decoded(_ text: [UInt8]) -> [UInt8]? {
+        guard text.count % 4 == 0 else { return nil }
+        var output: [UInt8] = []
+        output.reserveCapacity(text.count / 4 * 3)
+        var index = 0
+        while index < text.count {
+            var value: UInt32 = 0
+            var padding = 0
+            for offset in 0..<4 {
+                let byte = text[index + offset]
+                let sextet: UInt32
+                if byte == UInt8(ascii: "=") && index + 4 == text.count && offset >= 2 {
+                    padding += 1
+                    sextet = 0
+                } else {
+                    guard padding == 0, let decoded = base64Value(byte) else { return nil }
+                    sextet = decoded
+                }
+                value = value << 6 | sextet
+            }
+            output.append(UInt8(value >> 16 & 0xFF))
+            if padding < 2 { output.append(UInt8(value >> 8 & 0xFF)) }
+            if padding < 1 { output.append(UInt8(value & 0xFF)) }
+            index += 4
+        }
+        return output
+    }
+
+    static func base64Value(_ byte: UInt8) -> UInt32? {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): return UInt32(byte - UInt8(ascii: "A"))
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): return UInt32(byte - UInt8(ascii: "a")) + 26
+        case ASCII.zero...ASCII.nine: return UInt32(byte - ASCII.zero) + 52
+        case UInt8(ascii: "+"): return 62
+        case UInt8(ascii: "/"): return 63
+        default: return nil
+        }
+    }
+
+    /// Compares in time that depends only on the lengths, not on where the bytes differ.
+    static func constantTimeEquals(_ lhs: some Collection<UInt8>, _ rhs: some Collection<UInt8>) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        var difference: UInt8 = 0
+        for (left, right) in zip(lhs, rhs) { difference |= left ^ right }
+        return difference == 0
+    }
+}
