@@ -211,6 +211,39 @@ let workloads: [Workload] = [
         ]),
 ]
 
+// MARK: SAS
+
+let sasResource = "https://my-namespace.servicebus.windows.net/my-hub/messages/"
+let sasKeyName = "DefaultFullSharedAccessSignature"
+let sasKey = "JHadkDHkdhi74jaHdakhy/rZ6KEdfhasYdahO8JOx/1sZXTUlc="
+let sasSigner = SASSigner(keyName: sasKeyName, key: sasKey)
+let sasCache = SASTokenCache(signer: sasSigner)
+let foundationCache = FoundationSASCache(keyName: sasKeyName, key: sasKey)
+nonisolated(unsafe) var sasExpiry: Int64 = 1_700_000_000
+let sasBytes = (try! sasSigner.token(for: sasResource, expiry: sasExpiry)).utf8.count
+
+let sasWorkloads: [Workload] = [
+    Workload(
+        name: "sas.mint", operations: 1, bytes: sasBytes,
+        implementations: [
+            // A new expiry every time, so nothing can be reused between tokens.
+            Implementation(name: "pushcore") {
+                sasExpiry &+= 1
+                return try! sasSigner.token(for: sasResource, expiry: sasExpiry).utf8.count
+            },
+            Implementation(name: "foundation.baseline") {
+                sasExpiry &+= 1
+                return foundationSASToken(resource: sasResource, keyName: sasKeyName, key: sasKey, expiry: sasExpiry).utf8.count
+            },
+        ]),
+    Workload(
+        name: "sas.cached", operations: 1, bytes: sasBytes,
+        implementations: [
+            Implementation(name: "pushcore") { try! sasCache.token(for: sasResource).utf8.count },
+            Implementation(name: "foundation.baseline") { foundationCache.token(for: sasResource).utf8.count },
+        ]),
+]
+
 // MARK: Run
 
 let options = arguments.quick ? BenchOptions.quick : BenchOptions()
@@ -224,7 +257,7 @@ if !arguments.json {
             + "ns/op".leftPadded(10) + "  (min–max)".padding(toLength: 22, withPad: " ", startingAt: 0) + "MB/s".leftPadded(9)
             + "allocs/op".leftPadded(11) + "speedup".leftPadded(10))
 }
-for workload in workloads {
+for workload in workloads + sasWorkloads {
     if let filter, (try? filter.firstMatch(in: workload.name)) == nil { continue }
     guard workload.operations > 0 else {
         if !arguments.json { print("\(workload.name): skipped, no APNs payloads in the corpus") }

@@ -14,10 +14,15 @@ public struct SASClock: Sendable {
 
     public init(_ now: @escaping @Sendable () -> Int64) { self.now = now }
 
-    /// The system's wall clock.
+    /// The system's wall clock. Expiries are whole seconds, so Linux's coarse clock (a few
+    /// milliseconds of resolution, a fraction of the cost) is enough.
     public static let system = SASClock {
         var time = timespec()
+        #if os(Linux)
+        clock_gettime(CLOCK_REALTIME_COARSE, &time)
+        #else
         clock_gettime(CLOCK_REALTIME, &time)
+        #endif
         return Int64(time.tv_sec)
     }
 
@@ -56,26 +61,60 @@ public struct SASSigner: Sendable, CustomStringConvertible, CustomDebugStringCon
     /// - Throws: `invalidExpiry` for a negative expiry.
     public func token(for resource: String, expiry: Int64) throws(SASError) -> String {
         guard expiry >= 0 else { throw SASError(.invalidExpiry, "expiry \(expiry) is before 1970") }
-        var token: [UInt8] = []
-        token.reserveCapacity(96 + resource.utf8.count * 3 + keyNameField.count)
-        token.append(contentsOf: "SharedAccessSignature sr=".utf8)
-        let resourceStart = token.count
-        Self.appendResource(resource, to: &token)
-        let resourceEnd = token.count
-        // The string to sign is `sr` + "\n" + expiry: write it in place, sign, then overwrite.
-        token.append(ASCII.newline)
-        appendDecimal(expiry, to: &token)
-        let mac = token.withUnsafeBytes { signature(of: UnsafeRawBufferPointer(rebasing: $0[resourceStart...])) }
-        token.removeSubrange(resourceEnd...)
-        token.append(contentsOf: "&sig=".utf8)
-        var base64: [UInt8] = []
-        base64.reserveCapacity(44)
-        mac.withUnsafeBytes { TokenEncoding.appendBase64($0, to: &base64) }
-        TokenEncoding.appendPercentEncoded(base64, to: &token)
-        token.append(contentsOf: "&se=".utf8)
-        appendDecimal(expiry, to: &token)
-        token.append(contentsOf: keyNameField)
-        return String(decoding: token, as: UTF8.self)
+        if let token = resource.utf8.withContiguousStorageIfAvailable({ token(resourceUTF8: UnsafeRawBufferPointer($0), expiry: expiry) }) {
+            return token
+        }
+        var resource = resource
+        return resource.withUTF8 { token(resourceUTF8: UnsafeRawBufferPointer($0), expiry: expiry) }
+    }
+
+    /// Writes the whole token straight into the string's storage: one allocation.
+    /// - Parameter isLowercased: The resource is already lowercased as Unicode text.
+    func token(resourceUTF8: UnsafeRawBufferPointer, expiry: Int64, isLowercased: Bool = false) -> String {
+        if !isLowercased && resourceUTF8.contains(where: { $0 >= 0x80 }) {
+            // Unicode lowercasing can change lengths; do it first, as the Azure SDKs do. ASCII is
+            // lowercased byte by byte below.
+            var lowercased = String(decoding: resourceUTF8, as: UTF8.self).lowercased()
+            return lowercased.withUTF8 { token(resourceUTF8: UnsafeRawBufferPointer($0), expiry: expiry, isLowercased: true) }
+        }
+        let prefix: StaticString = "SharedAccessSignature sr="
+        // Every resource byte and base64 byte may take three; the expiry at most 19 digits.
+        let capacity = prefix.utf8CodeUnitCount + resourceUTF8.count * 3 + "&sig=".utf8.count + 44 * 3 + "&se=".utf8.count + 19
+            + keyNameField.count
+        return String(unsafeUninitializedCapacity: capacity) { output in
+            var writer = TokenWriter(output)
+            writer.append(prefix)
+            let resourceStart = writer.count
+            for byte in resourceUTF8 {
+                writer.appendPercentEncoded(byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte)
+            }
+            let resourceEnd = writer.count
+            var expiryDigits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+            let expiryText = withUnsafeMutableBytes(of: &expiryDigits) { decimalDigits(of: expiry, into: $0) }
+            // The string to sign, `sr` + "\n" + expiry, is written after `sr` so that it is signed
+            // in one call (swift-crypto's generic update costs metadata lookups per call), then
+            // overwritten by the rest of the token.
+            writer.appendByte(ASCII.newline)
+            withUnsafeBytes(of: expiryDigits) { digits in
+                for byte in digits[expiryText] { writer.appendByte(byte) }
+            }
+            let mac = keyed.authenticationCode(for: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(output)[resourceStart..<writer.count]))
+            writer.count = resourceEnd
+            writer.append("&sig=")
+            var base64: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
+            withUnsafeMutableBytes(of: &base64) { base64Bytes in
+                let count = mac.withUnsafeBytes { TokenEncoding.writeBase64($0, to: base64Bytes) }
+                for byte in base64Bytes[..<count] { writer.appendPercentEncoded(byte) }
+            }
+            writer.append("&se=")
+            withUnsafeBytes(of: expiryDigits) { digits in
+                for byte in digits[expiryText] { writer.appendByte(byte) }
+            }
+            keyNameField.withUnsafeBytes { field in
+                for byte in field { writer.appendByte(byte) }
+            }
+            return writer.finish()
+        }
     }
 
     /// A token for `resource` valid for `ttl` seconds from the clock's now.
@@ -94,16 +133,6 @@ public struct SASSigner: Sendable, CustomStringConvertible, CustomDebugStringCon
     /// HMAC-SHA256 of `message` with this signer's key.
     func signature(of message: UnsafeRawBufferPointer) -> HashedAuthenticationCode<SHA256> {
         keyed.authenticationCode(for: message)
-    }
-
-    /// The lowercased URI, percent-encoded. ASCII is lowercased byte by byte; other text goes
-    /// through Unicode lowercasing first, as the Azure SDKs do.
-    static func appendResource(_ resource: String, to output: inout [UInt8]) {
-        if resource.utf8.allSatisfy({ $0 < 0x80 }) {
-            TokenEncoding.appendPercentEncoded(resource.utf8, lowercasingASCII: true, to: &output)
-        } else {
-            TokenEncoding.appendPercentEncoded(resource.lowercased().utf8, to: &output)
-        }
     }
 
     public var description: String { "SASSigner(keyName: \(keyName), key: <redacted>)" }
@@ -133,20 +162,59 @@ package struct KeyedHMAC: @unchecked Sendable {
     }
 }
 
-func appendDecimal(_ value: Int64, to output: inout [UInt8]) {
-    var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
-    withUnsafeMutableBytes(of: &digits) { buffer in
-        var magnitude = value.magnitude
-        var start = buffer.count
-        repeat {
-            start -= 1
-            buffer[start] = ASCII.zero &+ UInt8(truncatingIfNeeded: magnitude % 10)
-            magnitude /= 10
-        } while magnitude != 0
-        if value < 0 {
-            start -= 1
-            buffer[start] = ASCII.minus
-        }
-        output.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[start...]))
+/// Appends to uninitialised string storage sized in advance.
+struct TokenWriter {
+    let base: UnsafeMutablePointer<UInt8>
+    let capacity: Int
+    var count = 0
+
+    init(_ buffer: UnsafeMutableBufferPointer<UInt8>) {
+        base = buffer.baseAddress!
+        capacity = buffer.count
     }
+
+    /// Unchecked in release builds: the capacity is the token's largest possible size (every
+    /// byte of resource and signature percent-encoded, the longest expiry), and `finish()`
+    /// checks it once.
+    @inline(__always)
+    mutating func appendByte(_ byte: UInt8) {
+        assert(count < capacity, "token capacity computed too small")
+        base[count] = byte
+        count += 1
+    }
+
+    /// The number of bytes written, after checking they fit.
+    func finish() -> Int {
+        precondition(count <= capacity, "token capacity computed too small")
+        return count
+    }
+
+    mutating func append(_ text: StaticString) {
+        for index in 0..<text.utf8CodeUnitCount { appendByte(text.utf8Start[index]) }
+    }
+
+    /// The byte itself when unreserved (RFC 3986), `%XX` with uppercase hex otherwise.
+    @inline(__always)
+    mutating func appendPercentEncoded(_ byte: UInt8) {
+        if TokenEncoding.isUnreserved(byte) {
+            appendByte(byte)
+        } else {
+            appendByte(UInt8(ascii: "%"))
+            appendByte(TokenEncoding.upperHex.utf8Start[Int(byte >> 4)])
+            appendByte(TokenEncoding.upperHex.utf8Start[Int(byte & 0xF)])
+        }
+    }
+}
+
+/// Writes the decimal digits of a non-negative `value` at the end of `buffer` (24 bytes);
+/// returns where they are.
+func decimalDigits(of value: Int64, into buffer: UnsafeMutableRawBufferPointer) -> Range<Int> {
+    var magnitude = value.magnitude
+    var start = buffer.count
+    repeat {
+        start -= 1
+        buffer[start] = ASCII.zero &+ UInt8(truncatingIfNeeded: magnitude % 10)
+        magnitude /= 10
+    } while magnitude != 0
+    return start..<buffer.count
 }

@@ -17,7 +17,15 @@ public final class SASTokenCache: Sendable {
         let refreshAt: Int64
     }
 
-    private let entries = Mutex<[String: Entry]>([:])
+    private struct State {
+        /// The resource asked for last: most backends sign for one hub, and comparing a string
+        /// with itself is cheaper than hashing it.
+        var lastResource = ""
+        var last: Entry?
+        var entries: [String: Entry] = [:]
+    }
+
+    private let state = Mutex(State())
 
     public init(signer: SASSigner, ttl: Int64 = 20 * 60, refreshMargin: Int64 = 2 * 60, clock: SASClock = .system, capacity: Int = 1024) {
         self.signer = signer
@@ -31,29 +39,35 @@ public final class SASTokenCache: Sendable {
     /// - Throws: `invalidExpiry` when the clock and TTL give no valid expiry.
     public func token(for resource: String) throws(SASError) -> String {
         let now = clock.now()
-        if let token = entries.withLock({ entries -> String? in
-            guard let entry = entries[resource], now < entry.refreshAt else { return nil }
+        let cached = state.withLock { state -> String? in
+            if let last = state.last, state.lastResource == resource {
+                return now < last.refreshAt ? last.token : nil
+            }
+            guard let entry = state.entries[resource], now < entry.refreshAt else { return nil }
+            state.lastResource = resource
+            state.last = entry
             return entry.token
-        }) {
-            return token
         }
+        if let cached { return cached }
         // Mint outside the lock: a signature costs far more than a lookup.
         let expiry = try SASSigner.expiry(now: now, ttl: ttl)
         let token = try signer.token(for: resource, expiry: expiry)
         let refreshAt = expiry.subtractingReportingOverflow(refreshMargin)
         let entry = Entry(token: token, refreshAt: refreshAt.overflow ? Int64.min : refreshAt.partialValue)
-        entries.withLock { entries in
-            if entries.count >= capacity && entries[resource] == nil {
-                entries = entries.filter { now < $0.value.refreshAt }
-                if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+        state.withLock { state in
+            if state.entries.count >= capacity && state.entries[resource] == nil {
+                state.entries = state.entries.filter { now < $0.value.refreshAt }
+                if state.entries.count >= capacity { state.entries.removeAll(keepingCapacity: true) }
             }
-            entries[resource] = entry
+            state.entries[resource] = entry
+            state.lastResource = resource
+            state.last = entry
         }
         return token
     }
 
     /// Drops every cached token (after a key rotation, say).
     public func removeAll() {
-        entries.withLock { $0.removeAll() }
+        state.withLock { $0 = State() }
     }
 }

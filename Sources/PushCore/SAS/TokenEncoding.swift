@@ -48,26 +48,32 @@ enum TokenEncoding {
         return output
     }
 
-    /// Appends the base64 of `bytes`.
-    static func appendBase64(_ bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+    /// Writes the base64 of `bytes` into `output`; returns the number of bytes written.
+    static func writeBase64(_ bytes: UnsafeRawBufferPointer, to output: UnsafeMutableRawBufferPointer) -> Int {
         let alphabet = base64Alphabet.utf8Start
         var index = 0
+        var written = 0
+        func emit(_ byte: UInt8) {
+            output[written] = byte
+            written += 1
+        }
         while index + 3 <= bytes.count {
             let value = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
-            output.append(alphabet[Int(value >> 18 & 63)])
-            output.append(alphabet[Int(value >> 12 & 63)])
-            output.append(alphabet[Int(value >> 6 & 63)])
-            output.append(alphabet[Int(value & 63)])
+            emit(alphabet[Int(value >> 18 & 63)])
+            emit(alphabet[Int(value >> 12 & 63)])
+            emit(alphabet[Int(value >> 6 & 63)])
+            emit(alphabet[Int(value & 63)])
             index += 3
         }
         let remaining = bytes.count - index
         if remaining > 0 {
             let value = UInt32(bytes[index]) << 16 | (remaining == 2 ? UInt32(bytes[index + 1]) << 8 : 0)
-            output.append(alphabet[Int(value >> 18 & 63)])
-            output.append(alphabet[Int(value >> 12 & 63)])
-            output.append(remaining == 2 ? alphabet[Int(value >> 6 & 63)] : UInt8(ascii: "="))
-            output.append(UInt8(ascii: "="))
+            emit(alphabet[Int(value >> 18 & 63)])
+            emit(alphabet[Int(value >> 12 & 63)])
+            emit(remaining == 2 ? alphabet[Int(value >> 6 & 63)] : UInt8(ascii: "="))
+            emit(UInt8(ascii: "="))
         }
+        return written
     }
 
     /// Decodes padded base64; `nil` when `text` is not canonical base64.
