@@ -85,3 +85,24 @@ struct ReadmeExamples {
         }
     }
 }
+
+@Suite("README SAS example")
+struct ReadmeSASExample {
+    @Test("sign, cache, verify, inspect")
+    func sas() throws {
+        let connection = try ConnectionString(
+            "Endpoint=sb://my-ns.servicebus.windows.net/;SharedAccessKeyName=DefaultFullSharedAccessSignature;SharedAccessKey=c2VjcmV0")
+        let signer = SASSigner(connection)  // HMAC-SHA256 keyed once, here
+        let token = try signer.token(for: "https://my-ns.servicebus.windows.net/my-hub", ttl: 1200)
+
+        let cache = SASTokenCache(signer: signer)  // ttl 20 min, refreshMargin 2 min, clock injectable
+        let authorization = try cache.token(for: "https://my-ns.servicebus.windows.net/my-hub")
+
+        let verifier = SASVerifier(connection, clockSkew: 60)
+        let info = try verifier.verify(authorization, uri: "https://my-ns.servicebus.windows.net/my-hub/messages/", now: SASClock.system.now())
+        print(try SASVerifier.inspect(authorization))
+
+        #expect(token.hasPrefix("SharedAccessSignature sr=https%3A%2F%2Fmy-ns.servicebus.windows.net%2Fmy-hub&sig="))
+        #expect(info.keyName == "DefaultFullSharedAccessSignature")
+    }
+}
