@@ -93,13 +93,7 @@ enum JSONWriter {
     static func writeInteger<Output: JSONOutput>(_ value: Int, to output: inout Output) {
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
         withUnsafeMutableBytes(of: &digits) { buffer in
-            var magnitude = value.magnitude
-            var start = buffer.count
-            repeat {
-                start -= 1
-                buffer[start] = ASCII.zero &+ UInt8(truncatingIfNeeded: magnitude % 10)
-                magnitude /= 10
-            } while magnitude != 0
+            var start = writeDecimalDigits(UInt64(value.magnitude), endingAt: buffer)
             if value < 0 {
                 start -= 1
                 buffer[start] = ASCII.minus
@@ -140,4 +134,18 @@ enum JSONWriter {
         writeStringContent(string, to: &counter)
         return counter.count
     }
+}
+
+/// Writes the decimal digits of `magnitude` so that they end at the end of `buffer` (20 bytes
+/// hold any `UInt64`); returns the offset of the first digit.
+@inlinable
+func writeDecimalDigits(_ magnitude: UInt64, endingAt buffer: UnsafeMutableRawBufferPointer) -> Int {
+    var magnitude = magnitude
+    var start = buffer.count
+    repeat {
+        start -= 1
+        buffer[start] = ASCII.zero &+ UInt8(truncatingIfNeeded: magnitude % 10)
+        magnitude /= 10
+    } while magnitude != 0
+    return start
 }

@@ -90,7 +90,8 @@ public struct SASSigner: Sendable, CustomStringConvertible, CustomDebugStringCon
             }
             let resourceEnd = writer.count
             var expiryDigits: (UInt64, UInt64, UInt64) = (0, 0, 0)
-            let expiryText = withUnsafeMutableBytes(of: &expiryDigits) { decimalDigits(of: expiry, into: $0) }
+            // Non-negative: checked by `token(for:expiry:)`.
+            let expiryText = withUnsafeMutableBytes(of: &expiryDigits) { writeDecimalDigits(UInt64(expiry), endingAt: $0)..<$0.count }
             // The string to sign, `sr` + "\n" + expiry, is written after `sr` so that it is signed
             // in one call (swift-crypto's generic update costs metadata lookups per call), then
             // overwritten by the rest of the token.
@@ -204,17 +205,4 @@ struct TokenWriter {
             appendByte(TokenEncoding.upperHex.utf8Start[Int(byte & 0xF)])
         }
     }
-}
-
-/// Writes the decimal digits of a non-negative `value` at the end of `buffer` (24 bytes);
-/// returns where they are.
-func decimalDigits(of value: Int64, into buffer: UnsafeMutableRawBufferPointer) -> Range<Int> {
-    var magnitude = value.magnitude
-    var start = buffer.count
-    repeat {
-        start -= 1
-        buffer[start] = ASCII.zero &+ UInt8(truncatingIfNeeded: magnitude % 10)
-        magnitude /= 10
-    } while magnitude != 0
-    return start..<buffer.count
 }
