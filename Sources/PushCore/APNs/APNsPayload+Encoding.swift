@@ -89,7 +89,15 @@ extension APNsPayload {
     @inlinable
     func write<Output: JSONOutput>(to output: inout Output) throws(JSONError) {
         JSONWriter.writeStatic("{\"aps\":", to: &output)
-        try apsBox.value.write(to: &output)
+        var failure: JSONError?
+        apsBox.withUnsafeMutablePointerToHeader { aps in
+            do throws(JSONError) {
+                try aps.pointee.writeInPlace(to: &output)
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
         if !customKeys.isEmpty {
             try checkUniqueKeys(customKeys)
             // Borrowed through the buffer: iterating the array would retain every key and value.
@@ -173,6 +181,14 @@ func writeStringArray<Output: JSONOutput>(_ values: [String], to output: inout O
 }
 
 extension APS {
+    /// `write(to:)` reached through an inout access: calling a non-mutating method on a
+    /// pointer's `pointee` makes Swift copy the whole value first (500 bytes, every string
+    /// retained); an inout access passes its address. Nothing is written to `self`.
+    @inlinable
+    mutating func writeInPlace<Output: JSONOutput>(to output: inout Output) throws(JSONError) {
+        try write(to: &output)
+    }
+
     @inlinable
     func write<Output: JSONOutput>(to output: inout Output) throws(JSONError) {
         output.append(ASCII.openBrace)

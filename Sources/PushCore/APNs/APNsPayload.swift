@@ -8,16 +8,17 @@
 /// ```
 public struct APNsPayload: Sendable, Hashable {
     /// `aps` is large (about 500 bytes of optionals); it lives in a copy-on-write box so that
-    /// copying a payload, or capturing one in a closure, does not copy it field by field.
-    @usableFromInline var apsBox: APSBox
+    /// copying a payload, or capturing one in a closure, does not copy it field by field. The
+    /// box is only mutated after a uniqueness check, so sharing it between tasks is safe.
+    @usableFromInline nonisolated(unsafe) var apsBox: APSBox
 
     public var aps: APS {
         // A `get`, not `_read`: yielding the box's value corrupted memory in unoptimised builds
-        // (Swift 6.3.1). Hot paths inside the module read `apsBox.value` in place instead.
-        @inlinable get { apsBox.value }
+        // (Swift 6.3.1). The encoder reads the value in place through the box's pointer instead.
+        @inlinable get { apsBox.header }
         @inlinable _modify {
-            if !isKnownUniquelyReferenced(&apsBox) { apsBox = APSBox(apsBox.value) }
-            yield &apsBox.value
+            if !isKnownUniquelyReferenced(&apsBox) { apsBox = APSBox.make(apsBox.header) }
+            yield &apsBox.header
         }
     }
 
@@ -25,16 +26,16 @@ public struct APNsPayload: Sendable, Hashable {
     public var customKeys: [JSONMember]
 
     public init(aps: APS = APS(), customKeys: [JSONMember] = []) {
-        self.apsBox = APSBox(aps)
+        self.apsBox = APSBox.make(aps)
         self.customKeys = customKeys
     }
 
     public static func == (lhs: APNsPayload, rhs: APNsPayload) -> Bool {
-        (lhs.apsBox === rhs.apsBox || lhs.apsBox.value == rhs.apsBox.value) && lhs.customKeys == rhs.customKeys
+        (lhs.apsBox === rhs.apsBox || lhs.apsBox.header == rhs.apsBox.header) && lhs.customKeys == rhs.customKeys
     }
 
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(apsBox.value)
+        hasher.combine(apsBox.header)
         hasher.combine(customKeys)
     }
 
@@ -70,13 +71,16 @@ public struct APNsPayload: Sendable, Hashable {
     }
 }
 
-/// Storage of ``APNsPayload/aps``; shared between copies until one of them changes it.
+/// Storage of ``APNsPayload/aps``; shared between copies until one of them changes it. A
+/// `ManagedBuffer` because it hands out a pointer to its header: writing the value through it
+/// avoids copying 500 bytes (and retaining every string in them) per payload encoded.
 @usableFromInline
-final class APSBox: @unchecked Sendable {
-    @usableFromInline var value: APS
-
+final class APSBox: ManagedBuffer<APS, UInt8> {
     @inlinable
-    init(_ value: APS) { self.value = value }
+    static func make(_ value: APS) -> APSBox {
+        // `create` called on the subclass makes an instance of the subclass.
+        unsafeDowncast(APSBox.create(minimumCapacity: 0) { _ in value }, to: APSBox.self)
+    }
 }
 
 /// The `aps` dictionary. `nil` and `false` fields are left out when encoding; `true` flags are

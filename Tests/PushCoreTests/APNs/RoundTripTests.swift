@@ -128,6 +128,20 @@ struct RoundTripTests {
         }
     }
 
+    @Test("payloads are values: changing a copy leaves the original alone")
+    func valueSemantics() throws {
+        var original = APNsPayload(aps: APS(alert: .text("hello"), badge: 1))
+        var copy = original
+        copy.aps.alert = .text("changed")
+        copy.aps.badge = 2
+        #expect(original.aps.alert == .text("hello") && original.aps.badge == 1)
+        #expect(copy.aps.alert == .text("changed") && copy.aps.badge == 2)
+        original.aps.sound = .named("a")
+        #expect(copy.aps.sound == nil)
+        #expect(String(decoding: try original.encoded(), as: UTF8.self) == #"{"aps":{"alert":"hello","badge":1,"sound":"a"}}"#)
+        #expect(String(decoding: try copy.encoded(), as: UTF8.self) == #"{"aps":{"alert":"changed","badge":2}}"#)
+    }
+
     @Test("the flows' constructors")
     func flows() throws {
         let rich = APNsPayload.silentRichPush(richId: "4f1c", richType: "img", richMessage: #"Say "cheese""#)
