@@ -1,11 +1,10 @@
 /// Scans `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?` at `start`; returns the
-/// offset after it and its shape (fraction, exponent, sign).
+/// offset after it and its shape (fraction, exponent).
 @inlinable
 func scanNumber(_ bytes: UnsafePointer<UInt8>, end: Int, at start: Int) throws(JSONError) -> (end: Int, flags: UInt8) {
     var index = start
     var flags: UInt8 = 0
     if bytes[index] == ASCII.minus {
-        flags |= TapeEntry.numberIsNegative
         index += 1
     }
     guard index < end else { throw numberError(bytes, end: end, at: index, "a digit") }

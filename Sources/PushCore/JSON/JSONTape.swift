@@ -32,7 +32,6 @@ struct TapeEntry {
     @usableFromInline static let isKey: UInt8 = 1 << 1
     @usableFromInline static let numberHasFraction: UInt8 = 1 << 2
     @usableFromInline static let numberHasExponent: UInt8 = 1 << 3
-    @usableFromInline static let numberIsNegative: UInt8 = 1 << 4
 
     @inlinable
     init(kind: JSONKind, offset: Int, length: Int, flags: UInt8) {
