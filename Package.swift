@@ -6,22 +6,36 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "PushCore", targets: ["PushCore"]),
+        .library(name: "RichPushImages", targets: ["RichPushImages"]),
         .executable(name: "bench", targets: ["bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
     ],
     targets: [
-        .target(name: "PushCore", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "PushCore", dependencies: ["CXXHash", .product(name: "Crypto", package: "swift-crypto")]),
+        // Debian's libxxhash-dev (or Homebrew's xxhash); wrapped by Sources/PushCore/Streaming/XXH3.swift alone.
+        .systemLibrary(
+            name: "CXXHash",
+            pkgConfig: "libxxhash",
+            providers: [.apt(["libxxhash-dev"]), .brew(["xxhash"])]
+        ),
+        // Images embedded in the binary for rich pushes. Keep them small: `.embedInCode` compile time
+        // grows with the bytes (64 KiB ≈ 12 s).
+        .target(
+            name: "RichPushImages",
+            dependencies: ["PushCore"],
+            resources: [.embedInCode("Images/pushcore-logo.png"), .embedInCode("Images/sunset.png")]
+        ),
         // Counts this thread's heap allocations by wrapping glibc's malloc family; used by
         // `bench` to report allocations per operation and by tests that assert none happen.
         .target(name: "CAllocationCounter", path: "Benchmarks/CAllocationCounter"),
         .executableTarget(
             name: "bench",
-            dependencies: ["PushCore", "CAllocationCounter", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["PushCore", "RichPushImages", "CAllocationCounter", .product(name: "Crypto", package: "swift-crypto")],
             path: "Benchmarks/bench"
         ),
-        .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "CAllocationCounter"]),
+        .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "RichPushImages", "CAllocationCounter"]),
     ],
     swiftLanguageModes: [.v6]
 )
