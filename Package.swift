@@ -32,7 +32,7 @@ let package = Package(
         .target(name: "CAllocationCounter", path: "Benchmarks/CAllocationCounter"),
         .executableTarget(
             name: "bench",
-            dependencies: ["PushCore", "RichPushImages", "CAllocationCounter", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["PushCore", "CXXHash", "CAllocationCounter", .product(name: "Crypto", package: "swift-crypto")],
             path: "Benchmarks/bench"
         ),
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "RichPushImages", "CAllocationCounter"]),

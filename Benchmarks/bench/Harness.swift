@@ -28,6 +28,8 @@ struct Measurement {
     let allocationsPerOperation: Double?
     /// Baseline median over PushCore's median: how many times faster PushCore is.
     var pushcoreSpeedup: Double?
+    /// For `stream.file`: how far resident memory rose while streaming.
+    var peakResidentGrowth: Int?
 
     var megabytesPerSecond: Double { Double(bytesPerOperation) / nanoseconds.median * 1e3 }
     var operationsPerSecond: Double { 1e9 / nanoseconds.median }

@@ -1,4 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import PushCore
+import RichPushImages
 import Testing
 
 /// The API tour in README.md, verbatim, so that it keeps compiling and doing what it says.
@@ -104,5 +110,38 @@ struct ReadmeSASExample {
 
         #expect(token.hasPrefix("SharedAccessSignature sr=https%3A%2F%2Fmy-ns.servicebus.windows.net%2Fmy-hub&sig="))
         #expect(info.keyName == "DefaultFullSharedAccessSignature")
+    }
+}
+
+@Suite("README resources example")
+struct ReadmeResourcesExample {
+    @Test("chunks, file digests, response plan")
+    func resources() async throws {
+        var sent: [(offset: Int, count: Int)] = []
+        func send(_ bytes: ArraySlice<UInt8>, offset: Int, digest: UInt64?) { sent.append((offset, bytes.count)) }
+
+        let image = try RichPushImages.registry.resource(named: "sunset.png")
+        #expect(image.contentType == .png)
+        #expect(image.entityTag.headerValue == "\"\(XXH3.hash128(image.bytes).hexString)\"")
+
+        for chunk in try image.chunks(size: 4096, digests: true) {
+            send(chunk.bytes, offset: chunk.offset, digest: chunk.digest!)
+        }
+        #expect(sent.map(\.offset) == [0, 4096] && sent.map(\.count).reduce(0, +) == image.count)
+
+        let path = "/tmp/pushcore-readme-\(UInt64.random(in: 0...UInt64.max)).heic"
+        try writeFile(path, image.bytes)
+        defer { unlink(path) }
+        sent = []
+        let file = try FileResource(path: path)
+        for try await chunk in try file.chunks() { send(chunk.bytes, offset: chunk.offset, digest: nil) }
+        let digests = try file.digests()
+        #expect(sent.count == 1 && digests.xxh3_128 == image.digest)
+
+        let plan = ResourceResponse(length: image.count, entityTag: image.entityTag, contentType: image.contentType,
+                                    range: "bytes=0-1023", ifNoneMatch: nil, ifRange: nil)
+        #expect(plan.status == 206 && plan.bodyRange == 0..<1024)
+        #expect(plan.headers.map(\.name) == ["ETag", "Accept-Ranges", "Content-Type", "Content-Length", "Content-Range"])
+        #expect(plan.header("Content-Range") == "bytes 0-1023/\(image.count)" && image.count == 6486)
     }
 }
