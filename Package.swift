@@ -7,10 +7,12 @@ let package = Package(
     products: [
         .library(name: "PushCore", targets: ["PushCore"]),
         .library(name: "RichPushImages", targets: ["RichPushImages"]),
+        .executable(name: "pushcore", targets: ["pushcore"]),
         .executable(name: "bench", targets: ["bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
     ],
     targets: [
         .target(name: "PushCore", dependencies: ["CXXHash", .product(name: "Crypto", package: "swift-crypto")]),
@@ -19,6 +21,10 @@ let package = Package(
             name: "CXXHash",
             pkgConfig: "libxxhash",
             providers: [.apt(["libxxhash-dev"]), .brew(["xxhash"])]
+        ),
+        .executableTarget(
+            name: "pushcore",
+            dependencies: ["PushCore", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // Images embedded in the binary for rich pushes. Keep them small: `.embedInCode` compile time
         // grows with the bytes (64 KiB ≈ 12 s).
@@ -35,7 +41,8 @@ let package = Package(
             dependencies: ["PushCore", "CXXHash", "CAllocationCounter", .product(name: "Crypto", package: "swift-crypto")],
             path: "Benchmarks/bench"
         ),
-        .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "RichPushImages", "CAllocationCounter"]),
+        // Depends on `pushcore` so that `swift test` builds the binary the CLI tests run.
+        .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "RichPushImages", "CAllocationCounter", "pushcore"]),
     ],
     swiftLanguageModes: [.v6]
 )

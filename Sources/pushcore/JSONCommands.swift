@@ -1,0 +1,154 @@
+import ArgumentParser
+import PushCore
+
+/// The inputs a command reads: the files given (`-` is stdin), or stdin when there are none.
+func inputPaths(_ files: [String]) -> [String?] {
+    files.isEmpty ? [nil] : files.map { $0 == "-" ? nil : $0 }
+}
+
+struct CheckCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract: "Validate JSON strictly (RFC 8259): any JSON value, no extensions.",
+        discussion: """
+            Prints nothing for valid input; one error line per invalid input on stderr.
+            Exit status: 0 all valid, 1 any invalid or unreadable, 2 usage error.
+
+            Examples:
+              pushcore check payload.json more/*.json
+              printf '{"aps":{"badge":01}}' | pushcore check
+              <stdin>: error: invalidNumber at byte 17 (line 1, column 18): leading zeros are not allowed
+            """
+    )
+
+    @Argument(help: "JSON files to check; stdin when none is given, or for '-'.")
+    var files: [String] = []
+
+    func run() throws {
+        let parser = JSONParser()
+        var failed = false
+        for path in inputPaths(files) {
+            guard let input = InputText.read(path) else {
+                failed = true
+                continue
+            }
+            do throws(JSONError) {
+                try parser.validate(input.bytes)
+            } catch {
+                Terminal.writeError(input.render(error))
+                failed = true
+            }
+        }
+        if failed { throw CommandFailure.invalid }
+    }
+}
+
+struct CanonCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "canon",
+        abstract: "Print the minified, lossless re-encoding of a JSON text.",
+        discussion: """
+            Keeps key order, duplicate keys and number spellings; escapes only '"', '\\' and
+            U+0000-U+001F; writes other characters as raw UTF-8. A newline follows the JSON.
+
+            Example:
+              printf '{ "b": 1.50, "a": "\\u00e9" }' | pushcore canon
+              {"b":1.50,"a":"é"}
+            """
+    )
+
+    @Argument(help: "The JSON file; stdin when none is given, or for '-'.")
+    var file: String?
+
+    func run() throws {
+        guard let input = InputText.read(file == "-" ? nil : file) else { throw CommandFailure.invalid }
+        var parser = JSONParser()
+        do throws(JSONError) {
+            var output = try parser.parse(input.bytes).canonicalBytes()
+            output.append(UInt8(ascii: "\n"))
+            Terminal.write(output)
+        } catch {
+            Terminal.writeError(input.render(error))
+            throw CommandFailure.invalid
+        }
+    }
+}
+
+extension APNsPushType: ExpressibleByArgument {}
+extension InterruptionLevel: ExpressibleByArgument {}
+
+struct LintCommand: ParsableCommand {
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case text, json
+    }
+
+    static let configuration = CommandConfiguration(
+        commandName: "lint",
+        abstract: "Check APNs payloads against Apple's rules: errors and warnings with byte offsets.",
+        discussion: """
+            text (the default) writes one line per finding on stderr:
+              FILE: error|warning: CODE at byte N (line L, column C): message
+            json writes one object per file on stdout:
+              {"file":…,"errors":N,"warnings":N,"diagnostics":[{"severity":…,"code":…,"offset":…,"line":…,"column":…,"message":…}]}
+            The push type is inferred from each payload unless --push-type is given.
+            Exit status: 0 no errors (warnings allowed), 1 any error, 2 usage error.
+
+            Example:
+              pushcore lint --push-type background payload.json
+            """
+    )
+
+    @Option(name: .customLong("push-type"), help: "Lint as this push type: \(APNsPushType.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var pushType: APNsPushType?
+
+    @Option(help: "Output format: text or json.")
+    var format: Format = .text
+
+    @Argument(help: "Payload files; stdin when none is given, or for '-'.")
+    var files: [String] = []
+
+    func run() throws {
+        var parser = JSONParser()
+        var failed = false
+        for path in inputPaths(files) {
+            guard let input = InputText.read(path) else {
+                failed = true
+                continue
+            }
+            let diagnostics = APNsLinter.lint(input.bytes, pushType: pushType, parser: &parser)
+            if diagnostics.contains(where: { $0.severity == .error }) { failed = true }
+            switch format {
+            case .text:
+                for diagnostic in diagnostics { Terminal.writeError(input.render(diagnostic)) }
+            case .json:
+                Terminal.write(jsonReport(input, diagnostics))
+            }
+        }
+        if failed { throw CommandFailure.invalid }
+    }
+
+    private func jsonReport(_ input: InputText, _ diagnostics: [APNsDiagnostic]) -> [UInt8] {
+        let findings: [JSON] = diagnostics.map { diagnostic in
+            let (line, column) = diagnostic.error.location(in: input.bytes)
+            return .object([
+                JSONMember("severity", .string(diagnostic.severity.rawValue)),
+                JSONMember("code", .string(diagnostic.code.rawValue)),
+                JSONMember("offset", .number(JSONNumber(diagnostic.offset))),
+                JSONMember("line", .number(JSONNumber(line))),
+                JSONMember("column", .number(JSONNumber(column))),
+                JSONMember("message", .string(diagnostic.message)),
+            ])
+        }
+        let report = JSON.object([
+            JSONMember("file", .string(input.name)),
+            JSONMember("errors", .number(JSONNumber(diagnostics.count { $0.severity == .error }))),
+            JSONMember("warnings", .number(JSONNumber(diagnostics.count { $0.severity == .warning }))),
+            JSONMember("diagnostics", .array(findings)),
+        ])
+        var bytes: [UInt8] = []
+        // Strings and integers always encode; nothing here can fail.
+        try! report.write(into: &bytes)
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes
+    }
+}

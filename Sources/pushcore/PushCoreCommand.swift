@@ -1,0 +1,89 @@
+import ArgumentParser
+import PushCore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+@main
+struct PushCoreCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pushcore",
+        abstract: "Check, build and lint APNs payloads; sign and verify SAS tokens; digest files.",
+        discussion: """
+            Exit status: 0 success, 1 invalid input or a refusal, 2 a usage error.
+            Errors go to stderr as FILE: error: CODE at byte N (line L, column C): message.
+
+            Example:
+              pushcore build --title Hello --body 'From PushCore' | pushcore lint
+            """,
+        version: "0.1.0",
+        subcommands: [
+            CheckCommand.self, CanonCommand.self, LintCommand.self, BuildCommand.self, SASCommand.self,
+            DigestCommand.self, ChunksCommand.self,
+        ]
+    )
+
+    /// Runs the command line, with usage errors exiting 2 (ArgumentParser's default is 64).
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let failure as CommandFailure {
+            exit(withError: ExitCode(failure.status))
+        } catch {
+            let status = exitCode(for: error)
+            if status == .validationFailure {
+                Terminal.writeError(fullMessage(for: error))
+                exit(withError: ExitCode(2))
+            }
+            exit(withError: error)
+        }
+    }
+}
+
+/// Ends a command with this exit status once its messages have been written.
+struct CommandFailure: Error {
+    let status: Int32
+    static let invalid = CommandFailure(status: 1)
+}
+
+/// stdout for results, stderr for messages; unbuffered writes of whole lines.
+enum Terminal {
+    static func write(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { writeAll(1, $0) }
+    }
+
+    static func write(_ line: String) {
+        write(Array((line + "\n").utf8))
+    }
+
+    static func writeError(_ line: String) {
+        Array((line + "\n").utf8).withUnsafeBytes { writeAll(2, $0) }
+    }
+
+    private static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) {
+        var written = 0
+        while written < bytes.count {
+            let result = systemWrite(descriptor, bytes.baseAddress! + written, bytes.count - written)
+            if result > 0 {
+                written += result
+            } else if result < 0 && errno == EINTR {
+                continue
+            } else {
+                // stdout closed (e.g. piped into `head`): nothing more can be said.
+                exit(1)
+            }
+        }
+    }
+}
+
+private func systemWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+    #if canImport(Glibc)
+    Glibc.write(descriptor, bytes, count)
+    #else
+    Darwin.write(descriptor, bytes, count)
+    #endif
+}
