@@ -106,7 +106,8 @@ struct BuildCommand: ParsableCommand {
                 let report = try payload.fit(limit: limit)
                 for cut in report.cuts {
                     Terminal.writeError(
-                        "build: fit: \(cut.field.rawValue) shortened by \(cut.bytesSaved) bytes to \"\(cut.shortened)\"")
+                        "build: fit: \(cut.field.rawValue) shortened by \(cut.bytesSaved) bytes, "
+                            + "from \(cut.original.count) to \(cut.shortened.count) characters")
                 }
             }
             bytes = try payload.encoded(limit: limit)
