@@ -1,6 +1,8 @@
 SWIFT ?= swift
 
-.PHONY: deps build bench bench-quick test test-debug test-release clean
+.PHONY: deps build bench bench-quick test test-debug test-release test-asan test-tsan fuzz fuzz-smoke robustness clean
+
+FUZZ_SECONDS ?= 300
 
 # Installs the system packages the build needs (libxxhash-dev, pkg-config) when missing.
 deps:
@@ -24,5 +26,24 @@ test-release: deps
 
 test: bench-quick test-debug test-release
 
+# The whole suite under AddressSanitizer (the CLI tests then run an ASan-built pushcore too).
+test-asan: deps
+	LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan-suppressions.txt $(SWIFT) test --sanitize=address --scratch-path .build-asan
+
+# The concurrent parts under ThreadSanitizer: the SAS token cache and the resource streams.
+test-tsan: deps
+	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter 'SASTokenCacheTests|EmbeddedResourceTests|FileResourceTests'
+
+# Every libFuzzer target for FUZZ_SECONDS each (default 300); see scripts/fuzz.
+fuzz: deps
+	scripts/fuzz $(FUZZ_SECONDS)
+
+# A short bounded run of every fuzz target, for CI.
+fuzz-smoke: deps
+	scripts/fuzz 15
+
+# What CI runs after `make test`.
+robustness: test-asan fuzz-smoke
+
 clean:
-	rm -rf .build
+	rm -rf .build .build-asan .build-tsan .build-fuzz

@@ -26,6 +26,8 @@ let package = Package(
             name: "pushcore",
             dependencies: ["PushCore", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
+        // libFuzzer targets (scripts/fuzz builds them with -sanitize=fuzzer,address); built normally, a replay tool.
+        .executableTarget(name: "pushcore-fuzz", dependencies: ["PushCore"], path: "Fuzz/pushcore-fuzz"),
         // Images embedded in the binary for rich pushes. Keep them small: `.embedInCode` compile time
         // grows with the bytes (64 KiB ≈ 12 s).
         .target(

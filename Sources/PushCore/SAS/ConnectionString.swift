@@ -12,7 +12,7 @@ public struct ConnectionString: Sendable, Hashable, CustomStringConvertible, Cus
     public let keyName: String
     public let entityPath: String?
     /// Kept as given: its UTF-8 bytes are the HMAC key (it is not base64-decoded).
-    let key: String
+    package let key: String
 
     /// - Throws: ``SASError`` naming the part that is missing, empty, repeated or malformed.
     public init(_ text: String) throws(SASError) {

@@ -218,6 +218,35 @@ struct FileResourceTests {
         #expect(joined == Array(bytes[10..<99_990]))
     }
 
+    @Test("Many tasks stream one file and one embedded resource at once, sharing their cached digests")
+    func concurrentStreams() async throws {
+        let bytes = patternBytes(300_000)
+        var registry = ResourceRegistry()
+        let embedded = try registry.register("shared.bin", bytes: bytes)
+        var template = Array("/tmp/pushcore-concurrent-XXXXXX".utf8CString)
+        let descriptor = mkstemp(&template)
+        let path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        close(descriptor)
+        defer { unlink(path) }
+        try writeFile(path, bytes)
+        let file = try FileResource(path: path)
+        let expected = XXH3.hash128(bytes)
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            for task in 0..<16 {
+                group.addTask {
+                    var hasher = XXH3Hasher128()
+                    if task % 2 == 0 {
+                        for try await chunk in try file.chunks(size: 10_000 + task) { hasher.update(chunk.bytes) }
+                        return try file.digests().xxh3_128 == expected && hasher.digest() == expected
+                    }
+                    for await chunk in try embedded.chunks(size: 10_000 + task, digests: true) { hasher.update(chunk.bytes) }
+                    return embedded.digest == expected && hasher.digest() == expected
+                }
+            }
+            for try await matched in group { #expect(matched) }
+        }
+    }
+
     @Test("A file that grows mid-stream ends the stream with changedDuringRead")
     func grows() throws {
         try withTemporaryFile(patternBytes(200_000)) { _, path in

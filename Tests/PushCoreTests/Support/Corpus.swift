@@ -43,3 +43,10 @@ struct SeededGenerator: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+/// True when the process runs under AddressSanitizer or ThreadSanitizer: they replace `malloc`
+/// (so allocations cannot be counted) and multiply resident memory.
+let runningUnderSanitizer: Bool = {
+    let program = dlopen(nil, RTLD_NOW)
+    return dlsym(program, "__asan_init") != nil || dlsym(program, "__tsan_init") != nil
+}()
