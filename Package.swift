@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "PushCore", targets: ["PushCore"]),
         .library(name: "RichPushImages", targets: ["RichPushImages"]),
+        .library(name: "NotificationHubs", targets: ["NotificationHubs"]),
         .executable(name: "pushcore", targets: ["pushcore"]),
         .executable(name: "bench", targets: ["bench"]),
     ],
@@ -28,6 +29,8 @@ let package = Package(
         ),
         // libFuzzer targets (scripts/fuzz builds them with -sanitize=fuzzer,address); built normally, a replay tool.
         .executableTarget(name: "pushcore-fuzz", dependencies: ["PushCore"], path: "Fuzz/pushcore-fuzz"),
+        // The Notification Hubs client: requests, tag expressions, errors, retries.
+        .target(name: "NotificationHubs", dependencies: ["PushCore"]),
         // Images embedded in the binary for rich pushes. Keep them small: `.embedInCode` compile time
         // grows with the bytes (64 KiB ≈ 12 s).
         .target(
@@ -44,7 +47,7 @@ let package = Package(
             path: "Benchmarks/bench"
         ),
         // Depends on `pushcore` so that `swift test` builds the binary the CLI tests run.
-        .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "RichPushImages", "CAllocationCounter", "pushcore"]),
+        .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "NotificationHubs", "RichPushImages", "CAllocationCounter", "pushcore"]),
     ],
     swiftLanguageModes: [.v6]
 )

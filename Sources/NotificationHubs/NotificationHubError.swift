@@ -1,0 +1,101 @@
+/// An error from the Notification Hubs client: a refused request (with the hub's tracking id), a
+/// transport failure, or input refused before anything was sent.
+public struct NotificationHubError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// A stable error code; new codes may be added without breaking clients.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        public init(_ rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        // Refused before sending.
+        /// A tag longer than 120 characters, with a character outside `A-Z a-z 0-9 _ @ # . : -`, or starting with `$`.
+        public static let invalidTag = Code("invalidTag")
+        /// A tag expression that does not parse.
+        public static let invalidTagExpression = Code("invalidTagExpression")
+        /// More than 20 tags in an expression of only `||`, or more than 6 in any other.
+        public static let tooManyTags = Code("tooManyTags")
+        // Answers from the hub.
+        /// 400: the hub refused the request as malformed.
+        public static let badRequest = Code("badRequest")
+        /// 401: an invalid signature or an expired token.
+        public static let unauthorized = Code("unauthorized")
+        /// 403 without `Retry-After`: the key lacks the right (Send, Listen, Manage).
+        public static let forbidden = Code("forbidden")
+        /// 429, or 403 with `Retry-After`: quota or rate exceeded.
+        public static let throttled = Code("throttled")
+        /// 404: no such hub, installation or notification.
+        public static let notFound = Code("notFound")
+        /// 413: the payload is over the platform's limit.
+        public static let payloadTooLarge = Code("payloadTooLarge")
+        /// 5xx.
+        public static let serverError = Code("serverError")
+        /// Another status the client does not expect.
+        public static let unexpectedStatus = Code("unexpectedStatus")
+    }
+
+    public let code: Code
+    /// The HTTP status, when the hub answered.
+    public let status: Int?
+    /// The hub's `TrackingId`, for support requests.
+    public let trackingID: String?
+    /// The hub's `<Detail>` text, or a message of the client's own.
+    public let message: String
+    /// How long the hub asked to wait, for throttling answers.
+    public let retryAfter: Duration?
+
+    public init(_ code: Code, status: Int? = nil, trackingID: String? = nil, retryAfter: Duration? = nil, _ message: String) {
+        self.code = code
+        self.status = status
+        self.trackingID = trackingID
+        self.retryAfter = retryAfter
+        self.message = message
+    }
+
+    /// The error for a refused request, from its status, its `Retry-After` and its XML body
+    /// (`<Error><Code>…</Code><Detail>…</Detail></Error>`).
+    public init(status: Int, body: [UInt8], trackingID: String?, retryAfter: Duration?) {
+        let code: Code
+        switch status {
+        case 400: code = .badRequest
+        case 401: code = .unauthorized
+        case 403: code = retryAfter == nil ? .forbidden : .throttled
+        case 404: code = .notFound
+        case 413: code = .payloadTooLarge
+        case 429: code = .throttled
+        case 500...599: code = .serverError
+        default: code = .unexpectedStatus
+        }
+        let text = String(decoding: body.prefix(16 << 10), as: UTF8.self)
+        let detail = xmlElementText("Detail", in: text) ?? (text.isEmpty ? "HTTP \(status)" : String(text.prefix(512)))
+        self.init(code, status: status, trackingID: trackingID ?? trackingIDInDetail(detail), retryAfter: retryAfter, detail)
+    }
+
+    public var description: String {
+        var text = "\(code)"
+        if let status { text += " (HTTP \(status))" }
+        text += ": \(message)"
+        if let trackingID { text += " [TrackingId: \(trackingID)]" }
+        return text
+    }
+}
+
+/// The text of the first `<name>…</name>` element, entities decoded; nil when absent.
+func xmlElementText(_ name: String, in text: String) -> String? {
+    guard let open = text.firstRange(of: "<\(name)>"),
+          let close = text[open.upperBound...].firstRange(of: "</\(name)>")
+    else {
+        return nil
+    }
+    // `&amp;` last, so that `&amp;lt;` becomes `&lt;`, not `<`.
+    return String(text[open.upperBound..<close.lowerBound])
+        .replacing("&lt;", with: "<").replacing("&gt;", with: ">").replacing("&quot;", with: "\"")
+        .replacing("&apos;", with: "'").replacing("&amp;", with: "&")
+}
+
+/// Azure puts `TrackingId:…` inside its error details when no header carries it.
+private func trackingIDInDetail(_ detail: String) -> String? {
+    guard let marker = detail.firstRange(of: "TrackingId:") else { return nil }
+    let rest = detail[marker.upperBound...]
+    let id = rest.prefix { $0 != "," && $0 != " " && $0 != "<" && $0 != "\n" }
+    return id.isEmpty ? nil : String(id)
+}
