@@ -1,6 +1,6 @@
 /// The byte encodings of SAS tokens: percent-encoding (RFC 3986 unreserved characters kept,
 /// uppercase hex) and base64 (RFC 4648, standard alphabet, padded).
-enum TokenEncoding {
+package enum TokenEncoding {
     static let upperHex: StaticString = "0123456789ABCDEF"
     static let base64Alphabet: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
@@ -16,7 +16,7 @@ enum TokenEncoding {
     }
 
     /// Appends `bytes` percent-encoded, lowercasing ASCII letters first when asked.
-    static func appendPercentEncoded(_ bytes: some Sequence<UInt8>, lowercasingASCII: Bool = false, to output: inout [UInt8]) {
+    package static func appendPercentEncoded(_ bytes: some Sequence<UInt8>, lowercasingASCII: Bool = false, to output: inout [UInt8]) {
         for var byte in bytes {
             if lowercasingASCII && byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { byte |= 0x20 }
             if isUnreserved(byte) {

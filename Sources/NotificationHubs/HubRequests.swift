@@ -1,0 +1,282 @@
+import PushCore
+
+/// One hub's address and credentials: what every request is built from.
+public struct HubEndpoint: Sendable {
+    public let connection: ConnectionString
+    public let hubName: String
+    /// Where requests go: the namespace's `https://` endpoint, or an override (the hub emulator).
+    public let baseURL: String
+    /// The REST API version sent with every request.
+    public let apiVersion: String
+
+    /// - Parameters:
+    ///   - endpointOverride: send here instead (e.g. `http://127.0.0.1:8080/`); tokens are still
+    ///     signed for the namespace, exactly as for Azure.
+    /// - Throws: ``NotificationHubError`` `badRequest` for a hub name outside `A-Z a-z 0-9 . _ -`.
+    public init(connection: ConnectionString, hubName: String, endpointOverride: String? = nil, apiVersion: String = "2020-06") throws(NotificationHubError) {
+        guard !hubName.isEmpty, hubName.utf8.count <= 260,
+              hubName.utf8.allSatisfy(HubEndpoint.isHubNameByte)
+        else {
+            throw NotificationHubError(.badRequest, "hub name \(hubName.prefix(40).debugDescription) must be 1 to 260 characters of A-Z a-z 0-9 . _ -")
+        }
+        self.connection = connection
+        self.hubName = hubName
+        let base = endpointOverride ?? connection.endpoint
+        self.baseURL = base.hasSuffix("/") ? base : base + "/"
+        self.apiVersion = apiVersion
+    }
+
+    /// What SAS tokens for this hub are signed for: `https://{namespace host}/{hub}`; the hub
+    /// accepts such a token for every path below it.
+    public var tokenResource: String { "https://\(connection.host)/\(hubName)" }
+
+    private static func isHubNameByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    func url(_ path: String, query: String = "") -> String {
+        baseURL + hubName + path + "?" + (query.isEmpty ? "" : query + "&") + "api-version=" + apiVersion
+    }
+}
+
+/// An HTTP request to the hub, ready for any HTTP client.
+public struct HubRequest: Sendable, Hashable {
+    public struct Header: Sendable, Hashable {
+        public let name: String
+        public let value: String
+    }
+
+    public let method: String
+    public let url: String
+    public let headers: [Header]
+    public let body: [UInt8]
+
+    /// Whether sending it twice has no further effect. Sends are not: a repeated POST notifies twice.
+    public var isIdempotent: Bool { method != "POST" }
+
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+}
+
+/// Who receives a notification. There is no default: broadcasting is always asked for by name.
+public enum SendTarget: Sendable, Hashable {
+    /// Every device registered with the hub.
+    case broadcast
+    case tag(String)
+    /// Devices with any of these tags (at most 20).
+    case tags([String])
+    case expression(TagExpression)
+
+    /// The `ServiceBusNotification-Tags` value, validated; nil for a broadcast.
+    func tagsHeader() throws(NotificationHubError) -> String? {
+        let expression: TagExpression
+        switch self {
+        case .broadcast: return nil
+        case .tag(let tag): expression = .tag(tag)
+        case .tags(let tags):
+            guard let any = TagExpression.any(of: tags) else {
+                throw NotificationHubError(.invalidTag, "an empty list of tags targets nobody; use .broadcast to target everybody")
+            }
+            expression = any
+        case .expression(let given): expression = given
+        }
+        try expression.validate()
+        return expression.description
+    }
+}
+
+extension HubEndpoint {
+    /// Direct batch sends carry at most this many device handles per request.
+    public static let maximumBatchSize = 1000
+
+    /// `POST /{hub}/messages/`: an APNs notification to a target.
+    /// - Throws: ``NotificationHubError`` `payloadTooLarge` over the push type's limit (nothing is
+    ///   sent), `invalidTag`/`tooManyTags`, or `badRequest` for invalid APNs headers.
+    public func sendRequest(
+        _ payload: APNsPayload, headers apnsHeaders: APNsHeaders, to target: SendTarget, authorization: String
+    ) throws(NotificationHubError) -> HubRequest {
+        var headers = try notificationHeaders(apnsHeaders, authorization: authorization)
+        if let tags = try target.tagsHeader() { headers.append(.init(name: "ServiceBusNotification-Tags", value: tags)) }
+        return try request("POST", url("/messages/"), headers, body: encode(payload, apnsHeaders))
+    }
+
+    /// `POST /{hub}/messages/?direct`: to one device handle (an APNs device token in hex).
+    public func directSendRequest(
+        _ payload: APNsPayload, headers apnsHeaders: APNsHeaders, deviceHandle: String, authorization: String
+    ) throws(NotificationHubError) -> HubRequest {
+        try Self.validateDeviceHandle(deviceHandle)
+        var headers = try notificationHeaders(apnsHeaders, authorization: authorization)
+        headers.append(.init(name: "ServiceBusNotification-DeviceHandle", value: deviceHandle))
+        return try request("POST", url("/messages/", query: "direct"), headers, body: encode(payload, apnsHeaders))
+    }
+
+    /// `POST /{hub}/messages/$batch?direct`: to many device handles, as many requests as it takes
+    /// at ``maximumBatchSize`` handles each. The body is `multipart/mixed`: the notification, then
+    /// the JSON array of handles.
+    public func batchDirectSendRequests(
+        _ payload: APNsPayload, headers apnsHeaders: APNsHeaders, deviceHandles: [String], authorization: String
+    ) throws(NotificationHubError) -> [HubRequest] {
+        for handle in deviceHandles { try Self.validateDeviceHandle(handle) }
+        let notification = try encode(payload, apnsHeaders)
+        let boundary = Self.boundary(avoiding: notification)
+        var headers = try notificationHeaders(apnsHeaders, authorization: authorization)
+        headers.removeAll { $0.name == "Content-Type" }
+        headers.append(.init(name: "Content-Type", value: "multipart/mixed; boundary=\"\(boundary)\""))
+        var requests: [HubRequest] = []
+        var start = 0
+        while start < deviceHandles.count {
+            let batch = deviceHandles[start..<min(start + Self.maximumBatchSize, deviceHandles.count)]
+            let devices = JSON.array(batch.map { .string($0) })
+            var devicesJSON: [UInt8] = []
+            try? devices.write(into: &devicesJSON)  // strings only: cannot fail
+            let body = Self.multipart(boundary: boundary, parts: [("notification", notification), ("devices", devicesJSON)])
+            requests.append(try request("POST", url("/messages/$batch", query: "direct"), headers, body: body))
+            start += batch.count
+        }
+        return requests
+    }
+
+    /// `PUT /{hub}/installations/{id}`: creates or replaces an installation.
+    public func putInstallationRequest(_ installation: Installation, authorization: String) throws(NotificationHubError) -> HubRequest {
+        try installation.validate()
+        return try request(
+            "PUT", url("/installations/" + Self.pathSegment(installation.installationID)),
+            [.init(name: "Authorization", value: authorization), .init(name: "Content-Type", value: "application/json")],
+            body: installation.jsonBytes())
+    }
+
+    /// `PATCH /{hub}/installations/{id}` with JSON Patch operations.
+    public func patchInstallationRequest(
+        id: String, _ operations: [InstallationPatch], authorization: String
+    ) throws(NotificationHubError) -> HubRequest {
+        try Installation.validateID(id)
+        for operation in operations { try operation.validate() }
+        var body: [UInt8] = []
+        try? JSON.array(operations.map(\.json)).write(into: &body)  // strings only: cannot fail
+        return try request(
+            "PATCH", url("/installations/" + Self.pathSegment(id)),
+            [.init(name: "Authorization", value: authorization), .init(name: "Content-Type", value: "application/json-patch+json")],
+            body: body)
+    }
+
+    /// `GET /{hub}/installations/{id}`.
+    public func getInstallationRequest(id: String, authorization: String) throws(NotificationHubError) -> HubRequest {
+        try Installation.validateID(id)
+        return try request("GET", url("/installations/" + Self.pathSegment(id)), [.init(name: "Authorization", value: authorization)], body: [])
+    }
+
+    /// `DELETE /{hub}/installations/{id}`.
+    public func deleteInstallationRequest(id: String, authorization: String) throws(NotificationHubError) -> HubRequest {
+        try Installation.validateID(id)
+        return try request("DELETE", url("/installations/" + Self.pathSegment(id)), [.init(name: "Authorization", value: authorization)], body: [])
+    }
+
+    // MARK: Pieces
+
+    private func notificationHeaders(_ apnsHeaders: APNsHeaders, authorization: String) throws(NotificationHubError) -> [HubRequest.Header] {
+        do throws(APNsHeaders.ValidationError) {
+            try apnsHeaders.validate()
+        } catch {
+            throw NotificationHubError(.badRequest, "\(error.header) \(error.message)")
+        }
+        var headers: [HubRequest.Header] = [
+            .init(name: "Authorization", value: authorization),
+            .init(name: "Content-Type", value: "application/json;charset=utf-8"),
+            .init(name: "ServiceBusNotification-Format", value: "apple"),
+        ]
+        for field in apnsHeaders.fields { headers.append(.init(name: field.name, value: field.value)) }
+        return headers
+    }
+
+    private func encode(_ payload: APNsPayload, _ apnsHeaders: APNsHeaders) throws(NotificationHubError) -> [UInt8] {
+        let limit = apnsHeaders.pushType.payloadLimit
+        do throws(JSONError) {
+            return try payload.encoded(limit: limit)
+        } catch {
+            let code: NotificationHubError.Code = error.code == .payloadTooLarge ? .payloadTooLarge : .badRequest
+            throw NotificationHubError(code, "the payload was not sent: \(error.message)")
+        }
+    }
+
+    /// Builds the request after checking that no header value could split the header block.
+    private func request(_ method: String, _ url: String, _ headers: [HubRequest.Header], body: [UInt8]) throws(NotificationHubError) -> HubRequest {
+        for header in headers where header.value.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+            throw NotificationHubError(.badRequest, "the \(header.name) header would contain a control character")
+        }
+        return HubRequest(method: method, url: url, headers: headers, body: body)
+    }
+
+    static func pathSegment(_ text: String) -> String {
+        var bytes: [UInt8] = []
+        TokenEncoding.appendPercentEncoded(text.utf8, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// An APNs device token: hexadecimal, 16 to 200 digits (today's tokens have 64).
+    static func validateDeviceHandle(_ handle: String) throws(NotificationHubError) {
+        guard (16...200).contains(handle.utf8.count), handle.utf8.allSatisfy({ $0.isHexDigit }) else {
+            throw NotificationHubError(.badRequest, "device handle \(handle.prefix(20).debugDescription)… is not an APNs device token in hex")
+        }
+    }
+
+    static func boundary(avoiding body: [UInt8]) -> String {
+        var random = SystemRandomNumberGenerator()
+        while true {
+            let boundary = "pushcore-" + String(random.next() as UInt64, radix: 16) + String(random.next() as UInt64, radix: 16)
+            if !body.contains(subsequence: Array(boundary.utf8)) { return boundary }
+        }
+    }
+
+    static func multipart(boundary: String, parts: [(name: String, body: [UInt8])]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for part in parts {
+            bytes += Array("--\(boundary)\r\nContent-Type: application/json;charset=utf-8\r\nContent-Disposition: inline; name=\(part.name)\r\n\r\n".utf8)
+            bytes += part.body
+            bytes += Array("\r\n".utf8)
+        }
+        bytes += Array("--\(boundary)--\r\n".utf8)
+        return bytes
+    }
+}
+
+/// What the hub said about an accepted send.
+public struct SendResult: Sendable, Hashable {
+    /// From `Location` (`…/messages/{id}?api-version=…`), when the hub gave one (Standard tier).
+    public let notificationID: String?
+    public let trackingID: String?
+    public let correlationID: String?
+
+    /// Reads the ids from a response's headers (names compared case-insensitively).
+    public init(headers: [(name: String, value: String)]) {
+        func value(_ name: String) -> String? { headers.first { $0.name.lowercased() == name.lowercased() }?.value }
+        trackingID = value("TrackingId")
+        correlationID = value("x-ms-correlation-request-id")
+        if let location = value("Location"), let marker = location.firstRange(of: "/messages/") {
+            let id = location[marker.upperBound...].prefix { $0 != "?" && $0 != "/" }
+            notificationID = id.isEmpty ? nil : String(id)
+        } else {
+            notificationID = nil
+        }
+    }
+}
+
+extension UInt8 {
+    var isHexDigit: Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(self)
+            || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(self)
+    }
+}
+
+extension Array where Element == UInt8 {
+    func contains(subsequence: [UInt8]) -> Bool {
+        guard !subsequence.isEmpty, subsequence.count <= count else { return subsequence.isEmpty }
+        return (0...(count - subsequence.count)).contains { self[$0..<$0 + subsequence.count].elementsEqual(subsequence) }
+    }
+}

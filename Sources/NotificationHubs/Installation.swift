@@ -1,0 +1,156 @@
+import PushCore
+
+/// A device registered with the hub (`/installations/{id}`), as a backend keeps it: an APNs device
+/// token, tags such as `username:alice`, and optional templates.
+public struct Installation: Sendable, Hashable {
+    public struct Template: Sendable, Hashable {
+        /// The template's body, a JSON text with `$(property)` placeholders.
+        public var body: String
+        public var tags: [String]
+
+        public init(body: String, tags: [String] = []) {
+            self.body = body
+            self.tags = tags
+        }
+    }
+
+    public var installationID: String
+    /// Always `apns` here.
+    public var platform: String
+    /// The APNs device token, hex.
+    public var pushChannel: String
+    public var tags: [String]
+    public var userID: String?
+    public var templates: [String: Template]
+
+    public init(installationID: String, pushChannel: String, tags: [String] = [], userID: String? = nil, templates: [String: Template] = [:]) {
+        self.installationID = installationID
+        platform = "apns"
+        self.pushChannel = pushChannel
+        self.tags = tags
+        self.userID = userID
+        self.templates = templates
+    }
+
+    /// Checks the id, the device token and every tag before anything is sent.
+    public func validate() throws(NotificationHubError) {
+        try Self.validateID(installationID)
+        try HubEndpoint.validateDeviceHandle(pushChannel)
+        for tag in tags { try TagExpression.validateTag(tag) }
+        for template in templates.values { for tag in template.tags { try TagExpression.validateTag(tag) } }
+    }
+
+    /// 1 to 256 characters, none of them a control character.
+    static func validateID(_ id: String) throws(NotificationHubError) {
+        guard (1...256).contains(id.utf8.count), !id.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+            throw NotificationHubError(.badRequest, "an installation id is 1 to 256 characters without control characters")
+        }
+    }
+
+    /// The JSON the hub takes and returns.
+    public var json: JSON {
+        var members = [
+            JSONMember("installationId", .string(installationID)), JSONMember("platform", .string(platform)),
+            JSONMember("pushChannel", .string(pushChannel)), JSONMember("tags", .array(tags.map { .string($0) })),
+        ]
+        if let userID { members.append(JSONMember("userId", .string(userID))) }
+        if !templates.isEmpty {
+            members.append(JSONMember("templates", .object(templates.keys.sorted().map { name in
+                JSONMember(name, templates[name]!.json)
+            })))
+        }
+        return .object(members)
+    }
+
+    func jsonBytes() -> [UInt8] {
+        var bytes: [UInt8] = []
+        try? json.write(into: &bytes)  // strings only: cannot fail
+        return bytes
+    }
+
+    /// Reads the hub's JSON (unknown keys, such as `expirationTime`, are ignored).
+    /// - Throws: ``NotificationHubError`` `badRequest` when it is not an installation.
+    public init(json bytes: [UInt8]) throws(NotificationHubError) {
+        var parser = JSONParser()
+        let document: JSONDocument
+        do throws(JSONError) { document = try parser.parse(bytes) } catch {
+            throw NotificationHubError(.badRequest, "installation JSON: \(error)")
+        }
+        let root = document.root
+        guard let id = root["installationId"]?.string, let channel = root["pushChannel"]?.string else {
+            throw NotificationHubError(.badRequest, "installation JSON needs installationId and pushChannel")
+        }
+        var installation = Installation(installationID: id, pushChannel: channel)
+        installation.platform = root["platform"]?.string ?? "apns"
+        installation.userID = root["userId"]?.string
+        if let tags = root["tags"] {
+            installation.tags = tags.elements.compactMap { $0.string }
+        }
+        if let templates = root["templates"] {
+            for member in templates.members {
+                guard let name = member.key.string, let body = member.value["body"]?.string else { continue }
+                let tags = member.value["tags"]?.elements.compactMap { $0.string } ?? []
+                installation.templates[name] = Template(body: body, tags: tags)
+            }
+        }
+        self = installation
+    }
+}
+
+extension Installation.Template {
+    var json: JSON {
+        var members = [JSONMember("body", .string(body))]
+        if !tags.isEmpty { members.append(JSONMember("tags", .array(tags.map { .string($0) }))) }
+        return .object(members)
+    }
+}
+
+/// One JSON Patch (RFC 6902) operation on an installation, in the forms the hub accepts.
+public enum InstallationPatch: Sendable, Hashable {
+    case addTag(String)
+    case removeTag(String)
+    case replaceTags([String])
+    case replacePushChannel(String)
+    case replaceUserID(String)
+    case addTemplate(name: String, Installation.Template)
+    case removeTemplate(name: String)
+
+    func validate() throws(NotificationHubError) {
+        switch self {
+        case .addTag(let tag), .removeTag(let tag): try TagExpression.validateTag(tag)
+        case .replaceTags(let tags): for tag in tags { try TagExpression.validateTag(tag) }
+        case .replacePushChannel(let channel): try HubEndpoint.validateDeviceHandle(channel)
+        case .replaceUserID: break
+        case .addTemplate(let name, let template):
+            try Installation.validateID(name)
+            for tag in template.tags { try TagExpression.validateTag(tag) }
+        case .removeTemplate(let name): try Installation.validateID(name)
+        }
+    }
+
+    var json: JSON {
+        func operation(_ op: String, _ path: String, _ value: JSON? = nil) -> JSON {
+            var members = [JSONMember("op", .string(op)), JSONMember("path", .string(path))]
+            if let value { members.append(JSONMember("value", value)) }
+            return .object(members)
+        }
+        switch self {
+        case .addTag(let tag): return operation("add", "/tags", .string(tag))
+        case .removeTag(let tag): return operation("remove", "/tags/" + tag)
+        case .replaceTags(let tags): return operation("replace", "/tags", .array(tags.map { .string($0) }))
+        case .replacePushChannel(let channel): return operation("replace", "/pushChannel", .string(channel))
+        case .replaceUserID(let user): return operation("replace", "/userId", .string(user))
+        case .addTemplate(let name, let template):
+            // The hub takes the template as a JSON text inside the string value.
+            var text: [UInt8] = []
+            try? template.json.write(into: &text)
+            return operation("add", "/templates/" + jsonPointerEscaped(name), .string(String(decoding: text, as: UTF8.self)))
+        case .removeTemplate(let name): return operation("remove", "/templates/" + jsonPointerEscaped(name))
+        }
+    }
+
+    /// RFC 6901: `~` → `~0`, `/` → `~1`.
+    private func jsonPointerEscaped(_ text: String) -> String {
+        text.replacing("~", with: "~0").replacing("/", with: "~1")
+    }
+}
