@@ -9,11 +9,16 @@ let package = Package(
         .library(name: "RichPushImages", targets: ["RichPushImages"]),
         .library(name: "NotificationHubs", targets: ["NotificationHubs"]),
         .executable(name: "pushcore", targets: ["pushcore"]),
+        .executable(name: "hub-emulator", targets: ["hub-emulator"]),
         .executable(name: "bench", targets: ["bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.21.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.60.0"),
     ],
     targets: [
         .target(name: "PushCore", dependencies: ["CXXHash", .product(name: "Crypto", package: "swift-crypto")]),
@@ -30,7 +35,23 @@ let package = Package(
         // libFuzzer targets (scripts/fuzz builds them with -sanitize=fuzzer,address); built normally, a replay tool.
         .executableTarget(name: "pushcore-fuzz", dependencies: ["PushCore"], path: "Fuzz/pushcore-fuzz"),
         // The Notification Hubs client: requests, tag expressions, errors, retries.
-        .target(name: "NotificationHubs", dependencies: ["PushCore"]),
+        .target(
+            name: "NotificationHubs",
+            dependencies: [
+                "PushCore", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        // A local Notification Hubs namespace: the library tests run in-process, and its command.
+        .target(
+            name: "HubEmulator",
+            dependencies: ["PushCore", "NotificationHubs", .product(name: "Hummingbird", package: "hummingbird")]
+        ),
+        .executableTarget(
+            name: "hub-emulator",
+            dependencies: ["HubEmulator", "PushCore", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         // Images embedded in the binary for rich pushes. Keep them small: `.embedInCode` compile time
         // grows with the bytes (64 KiB ≈ 12 s).
         .target(
@@ -47,7 +68,7 @@ let package = Package(
             path: "Benchmarks/bench"
         ),
         // Depends on `pushcore` so that `swift test` builds the binary the CLI tests run.
-        .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "NotificationHubs", "RichPushImages", "CAllocationCounter", "pushcore"]),
+        .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "NotificationHubs", "HubEmulator", "RichPushImages", "CAllocationCounter", "pushcore"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,224 @@
+import AsyncHTTPClient
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import PushCore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Sends APNs notifications through Azure Notification Hubs and manages installations, over one
+/// shared, pooled `HTTPClient`. Safe to share between tasks.
+///
+/// Every request carries a SAS token from a ``SASTokenCache`` (one token per hub, refreshed before
+/// it expires; dropped and re-minted once if the hub still answers 401). Refused requests throw a
+/// typed ``NotificationHubError``; throttling and unavailability are retried by ``RetryPolicy``.
+/// The SAS key and tokens are never logged.
+public final class NotificationHubClient: Sendable {
+    public let endpoint: HubEndpoint
+    public let retryPolicy: RetryPolicy
+    /// The deadline for one attempt, from connecting to the last byte of the answer.
+    public let timeout: Duration
+    private let tokens: SASTokenCache
+    private let http: HTTPClient
+    private let logger: Logger
+
+    /// The largest answer body read (error details, installations).
+    static let maximumResponseBody = 1 << 20
+
+    /// - Parameters:
+    ///   - connectionString: the hub's connection string (a rule with Send rights to send, Manage for installations).
+    ///   - hubName: the hub inside the namespace.
+    ///   - endpointOverride: where to send instead of the namespace (the hub emulator); tokens are signed for the namespace all the same.
+    ///   - clock: the time tokens are minted against.
+    ///   - httpClient: defaults to AsyncHTTPClient's process-wide shared client.
+    /// - Throws: ``NotificationHubError`` `badRequest` for a malformed connection string or hub name.
+    public init(
+        connectionString: String, hubName: String, endpointOverride: String? = nil, retryPolicy: RetryPolicy = RetryPolicy(),
+        timeout: Duration = .seconds(30), clock: SASClock = .system, httpClient: HTTPClient = .shared,
+        logger: Logger = Logger(label: "pushcore.notification-hubs")
+    ) throws(NotificationHubError) {
+        let connection: ConnectionString
+        do throws(SASError) {
+            connection = try ConnectionString(connectionString)
+        } catch {
+            throw NotificationHubError(.badRequest, "connection string: \(error)")
+        }
+        endpoint = try HubEndpoint(connection: connection, hubName: hubName, endpointOverride: endpointOverride)
+        self.retryPolicy = retryPolicy
+        self.timeout = timeout
+        tokens = SASTokenCache(signer: SASSigner(connection), clock: clock)
+        http = httpClient
+        self.logger = logger
+    }
+
+    // MARK: Sending
+
+    /// Sends `payload` to a target: a tag, tags, an expression, or (by name only) everybody.
+    /// - Parameter headers: the APNs headers; derived from the payload when nil.
+    public func send(_ payload: APNsPayload, headers: APNsHeaders? = nil, to target: SendTarget) async throws(NotificationHubError) -> SendResult {
+        let apns = headers ?? APNsHeaders(for: payload)
+        let response = try await execute("send") { authorization throws(NotificationHubError) in
+            try endpoint.sendRequest(payload, headers: apns, to: target, authorization: authorization)
+        }
+        return SendResult(headers: response.headers)
+    }
+
+    /// Sends `payload` to one device token, without installations.
+    public func send(_ payload: APNsPayload, headers: APNsHeaders? = nil, toDevice deviceHandle: String) async throws(NotificationHubError) -> SendResult {
+        let apns = headers ?? APNsHeaders(for: payload)
+        let response = try await execute("direct send") { authorization throws(NotificationHubError) in
+            try endpoint.directSendRequest(payload, headers: apns, deviceHandle: deviceHandle, authorization: authorization)
+        }
+        return SendResult(headers: response.headers)
+    }
+
+    /// Sends `payload` to many device tokens, 1000 per request; one result per request, in order.
+    public func send(_ payload: APNsPayload, headers: APNsHeaders? = nil, toDevices deviceHandles: [String]) async throws(NotificationHubError) -> [SendResult] {
+        let apns = headers ?? APNsHeaders(for: payload)
+        // Validate and split once, up front: a bad handle anywhere sends nothing.
+        let batches = try endpoint.batchDirectSendRequests(payload, headers: apns, deviceHandles: deviceHandles, authorization: "")
+        var results: [SendResult] = []
+        for index in batches.indices {
+            let response = try await execute("batch direct send") { authorization throws(NotificationHubError) in
+                try endpoint.batchDirectSendRequests(
+                    payload, headers: apns, deviceHandles: Array(deviceHandles[index * HubEndpoint.maximumBatchSize..<min((index + 1) * HubEndpoint.maximumBatchSize, deviceHandles.count)]),
+                    authorization: authorization)[0]
+            }
+            results.append(SendResult(headers: response.headers))
+        }
+        return results
+    }
+
+    // MARK: Installations
+
+    /// Creates the installation, or replaces the one with the same id.
+    public func createOrUpdate(_ installation: Installation) async throws(NotificationHubError) {
+        _ = try await execute("put installation") { authorization throws(NotificationHubError) in
+            try endpoint.putInstallationRequest(installation, authorization: authorization)
+        }
+    }
+
+    /// Applies JSON Patch operations to an installation.
+    public func patchInstallation(id: String, _ operations: [InstallationPatch]) async throws(NotificationHubError) {
+        _ = try await execute("patch installation") { authorization throws(NotificationHubError) in
+            try endpoint.patchInstallationRequest(id: id, operations, authorization: authorization)
+        }
+    }
+
+    /// The installation with this id.
+    /// - Throws: `notFound` when there is none.
+    public func installation(id: String) async throws(NotificationHubError) -> Installation {
+        let response = try await execute("get installation") { authorization throws(NotificationHubError) in
+            try endpoint.getInstallationRequest(id: id, authorization: authorization)
+        }
+        return try Installation(json: response.body)
+    }
+
+    /// Deletes the installation with this id (deleting one that does not exist succeeds).
+    public func deleteInstallation(id: String) async throws(NotificationHubError) {
+        _ = try await execute("delete installation") { authorization throws(NotificationHubError) in
+            try endpoint.deleteInstallationRequest(id: id, authorization: authorization)
+        }
+    }
+
+    // MARK: Transport
+
+    struct Answer {
+        let status: Int
+        let headers: [(name: String, value: String)]
+        let body: [UInt8]
+    }
+
+    /// Sends the request `build` makes with a current token, retrying as the policy says.
+    private func execute(
+        _ operation: String, _ build: (String) throws(NotificationHubError) -> HubRequest
+    ) async throws(NotificationHubError) -> Answer {
+        let clock = ContinuousClock()
+        let start = clock.now
+        var random = SystemRandomNumberGenerator()
+        var attempt = 0
+        var refreshedToken = false
+        while true {
+            attempt += 1
+            let authorization: String
+            do throws(SASError) {
+                authorization = try tokens.token(for: endpoint.tokenResource)
+            } catch {
+                throw NotificationHubError(.unauthorized, "cannot sign a token: \(error.message)")
+            }
+            let request = try build(authorization)
+            let outcome: RetryPolicy.Outcome
+            let failure: NotificationHubError
+            do {
+                let answer = try await perform(request)
+                if (200..<300).contains(answer.status) {
+                    logger.debug("\(operation) succeeded", metadata: ["status": "\(answer.status)", "attempt": "\(attempt)"])
+                    return answer
+                }
+                let retryAfter = answer.headers.first { $0.name.lowercased() == "retry-after" }
+                    .flatMap { RetryAfter.parse($0.value, now: SASClock.system.now()) }
+                let trackingID = answer.headers.first { $0.name.lowercased() == "trackingid" }?.value
+                failure = NotificationHubError(status: answer.status, body: answer.body, trackingID: trackingID, retryAfter: retryAfter)
+                if answer.status == 401 && !refreshedToken {
+                    // The hub may see the token as expired (clock skew) or signed with a rotated key:
+                    // mint a fresh one and try once more.
+                    refreshedToken = true
+                    tokens.removeAll()
+                    logger.info("\(operation): 401, retrying once with a fresh token", metadata: ["tracking-id": "\(trackingID ?? "-")"])
+                    continue
+                }
+                outcome = .response(status: answer.status, retryAfter: retryAfter)
+            } catch {
+                let notSent = Self.failedBeforeSending(error)
+                failure = NotificationHubError(
+                    .serverError, "\(operation): \(notSent ? "could not connect" : "no answer (the request may have been delivered)"): \(error)")
+                // Idempotent requests may always be repeated; a POST only if it never left.
+                outcome = notSent || request.isIdempotent ? .notSent : .unknown
+            }
+            guard let delay = retryPolicy.delay(afterAttempt: attempt, elapsed: clock.now - start, outcome: outcome, using: &random) else {
+                logger.warning("\(operation) failed", metadata: ["error": "\(failure.code)", "attempt": "\(attempt)", "tracking-id": "\(failure.trackingID ?? "-")"])
+                throw failure
+            }
+            logger.info("\(operation): retrying", metadata: ["error": "\(failure.code)", "attempt": "\(attempt)", "delay": "\(delay)"])
+            do {
+                try await Task.sleep(for: delay)
+            } catch {
+                throw failure  // cancelled while waiting
+            }
+        }
+    }
+
+    private func perform(_ request: HubRequest) async throws -> Answer {
+        var outgoing = HTTPClientRequest(url: request.url)
+        outgoing.method = HTTPMethod(rawValue: request.method)
+        for header in request.headers { outgoing.headers.add(name: header.name, value: header.value) }
+        if !request.body.isEmpty { outgoing.body = .bytes(ByteBuffer(bytes: request.body)) }
+        let response = try await http.execute(outgoing, timeout: TimeAmount(timeout), logger: nil)
+        let body = try await response.body.collect(upTo: Self.maximumResponseBody)
+        return Answer(
+            status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) },
+            body: Array(body.readableBytesView))
+    }
+
+    /// Whether the request certainly never reached the hub (the connection was never made).
+    static func failedBeforeSending(_ error: any Error) -> Bool {
+        if let error = error as? HTTPClientError {
+            return [.connectTimeout, .getConnectionFromPoolTimeout, .tlsHandshakeTimeout].contains(error)
+        }
+        if error is NIOConnectionError { return true }
+        if let error = error as? IOError { return error.errnoCode == ECONNREFUSED }
+        return false
+    }
+}
+
+extension TimeAmount {
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}
