@@ -46,11 +46,17 @@ let package = Package(
         // A local Notification Hubs namespace: the library tests run in-process, and its command.
         .target(
             name: "HubEmulator",
-            dependencies: ["PushCore", "NotificationHubs", .product(name: "Hummingbird", package: "hummingbird")]
+            dependencies: [
+                "PushCore", "NotificationHubs", .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
+            ]
         ),
         .executableTarget(
             name: "hub-emulator",
-            dependencies: ["HubEmulator", "PushCore", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: [
+                "HubEmulator", "PushCore", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // Images embedded in the binary for rich pushes. Keep them small: `.embedInCode` compile time
         // grows with the bytes (64 KiB ≈ 12 s).
@@ -67,8 +73,14 @@ let package = Package(
             dependencies: ["PushCore", "CXXHash", "CAllocationCounter", .product(name: "Crypto", package: "swift-crypto")],
             path: "Benchmarks/bench"
         ),
-        // Depends on `pushcore` so that `swift test` builds the binary the CLI tests run.
-        .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "NotificationHubs", "HubEmulator", "RichPushImages", "CAllocationCounter", "pushcore"]),
+        // Depends on `pushcore` and `hub-emulator` so that `swift test` builds the binaries the tests run.
+        .testTarget(
+            name: "PushCoreTests",
+            dependencies: [
+                "PushCore", "NotificationHubs", "HubEmulator", "RichPushImages", "CAllocationCounter", "pushcore", "hub-emulator",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

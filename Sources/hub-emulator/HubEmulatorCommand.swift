@@ -3,6 +3,12 @@ import HubEmulator
 import Logging
 import PushCore
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 @main
 struct HubEmulatorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -38,9 +44,12 @@ struct HubEmulatorCommand: AsyncParsableCommand {
                 throw ValidationError("connection string for \(name): \(error)")
             }
         }
+        // Logs go to stderr: stdout's first line is the address, for scripts to read.
+        LoggingSystem.bootstrap(StreamLogHandler.standardError)
         let emulator = HubEmulator(hubs: hubs)
         try await emulator.run(port: port) { port in
             print("listening on http://127.0.0.1:\(port)")
+            fflush(nil)  // every stream; stdout is a pipe when scripts read it
         }
     }
 }

@@ -19,14 +19,17 @@ struct CommandResult {
 
 enum PushCoreBinary {
     /// `pushcore` sits beside the test bundle in the build folder (the test target depends on it).
-    static let url: URL = {
+    static let url = builtExecutable("pushcore")
+
+    /// An executable product of this package, from the folder the tests were built into.
+    static func builtExecutable(_ name: String) -> URL {
         let folder = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
         for candidate in [folder, folder.deletingLastPathComponent()] {
-            let url = candidate.appendingPathComponent("pushcore")
+            let url = candidate.appendingPathComponent(name)
             if FileManager.default.isExecutableFile(atPath: url.path) { return url }
         }
-        return folder.appendingPathComponent("pushcore")
-    }()
+        return folder.appendingPathComponent(name)
+    }
 
     /// Runs `pushcore arguments…` with `stdin` as its standard input (empty when nil) and, when
     /// given, exactly `environment` as its environment; output goes through files, so any size works.

@@ -1,3 +1,6 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
 import HubEmulator
 import NotificationHubs
 import PushCore
@@ -5,7 +8,7 @@ import Synchronization
 import Testing
 
 private let namespace = "Endpoint=sb://test-ns.servicebus.windows.net/;SharedAccessKeyName=DefaultFullSharedAccessSignature;SharedAccessKey="
-private let fullAccess = namespace + "c2VjcmV0LWtleS1vbmU="
+let fullAccess = namespace + "c2VjcmV0LWtleS1vbmU="
 private let listenOnly =
     "Endpoint=sb://test-ns.servicebus.windows.net/;SharedAccessKeyName=DefaultListenSharedAccessSignature;SharedAccessKey=bGlzdGVuLWtleQ=="
 
@@ -25,11 +28,11 @@ func withEmulator<Result: Sendable>(
     return try await body(emulator, "http://127.0.0.1:\(port)")
 }
 
-private func client(_ base: String, connectionString: String = fullAccess, retry: RetryPolicy = RetryPolicy(), timeout: Duration = .seconds(5), clock: SASClock = .system) throws -> NotificationHubClient {
+func client(_ base: String, connectionString: String = fullAccess, retry: RetryPolicy = RetryPolicy(), timeout: Duration = .seconds(5), clock: SASClock = .system) throws -> NotificationHubClient {
     try NotificationHubClient(connectionString: connectionString, hubName: "hub", endpointOverride: base, retryPolicy: retry, timeout: timeout, clock: clock)
 }
 
-private let alice = String(repeating: "a1", count: 32)
+let alice = String(repeating: "a1", count: 32)
 private let bob = String(repeating: "b2", count: 32)
 private let carol = String(repeating: "c3", count: 32)
 
@@ -222,5 +225,53 @@ struct EmulatorClientTests {
                 #expect(error.message.contains("duplicateKey"))
             }
         }
+    }
+}
+
+@Suite("hub-emulator command")
+struct HubEmulatorCommandTests {
+    @Test("It prints its address first, verifies tokens that pushcore signs, and records the delivery")
+    func command() async throws {
+        let process = Process()
+        process.executableURL = PushCoreBinary.builtExecutable("hub-emulator")
+        process.arguments = ["--port", "0", "--hub", "hub", "--connection-string", fullAccess]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        defer { process.terminate() }
+        // Read the first line on a thread of its own: a blocking read must not hold one of the
+        // few threads the concurrent tests share.
+        let reader = output.fileHandleForReading
+        let first = await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                var line: [UInt8] = []
+                while line.last != UInt8(ascii: "\n"), let byte = try? reader.read(upToCount: 1), !byte.isEmpty { line += byte }
+                continuation.resume(returning: String(decoding: line.dropLast(), as: UTF8.self))
+            }
+        }
+        #expect(first.hasPrefix("listening on http://127.0.0.1:"))
+        let base = String(first.dropFirst("listening on ".count))
+
+        let hub = try client(base)
+        _ = try await hub.send(APNsPayload(aps: APS(alert: .text("Hi"))), toDevice: alice)
+
+        // What `curl` sends with a token from `pushcore sas sign` (the README shows it).
+        let token = try SASSigner(ConnectionString(fullAccess)).token(for: "https://test-ns.servicebus.windows.net/hub", ttl: 60)
+        var post = HTTPClientRequest(url: base + "/hub/messages/?direct&api-version=2020-06")
+        post.method = .POST
+        post.headers.add(name: "Authorization", value: token)
+        post.headers.add(name: "Content-Type", value: "application/json;charset=utf-8")
+        post.headers.add(name: "ServiceBusNotification-Format", value: "apple")
+        post.headers.add(name: "ServiceBusNotification-DeviceHandle", value: bob)
+        post.body = .bytes(ByteBuffer(string: #"{"aps":{"alert":"Hi from curl"}}"#))
+        let posted = try await HTTPClient.shared.execute(post, timeout: .seconds(5))
+        #expect(posted.status.code == 201)
+
+        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: base + "/_emulator/deliveries"), timeout: .seconds(5))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        var parser = JSONParser()
+        let deliveries = try parser.parse(Array(body.readableBytesView))
+        #expect(deliveries.root.count == 2 && deliveries.root[0]?["deviceHandle"]?.string == alice)
+        #expect(deliveries.root[1]?["payload"]?.string == #"{"aps":{"alert":"Hi from curl"}}"#)
     }
 }
