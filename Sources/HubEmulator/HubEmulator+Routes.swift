@@ -27,13 +27,13 @@ extension HubEmulator {
         let body = try await request.collectBody(upTo: 1 << 20)
         let answer = await handle(
             method: request.method.rawValue, path: request.uri.path, query: request.uri.query ?? "",
-            headers: request.headers, body: Array(body.readableBytesView))
+            headers: request.headers, authority: request.head.authority ?? "127.0.0.1", body: Array(body.readableBytesView))
         var fields = HTTPFields()
         for (name, value) in answer.headers { fields.append(HTTPField(name: HTTPField.Name(name)!, value: value)) }
         return Response(status: .init(code: answer.status), headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
     }
 
-    func handle(method: String, path: String, query: String, headers: HTTPFields, body: [UInt8]) async -> Answer {
+    func handle(method: String, path: String, query: String, headers: HTTPFields, authority: String, body: [UInt8]) async -> Answer {
         let segments = path.split(separator: "/").map { $0.removingPercentEncoding ?? String($0) }
         if segments.first == "_emulator" { return testHook(method: method, segments: segments, body: body) }
         let trackingID = UUID().uuidString.lowercased()
@@ -70,7 +70,7 @@ extension HubEmulator {
                 return .error(403, "Unauthorized access. 'Send' claim(s) are required to perform this operation.", trackingID: trackingID)
             }
             return send(hub: hubName, batch: segments.count > 2 && segments[2] == "$batch", direct: query.split(separator: "&").contains("direct"),
-                        headers: headers, body: body, tokenExpiry: info.expiry, trackingID: trackingID, path: path)
+                        headers: headers, body: body, tokenExpiry: info.expiry, trackingID: trackingID, authority: authority)
         case (_, "installations") where segments.count == 3:
             return installation(method: method, hub: hubName, id: segments[2], body: body, trackingID: trackingID)
         default:
@@ -81,7 +81,7 @@ extension HubEmulator {
     // MARK: Sends
 
     private func send(
-        hub: String, batch: Bool, direct: Bool, headers: HTTPFields, body: [UInt8], tokenExpiry: Int64, trackingID: String, path: String
+        hub: String, batch: Bool, direct: Bool, headers: HTTPFields, body: [UInt8], tokenExpiry: Int64, trackingID: String, authority: String
     ) -> Answer {
         guard headers[HTTPField.Name("ServiceBusNotification-Format")!] == "apple" else {
             return .error(400, "ServiceBusNotification-Format must be apple for APNs payloads.", trackingID: trackingID)
@@ -144,9 +144,8 @@ extension HubEmulator {
             }
             return id
         }
-        let host = headers[HTTPField.Name("Host")!] ?? "127.0.0.1"
         return Answer(status: 201, headers: [
-            ("Location", "http://\(host)/\(hub)/messages/\(notificationID)?api-version=2020-06"), ("TrackingId", trackingID),
+            ("Location", "http://\(authority)/\(hub)/messages/\(notificationID)?api-version=2020-06"), ("TrackingId", trackingID),
             ("x-ms-correlation-request-id", trackingID),
         ])
     }
