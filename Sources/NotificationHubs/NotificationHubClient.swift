@@ -80,14 +80,13 @@ public final class NotificationHubClient: Sendable {
     /// Sends `payload` to many device tokens, 1000 per request; one result per request, in order.
     public func send(_ payload: APNsPayload, headers: APNsHeaders? = nil, toDevices deviceHandles: [String]) async throws(NotificationHubError) -> [SendResult] {
         let apns = headers ?? APNsHeaders(for: payload)
-        // Validate and split once, up front: a bad handle anywhere sends nothing.
-        let batches = try endpoint.batchDirectSendRequests(payload, headers: apns, deviceHandles: deviceHandles, authorization: "")
+        // Every handle and the payload are checked before the first batch goes: a bad one anywhere sends nothing.
+        _ = try endpoint.batchDirectSendRequests(payload, headers: apns, deviceHandles: deviceHandles, authorization: "")
         var results: [SendResult] = []
-        for index in batches.indices {
+        for start in stride(from: 0, to: deviceHandles.count, by: HubEndpoint.maximumBatchSize) {
+            let batch = Array(deviceHandles[start..<min(start + HubEndpoint.maximumBatchSize, deviceHandles.count)])
             let response = try await execute("batch direct send") { authorization throws(NotificationHubError) in
-                try endpoint.batchDirectSendRequests(
-                    payload, headers: apns, deviceHandles: Array(deviceHandles[index * HubEndpoint.maximumBatchSize..<min((index + 1) * HubEndpoint.maximumBatchSize, deviceHandles.count)]),
-                    authorization: authorization)[0]
+                try endpoint.batchDirectSendRequests(payload, headers: apns, deviceHandles: batch, authorization: authorization)[0]
             }
             results.append(SendResult(headers: response.headers))
         }
@@ -176,7 +175,7 @@ public final class NotificationHubClient: Sendable {
             } catch {
                 let notSent = Self.failedBeforeSending(error)
                 failure = NotificationHubError(
-                    .serverError, "\(operation): \(notSent ? "could not connect" : "no answer (the request may have been delivered)"): \(error)")
+                    .transportFailed, "\(operation): \(notSent ? "could not connect" : "no answer (the request may have been delivered)"): \(error)")
                 // Idempotent requests may always be repeated; a POST only if it never left.
                 outcome = notSent || request.isIdempotent ? .notSent : .unknown
             }

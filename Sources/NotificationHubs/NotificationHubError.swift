@@ -31,6 +31,10 @@ public struct NotificationHubError: Error, Hashable, Sendable, CustomStringConve
         public static let serverError = Code("serverError")
         /// Another status the client does not expect.
         public static let unexpectedStatus = Code("unexpectedStatus")
+        // No answer.
+        /// The connection failed or the answer did not come in time; `status` is nil. The message
+        /// says whether the request may have reached the hub.
+        public static let transportFailed = Code("transportFailed")
     }
 
     public let code: Code
