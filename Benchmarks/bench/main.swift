@@ -251,6 +251,7 @@ if !arguments.json {
     print(
         "PushCore bench — \(arguments.corpus.path): \(allFiles.count) files; \(jsonFiles.count) JSON texts every parser accepts, "
             + "\(payloadFiles.count) APNs payloads every decoder accepts")
+    print("xxHash: \(XXH3.usesRuntimeDispatch ? "runtime-dispatched (best of SSE2/AVX2/AVX-512)" : "portable") entry points")
     print("medians of \(options.samples) interleaved samples; ns per payload (min–max); speedup = baseline ÷ pushcore\n")
     print(
         "benchmark".padding(toLength: 19, withPad: " ", startingAt: 0) + "implementation".padding(toLength: 31, withPad: " ", startingAt: 0)

@@ -60,6 +60,7 @@ public final class NotificationHubClient: Sendable {
 
     /// Sends `payload` to a target: a tag, tags, an expression, or (by name only) everybody.
     /// - Parameter headers: the APNs headers; derived from the payload when nil.
+    @discardableResult
     public func send(_ payload: APNsPayload, headers: APNsHeaders? = nil, to target: SendTarget) async throws(NotificationHubError) -> SendResult {
         let apns = headers ?? APNsHeaders(for: payload)
         let response = try await execute("send") { authorization throws(NotificationHubError) in
@@ -69,6 +70,7 @@ public final class NotificationHubClient: Sendable {
     }
 
     /// Sends `payload` to one device token, without installations.
+    @discardableResult
     public func send(_ payload: APNsPayload, headers: APNsHeaders? = nil, toDevice deviceHandle: String) async throws(NotificationHubError) -> SendResult {
         let apns = headers ?? APNsHeaders(for: payload)
         let response = try await execute("direct send") { authorization throws(NotificationHubError) in
@@ -78,6 +80,7 @@ public final class NotificationHubClient: Sendable {
     }
 
     /// Sends `payload` to many device tokens, 1000 per request; one result per request, in order.
+    @discardableResult
     public func send(_ payload: APNsPayload, headers: APNsHeaders? = nil, toDevices deviceHandles: [String]) async throws(NotificationHubError) -> [SendResult] {
         let apns = headers ?? APNsHeaders(for: payload)
         // Every handle and the payload are checked before the first batch goes: a bad one anywhere sends nothing.
