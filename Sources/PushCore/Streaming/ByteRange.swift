@@ -72,9 +72,9 @@ public struct ByteRangeSet: Hashable, Sendable {
         }
         var position = 0
         let unit = Array("bytes=".utf8)
-        guard bytes.count >= unit.count,
-              zip(bytes[..<unit.count], unit).allSatisfy({ $0 | 0x20 == $1 | 0x20 })
-        else {
+        // The unit is case-insensitive; only letters are folded, so no other byte can pass for `=`.
+        func folded(_ byte: UInt8) -> UInt8 { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte }
+        guard bytes.count >= unit.count, zip(bytes[..<unit.count], unit).allSatisfy({ folded($0) == $1 }) else {
             let equals = bytes.firstIndex(of: UInt8(ascii: "=")) ?? 0
             throw ByteRangeError(equals > 0 ? .unsupportedUnit : .malformed, at: 0)
         }

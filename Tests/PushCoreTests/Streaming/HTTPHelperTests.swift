@@ -27,6 +27,8 @@ struct HTTPHelperTests {
         ("bytes=a-b", .full),
         ("bytes=1-2-3", .full),
         ("bytes 0-1", .full),
+        ("bytes\u{1D}0-1", .full),                       // 0x1D | 0x20 is "=": letters alone are case-folded
+        ("BYTES\u{1D}0-1", .full),
         ("items=0-1", .full),                             // unknown unit: ignored
         ("bytes=--1", .full),
         ("bytes=+1-2", .full),
