@@ -275,3 +275,32 @@ struct HubEmulatorCommandTests {
         #expect(deliveries.root[1]?["payload"]?.string == #"{"aps":{"alert":"Hi from curl"}}"#)
     }
 }
+
+@Suite("README Notification Hubs example")
+struct ReadmeHubExample {
+    @Test("register, patch, send to a tag, an expression, a device, devices and everybody")
+    func readme() async throws {
+        try await withEmulator { emulator, base in
+            let deviceToken = alice
+            let tokens = [bob, carol]
+            let id = "4f1c2a9e"
+
+            let hub = try NotificationHubClient(connectionString: fullAccess, hubName: "hub", endpointOverride: base)
+
+            // A device registers under its user's tag.
+            try await hub.createOrUpdate(Installation(installationID: "phone-1", pushChannel: deviceToken, tags: ["username:alice"]))
+            try await hub.patchInstallation(id: "phone-1", [.addTag("lang:fr")])
+
+            // The rich-push flow's silent notification to one user; headers derived by the codec.
+            let rich = APNsPayload.silentRichPush(richId: id, richType: "img", richMessage: "New photo")
+            let result = try await hub.send(rich, to: .tag("username:alice"))       // result.notificationID, .trackingID
+            try await hub.send(rich, to: .expression(.tag("lang:fr") && !.tag("muted")))
+            try await hub.send(rich, toDevice: deviceToken)                           // direct send
+            try await hub.send(rich, toDevices: tokens)                               // batch, 1000 per request
+            try await hub.send(rich, to: .broadcast)                                  // only when asked for by name
+
+            #expect(result.notificationID == "1" && result.trackingID != nil)
+            #expect(emulator.deliveries.map(\.deviceHandle) == [alice, alice, alice, bob, carol, alice])
+        }
+    }
+}
