@@ -10,43 +10,31 @@
 #include <stddef.h>
 #include <xxhash.h>
 
+// xxh_x86dispatch.h renames the portable entry points to their `_dispatch` twins with macros
+// (unless XXH_DISPATCH_DISABLE_REPLACE is defined), so the shims below, which Swift calls because
+// it cannot see macros, reach the dispatched code whenever the header is there.
 #if defined(__x86_64__) && defined(__linux__) && defined(__has_include)
 #  if __has_include(<xxh_x86dispatch.h>)
+#    undef XXH_DISPATCH_DISABLE_REPLACE
 #    include <xxh_x86dispatch.h>
 #    define PUSHCORE_XXH_DISPATCH 1
 #  endif
 #endif
 
 static inline XXH64_hash_t pushcore_xxh3_64(const void *input, size_t length, XXH64_hash_t seed) {
-#ifdef PUSHCORE_XXH_DISPATCH
-    return XXH3_64bits_withSeed_dispatch(input, length, seed);
-#else
     return XXH3_64bits_withSeed(input, length, seed);
-#endif
 }
 
 static inline XXH128_hash_t pushcore_xxh3_128(const void *input, size_t length, XXH64_hash_t seed) {
-#ifdef PUSHCORE_XXH_DISPATCH
-    return XXH3_128bits_withSeed_dispatch(input, length, seed);
-#else
     return XXH3_128bits_withSeed(input, length, seed);
-#endif
 }
 
 static inline XXH_errorcode pushcore_xxh3_64_update(XXH3_state_t *state, const void *input, size_t length) {
-#ifdef PUSHCORE_XXH_DISPATCH
-    return XXH3_64bits_update_dispatch(state, input, length);
-#else
     return XXH3_64bits_update(state, input, length);
-#endif
 }
 
 static inline XXH_errorcode pushcore_xxh3_128_update(XXH3_state_t *state, const void *input, size_t length) {
-#ifdef PUSHCORE_XXH_DISPATCH
-    return XXH3_128bits_update_dispatch(state, input, length);
-#else
     return XXH3_128bits_update(state, input, length);
-#endif
 }
 
 /// 1 when the runtime-dispatched entry points are in use.
