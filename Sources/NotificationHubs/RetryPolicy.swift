@@ -87,7 +87,7 @@ public enum RetryAfter {
     /// The wait the header asks for, at `now` (Unix seconds); a date in the past means no wait.
     /// Nil for a value that is neither form.
     public static func parse(_ value: String, now: Int64) -> Duration? {
-        let text = value.trimmingWhitespace()
+        let text = value.trimmingOptionalWhitespace()
         if !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
             // Saturate absurd values rather than overflow: a day is already "stop trying".
             guard text.utf8.count <= 9, let seconds = Int64(text) else { return .seconds(86_400 * 365) }
@@ -138,13 +138,5 @@ enum HTTPDate {
         let dayOfYear = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + Int64(day) - 1
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
         return era * 146_097 + dayOfEra - 719_468
-    }
-}
-
-extension String {
-    func trimmingWhitespace() -> Substring {
-        let isSpace = { (character: Character) in character == " " || character == "\t" }
-        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
-        return self[first...last]
     }
 }

@@ -1,3 +1,5 @@
+import PushCore
+
 /// A Notification Hubs tag expression: tags joined with `&&`, `||`, `!` and parentheses, built in
 /// code (`.tag("username:alice") || .tag("username:bob")`) or parsed from text, and validated
 /// against the hub's rules before anything is sent.
@@ -134,11 +136,7 @@ private struct TagExpressionParser {
         NotificationHubError(.invalidTagExpression, "\(what) at byte \(position)")
     }
 
-    mutating func skipWhitespace() {
-        while position < bytes.count, bytes[position] == UInt8(ascii: " ") || bytes[position] == UInt8(ascii: "\t") {
-            position += 1
-        }
-    }
+    mutating func skipWhitespace() { skipOptionalWhitespace(bytes, &position) }
 
     mutating func consume(_ text: StaticString) -> Bool {
         skipWhitespace()

@@ -176,7 +176,7 @@ func isFourTwoByteSequences(_ word: UInt64) -> Bool {
 /// 0–15 for a hexadecimal digit, 0xFF otherwise.
 @inlinable
 @inline(__always)
-func hexDigitValue(_ byte: UInt8) -> UInt8 {
+package func hexDigitValue(_ byte: UInt8) -> UInt8 {
     switch byte {
     case ASCII.zero...ASCII.nine: return byte &- ASCII.zero
     case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte &- UInt8(ascii: "a") &+ 10

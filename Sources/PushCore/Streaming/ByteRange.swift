@@ -81,11 +81,6 @@ public struct ByteRangeSet: Hashable, Sendable {
         position = unit.count
 
         var specs: [Spec] = []
-        func skipWhitespace() {
-            while position < bytes.count, bytes[position] == UInt8(ascii: " ") || bytes[position] == UInt8(ascii: "\t") {
-                position += 1
-            }
-        }
         /// Digits at `position`, saturating at `Int.max`; nil when there are none.
         func number() -> Int? {
             let start = position
@@ -99,12 +94,12 @@ public struct ByteRangeSet: Hashable, Sendable {
             return position > start ? value : nil
         }
 
-        skipWhitespace()
+        skipOptionalWhitespace(bytes, &position)
         while position < bytes.count {
             // Empty list elements (`a-b,,c-d`) are allowed by the list syntax (RFC 9110 §5.6.1).
             if bytes[position] == UInt8(ascii: ",") {
                 position += 1
-                skipWhitespace()
+                skipOptionalWhitespace(bytes, &position)
                 continue
             }
             let specStart = position
@@ -127,7 +122,7 @@ public struct ByteRangeSet: Hashable, Sendable {
                 throw ByteRangeError(.tooManyRanges, at: specStart)
             }
             specs.append(spec)
-            skipWhitespace()
+            skipOptionalWhitespace(bytes, &position)
             guard position == bytes.count || bytes[position] == UInt8(ascii: ",") else {
                 throw ByteRangeError(.malformed, at: position)
             }

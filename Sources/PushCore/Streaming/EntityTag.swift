@@ -29,10 +29,10 @@ public struct EntityTag: Hashable, Sendable, CustomStringConvertible {
     public func matches(ifNoneMatch headerValue: some StringProtocol) -> Bool {
         let bytes = Array(headerValue.utf8)
         var position = 0
-        EntityTag.skipWhitespace(bytes, &position)
+        skipOptionalWhitespace(bytes, &position)
         if position < bytes.count, bytes[position] == UInt8(ascii: "*") {
             position += 1
-            EntityTag.skipWhitespace(bytes, &position)
+            skipOptionalWhitespace(bytes, &position)
             return position == bytes.count
         }
         var matched = false
@@ -40,12 +40,12 @@ public struct EntityTag: Hashable, Sendable, CustomStringConvertible {
         while position < bytes.count {
             if bytes[position] == UInt8(ascii: ",") {
                 position += 1
-                EntityTag.skipWhitespace(bytes, &position)
+                skipOptionalWhitespace(bytes, &position)
                 continue
             }
             guard let range = EntityTag.scan(bytes, at: &position) else { return false }
             if bytes[range.opaque].elementsEqual(opaqueTag.utf8) { matched = true }
-            EntityTag.skipWhitespace(bytes, &position)
+            skipOptionalWhitespace(bytes, &position)
             guard position == bytes.count || bytes[position] == UInt8(ascii: ",") else { return false }
         }
         return matched
@@ -78,22 +78,5 @@ public struct EntityTag: Hashable, Sendable, CustomStringConvertible {
         guard index < bytes.count else { return nil }
         position = index + 1
         return (start..<index, weak)
-    }
-
-    private static func skipWhitespace(_ bytes: [UInt8], _ position: inout Int) {
-        while position < bytes.count, bytes[position] == UInt8(ascii: " ") || bytes[position] == UInt8(ascii: "\t") {
-            position += 1
-        }
-    }
-}
-
-extension StringProtocol {
-    /// Without the spaces and tabs HTTP allows around field values.
-    func trimmingOptionalWhitespace() -> Substring {
-        let text = Substring(self)
-        let isWhitespace = { (character: Character) in character == " " || character == "\t" }
-        guard let first = text.firstIndex(where: { !isWhitespace($0) }),
-              let last = text.lastIndex(where: { !isWhitespace($0) }) else { return "" }
-        return text[first...last]
     }
 }
