@@ -217,10 +217,9 @@ extension HubEmulator {
                     guard let text = value?.string, let template = parsedJSON(Array(text.utf8)), let templateBody = template.root["body"]?.string else {
                         return .error(400, "A template is a JSON text with a body.", trackingID: trackingID)
                     }
-                    let name = String(path.dropFirst(11)).replacing("~1", with: "/").replacing("~0", with: "~")
-                    installation.templates[name] = .init(body: templateBody, tags: template.root["tags"]?.elements.compactMap { $0.string } ?? [])
+                    installation.templates[jsonPointerUnescaped(path.dropFirst(11))] = .init(body: templateBody, tags: template.root["tags"]?.elements.compactMap { $0.string } ?? [])
                 case ("remove", _) where path.hasPrefix("/templates/"):
-                    installation.templates[String(path.dropFirst(11)).replacing("~1", with: "/").replacing("~0", with: "~")] = nil
+                    installation.templates[jsonPointerUnescaped(path.dropFirst(11))] = nil
                 default:
                     return .error(400, "Unsupported operation \(op) \(path).", trackingID: trackingID)
                 }

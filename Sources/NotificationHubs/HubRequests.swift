@@ -50,6 +50,13 @@ public struct HubRequest: Sendable, Hashable {
     public struct Header: Sendable, Hashable {
         public let name: String
         public let value: String
+
+        /// Refuses a value with a control character: it could end the header and start another.
+        static func check(name: String, value: String) throws(NotificationHubError) {
+            guard !value.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+                throw NotificationHubError(.badRequest, "the \(name) header would contain a control character")
+            }
+        }
     }
 
     public let method: String
@@ -62,6 +69,13 @@ public struct HubRequest: Sendable, Hashable {
 
     public func header(_ name: String) -> String? {
         headers.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+
+    /// The same request with `token` as its `Authorization` value.
+    func authorized(_ token: String) throws(NotificationHubError) -> HubRequest {
+        try Header.check(name: "Authorization", value: token)
+        let headers = self.headers.map { $0.name == "Authorization" ? Header(name: $0.name, value: token) : $0 }
+        return HubRequest(method: method, url: url, headers: headers, body: body)
     }
 }
 
@@ -207,9 +221,7 @@ extension HubEndpoint {
 
     /// Builds the request after checking that no header value could split the header block.
     private func request(_ method: String, _ url: String, _ headers: [HubRequest.Header], body: [UInt8]) throws(NotificationHubError) -> HubRequest {
-        for header in headers where header.value.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
-            throw NotificationHubError(.badRequest, "the \(header.name) header would contain a control character")
-        }
+        for header in headers { try HubRequest.Header.check(name: header.name, value: header.value) }
         return HubRequest(method: method, url: url, headers: headers, body: body)
     }
 
@@ -221,7 +233,7 @@ extension HubEndpoint {
 
     /// An APNs device token: hexadecimal, 16 to 200 digits (today's tokens have 64).
     static func validateDeviceHandle(_ handle: String) throws(NotificationHubError) {
-        guard (16...200).contains(handle.utf8.count), handle.utf8.allSatisfy({ $0.isHexDigit }) else {
+        guard (16...200).contains(handle.utf8.count), handle.utf8.allSatisfy({ hexDigitValue($0) <= 15 }) else {
             throw NotificationHubError(.badRequest, "device handle \(handle.prefix(20).debugDescription)… is not an APNs device token in hex")
         }
     }
@@ -264,13 +276,6 @@ public struct SendResult: Sendable, Hashable {
         } else {
             notificationID = nil
         }
-    }
-}
-
-extension UInt8 {
-    var isHexDigit: Bool {
-        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(self)
-            || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(self)
     }
 }
 

@@ -148,9 +148,14 @@ public enum InstallationPatch: Sendable, Hashable {
         case .removeTemplate(let name): return operation("remove", "/templates/" + jsonPointerEscaped(name))
         }
     }
+}
 
-    /// RFC 6901: `~` → `~0`, `/` → `~1`.
-    private func jsonPointerEscaped(_ text: String) -> String {
-        text.replacing("~", with: "~0").replacing("/", with: "~1")
-    }
+/// A JSON Pointer (RFC 6901) token for `text`: `~` → `~0`, `/` → `~1`.
+package func jsonPointerEscaped(_ text: String) -> String {
+    text.replacing("~", with: "~0").replacing("/", with: "~1")
+}
+
+/// The text a JSON Pointer token stands for: `~1` → `/`, then `~0` → `~`.
+package func jsonPointerUnescaped(_ token: some StringProtocol) -> String {
+    String(token).replacing("~1", with: "/").replacing("~0", with: "~")
 }

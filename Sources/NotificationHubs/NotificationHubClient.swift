@@ -57,41 +57,35 @@ public final class NotificationHubClient: Sendable {
     }
 
     // MARK: Sending
+    //
+    // Requests are built (payload encoded, tags and handles checked) once, before the first
+    // attempt; each attempt only puts a current token into the `Authorization` header.
 
     /// Sends `payload` to a target: a tag, tags, an expression, or (by name only) everybody.
     /// - Parameter headers: the APNs headers; derived from the payload when nil.
     @discardableResult
     public func send(_ payload: APNsPayload, headers: APNsHeaders? = nil, to target: SendTarget) async throws(NotificationHubError) -> SendResult {
-        let apns = headers ?? APNsHeaders(for: payload)
-        let response = try await execute("send") { authorization throws(NotificationHubError) in
-            try endpoint.sendRequest(payload, headers: apns, to: target, authorization: authorization)
-        }
-        return SendResult(headers: response.headers)
+        let request = try endpoint.sendRequest(payload, headers: headers ?? APNsHeaders(for: payload), to: target, authorization: "")
+        return SendResult(headers: try await execute("send", request).headers)
     }
 
     /// Sends `payload` to one device token, without installations.
     @discardableResult
     public func send(_ payload: APNsPayload, headers: APNsHeaders? = nil, toDevice deviceHandle: String) async throws(NotificationHubError) -> SendResult {
-        let apns = headers ?? APNsHeaders(for: payload)
-        let response = try await execute("direct send") { authorization throws(NotificationHubError) in
-            try endpoint.directSendRequest(payload, headers: apns, deviceHandle: deviceHandle, authorization: authorization)
-        }
-        return SendResult(headers: response.headers)
+        let request = try endpoint.directSendRequest(
+            payload, headers: headers ?? APNsHeaders(for: payload), deviceHandle: deviceHandle, authorization: "")
+        return SendResult(headers: try await execute("direct send", request).headers)
     }
 
     /// Sends `payload` to many device tokens, 1000 per request; one result per request, in order.
+    /// Every handle is checked before the first batch goes: a bad one anywhere sends nothing.
     @discardableResult
     public func send(_ payload: APNsPayload, headers: APNsHeaders? = nil, toDevices deviceHandles: [String]) async throws(NotificationHubError) -> [SendResult] {
-        let apns = headers ?? APNsHeaders(for: payload)
-        // Every handle and the payload are checked before the first batch goes: a bad one anywhere sends nothing.
-        _ = try endpoint.batchDirectSendRequests(payload, headers: apns, deviceHandles: deviceHandles, authorization: "")
+        let batches = try endpoint.batchDirectSendRequests(
+            payload, headers: headers ?? APNsHeaders(for: payload), deviceHandles: deviceHandles, authorization: "")
         var results: [SendResult] = []
-        for start in stride(from: 0, to: deviceHandles.count, by: HubEndpoint.maximumBatchSize) {
-            let batch = Array(deviceHandles[start..<min(start + HubEndpoint.maximumBatchSize, deviceHandles.count)])
-            let response = try await execute("batch direct send") { authorization throws(NotificationHubError) in
-                try endpoint.batchDirectSendRequests(payload, headers: apns, deviceHandles: batch, authorization: authorization)[0]
-            }
-            results.append(SendResult(headers: response.headers))
+        for batch in batches {
+            results.append(SendResult(headers: try await execute("batch direct send", batch).headers))
         }
         return results
     }
@@ -100,32 +94,24 @@ public final class NotificationHubClient: Sendable {
 
     /// Creates the installation, or replaces the one with the same id.
     public func createOrUpdate(_ installation: Installation) async throws(NotificationHubError) {
-        _ = try await execute("put installation") { authorization throws(NotificationHubError) in
-            try endpoint.putInstallationRequest(installation, authorization: authorization)
-        }
+        _ = try await execute("put installation", endpoint.putInstallationRequest(installation, authorization: ""))
     }
 
     /// Applies JSON Patch operations to an installation.
     public func patchInstallation(id: String, _ operations: [InstallationPatch]) async throws(NotificationHubError) {
-        _ = try await execute("patch installation") { authorization throws(NotificationHubError) in
-            try endpoint.patchInstallationRequest(id: id, operations, authorization: authorization)
-        }
+        _ = try await execute("patch installation", endpoint.patchInstallationRequest(id: id, operations, authorization: ""))
     }
 
     /// The installation with this id.
     /// - Throws: `notFound` when there is none.
     public func installation(id: String) async throws(NotificationHubError) -> Installation {
-        let response = try await execute("get installation") { authorization throws(NotificationHubError) in
-            try endpoint.getInstallationRequest(id: id, authorization: authorization)
-        }
+        let response = try await execute("get installation", endpoint.getInstallationRequest(id: id, authorization: ""))
         return try Installation(json: response.body)
     }
 
     /// Deletes the installation with this id (deleting one that does not exist succeeds).
     public func deleteInstallation(id: String) async throws(NotificationHubError) {
-        _ = try await execute("delete installation") { authorization throws(NotificationHubError) in
-            try endpoint.deleteInstallationRequest(id: id, authorization: authorization)
-        }
+        _ = try await execute("delete installation", endpoint.deleteInstallationRequest(id: id, authorization: ""))
     }
 
     // MARK: Transport
@@ -136,10 +122,8 @@ public final class NotificationHubClient: Sendable {
         let body: [UInt8]
     }
 
-    /// Sends the request `build` makes with a current token, retrying as the policy says.
-    private func execute(
-        _ operation: String, _ build: (String) throws(NotificationHubError) -> HubRequest
-    ) async throws(NotificationHubError) -> Answer {
+    /// Sends `unsigned` with a current token, retrying as the policy says.
+    private func execute(_ operation: String, _ unsigned: HubRequest) async throws(NotificationHubError) -> Answer {
         let clock = ContinuousClock()
         let start = clock.now
         var random = SystemRandomNumberGenerator()
@@ -153,7 +137,7 @@ public final class NotificationHubClient: Sendable {
             } catch {
                 throw NotificationHubError(.unauthorized, "cannot sign a token: \(error.message)")
             }
-            let request = try build(authorization)
+            let request = try unsigned.authorized(authorization)
             let outcome: RetryPolicy.Outcome
             let failure: NotificationHubError
             do {
