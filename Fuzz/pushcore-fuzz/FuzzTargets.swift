@@ -179,16 +179,13 @@ struct FuzzMain {
             exit(2)
         }
         for path in arguments.dropFirst() {
-            guard let file = try? FileResource(path: path) else {
-                print("\(path): cannot open")
+            do throws(ResourceError) {
+                let file = try FileResource(path: path)
+                target.run(try file.bytes(in: 0..<file.count))
+            } catch {
+                print(error)
                 exit(1)
             }
-            var bytes = [UInt8](repeating: 0, count: file.count)
-            guard (try? bytes.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }) != nil else {
-                print("\(path): cannot read")
-                exit(1)
-            }
-            target.run(bytes)
             print("\(path): ok")
         }
     }

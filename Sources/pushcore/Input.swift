@@ -18,50 +18,33 @@ struct InputText {
     /// Reads `path` (or stdin when nil). Returns nil after printing `NAME: error: …` to stderr.
     static func read(_ path: String?, limit: Int = JSONParser.Options.defaultMaximumInputSize) -> InputText? {
         let name = path ?? stdinName
-        let descriptor: Int32
         if let path {
             do throws(ResourceError) {
                 // Opening as a resource refuses directories, FIFOs and devices with a typed error.
                 let file = try FileResource(path: path)
-                return InputText(name: name, bytes: try readBounded(from: file, limit: limit))
+                // At most `limit + 1` bytes: enough for the parser to say the input is too large.
+                return InputText(name: name, bytes: try file.bytes(in: 0..<min(file.count, limit + 1)))
             } catch {
-                Terminal.writeError("\(name): error: \(error.code): \(error.message)")
+                Terminal.writeError(name, code: error.code, error.message)
                 return nil
             }
         }
-        descriptor = 0
+        let standardInput: Int32 = 0
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while bytes.count <= limit {
             let wanted = min(chunk.count, limit + 1 - bytes.count)
-            let count = chunk.withUnsafeMutableBytes { systemRead(descriptor, $0.baseAddress!, wanted) }
+            let count = chunk.withUnsafeMutableBytes { systemRead(standardInput, $0.baseAddress!, wanted) }
             if count > 0 {
                 bytes += chunk[..<count]
             } else if count == 0 {
                 break
             } else if errno != EINTR {
-                Terminal.writeError("\(name): error: ioError: \(String(cString: strerror(errno)))")
+                Terminal.writeError(name, code: "ioError", String(cString: strerror(errno)))
                 return nil
             }
         }
         return InputText(name: name, bytes: bytes)
-    }
-
-    /// At most `limit + 1` bytes of `file`: enough for the parser to say it is too large.
-    private static func readBounded(from file: FileResource, limit: Int) throws(ResourceError) -> [UInt8] {
-        let count = min(file.count, limit + 1)
-        var failure: ResourceError?
-        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            do throws(ResourceError) {
-                try file.read(into: UnsafeMutableRawBufferPointer(buffer), at: 0)
-                initialized = count
-            } catch {
-                failure = error
-                initialized = 0
-            }
-        }
-        if let failure { throw failure }
-        return bytes
     }
 
     /// `NAME: error: CODE at byte N (line L, column C): message`.

@@ -81,6 +81,22 @@ public final class FileResource: Sendable {
         try checkUnchanged()
     }
 
+    /// The bytes in `range`, in a new array, after the same checks as ``read(into:at:)``.
+    public func bytes(in range: Range<Int>) throws(ResourceError) -> [UInt8] {
+        var failure: ResourceError?
+        let bytes = [UInt8](unsafeUninitializedCapacity: range.count) { buffer, initialized in
+            do throws(ResourceError) {
+                try read(into: UnsafeMutableRawBufferPointer(buffer), at: range.lowerBound)
+                initialized = range.count
+            } catch {
+                failure = error
+                initialized = 0
+            }
+        }
+        if let failure { throw failure }
+        return bytes
+    }
+
     /// The file (or `range` of it) in chunks of `size` bytes, the last one shorter; each chunk is
     /// read when asked for.
     /// - Parameters:
@@ -195,22 +211,14 @@ public struct FileChunkReader: Sendable {
     public mutating func next() throws(ResourceError) -> ResourceChunk? {
         guard offset < end else { return nil }
         let start = offset
-        let length = min(chunkSize, end - start)
-        var failure: ResourceError?
-        let bytes = [UInt8](unsafeUninitializedCapacity: length) { buffer, initialized in
-            do throws(ResourceError) {
-                try file.read(into: UnsafeMutableRawBufferPointer(buffer), at: start)
-                initialized = length
-            } catch {
-                failure = error
-                initialized = 0
-            }
-        }
-        if let failure {
+        let bytes: [UInt8]
+        do throws(ResourceError) {
+            bytes = try file.bytes(in: start..<start + min(chunkSize, end - start))
+        } catch {
             offset = end
-            throw failure
+            throw error
         }
-        offset += length
+        offset += bytes.count
         return ResourceChunk(offset: start, bytes: bytes[...], digests: digests)
     }
 }
