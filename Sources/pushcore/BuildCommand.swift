@@ -112,7 +112,7 @@ struct BuildCommand: ParsableCommand {
             }
             bytes = try payload.encoded(limit: limit)
         } catch {
-            Terminal.writeError("build: error: \(error.code): \(error.message)")
+            Terminal.writeError("build", code: error.code, error.message)
             throw CommandFailure.invalid
         }
 
@@ -125,7 +125,7 @@ struct BuildCommand: ParsableCommand {
             do throws(APNsHeaders.ValidationError) {
                 try derived.validate()
             } catch {
-                Terminal.writeError("build: error: \(error.code): \(error)")
+                Terminal.writeError("build", code: error.code, "\(error)")
                 throw CommandFailure.invalid
             }
             for field in derived.fields { Terminal.write("\(field.name): \(field.value)") }

@@ -60,6 +60,11 @@ enum Terminal {
         write(Array((line + "\n").utf8))
     }
 
+    /// `SUBJECT: error: CODE: message`, the error form for messages with no byte to point at.
+    static func writeError(_ subject: String, code: some CustomStringConvertible, _ message: String) {
+        writeError("\(subject): error: \(code): \(message)")
+    }
+
     static func writeError(_ line: String) {
         Array((line + "\n").utf8).withUnsafeBytes { writeAll(2, $0) }
     }
