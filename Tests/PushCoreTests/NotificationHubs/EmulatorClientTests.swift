@@ -13,13 +13,11 @@ private let listenOnly =
     "Endpoint=sb://test-ns.servicebus.windows.net/;SharedAccessKeyName=DefaultListenSharedAccessSignature;SharedAccessKey=bGlzdGVuLWtleQ=="
 
 /// Runs `body` against a hub emulator serving real HTTP on 127.0.0.1 (a free port), then stops it.
+/// The emulator plays the hub `hub` with the key of `connectionString`.
 func withEmulator<Result: Sendable>(
-    _ body: @Sendable (HubEmulator, String) async throws -> Result
+    connectionString: String = fullAccess, _ body: @Sendable (HubEmulator, String) async throws -> Result
 ) async throws -> Result {
-    let emulator = HubEmulator(hubs: [
-        EmulatedHub(name: "hub", connection: try ConnectionString(fullAccess)),
-    ])
-    // The listen-only rule is a second key of the same hub.
+    let emulator = HubEmulator(hubs: [EmulatedHub(name: "hub", connection: try ConnectionString(connectionString))])
     let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
     let server = Task { try await emulator.run(port: 0) { continuation.yield($0) } }
     defer { server.cancel() }
@@ -107,21 +105,17 @@ struct EmulatorClientTests {
             // Refused, then retried once with a fresh token, then refused for good.
             #expect(emulator.requestCount == 2 && emulator.deliveries.isEmpty)
         }
-        let listenHub = HubEmulator(hubs: [EmulatedHub(name: "hub", connection: try ConnectionString(listenOnly))])
-        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        let server = Task { try await listenHub.run(port: 0) { continuation.yield($0) } }
-        defer { server.cancel() }
-        var iterator = ports.makeAsyncIterator()
-        let port = try #require(await iterator.next())
-        let listener = try client("http://127.0.0.1:\(port)", connectionString: listenOnly)
-        do throws(NotificationHubError) {
-            _ = try await listener.send(APNsPayload(aps: APS(alert: .text("Hi"))), to: .broadcast)
-            Issue.record("a listen-only key could send")
-        } catch {
-            #expect(error.code == .forbidden && error.status == 403)
+        try await withEmulator(connectionString: listenOnly) { emulator, base in
+            let listener = try client(base, connectionString: listenOnly)
+            do throws(NotificationHubError) {
+                _ = try await listener.send(APNsPayload(aps: APS(alert: .text("Hi"))), to: .broadcast)
+                Issue.record("a listen-only key could send")
+            } catch {
+                #expect(error.code == .forbidden && error.status == 403)
+            }
+            #expect(emulator.requestCount == 1, "403 without Retry-After is not retried")
+            try await listener.createOrUpdate(Installation(installationID: "d", pushChannel: alice))  // listening rights manage devices
         }
-        #expect(listenHub.requestCount == 1, "403 without Retry-After is not retried")
-        try await listener.createOrUpdate(Installation(installationID: "d", pushChannel: alice))  // listening rights manage devices
     }
 
     @Test("Tokens are refreshed before they expire; a 401 gets one retry with a fresh token")
