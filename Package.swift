@@ -11,6 +11,7 @@ let package = Package(
         .executable(name: "pushcore", targets: ["pushcore"]),
         .executable(name: "hub-emulator", targets: ["hub-emulator"]),
         .executable(name: "bench", targets: ["bench"]),
+        .executable(name: "push-backend", targets: ["push-backend"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
@@ -19,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.60.0"),
+        .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.0"),
     ],
     targets: [
         .target(name: "PushCore", dependencies: ["CXXHash", .product(name: "Crypto", package: "swift-crypto")]),
@@ -58,6 +60,24 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The reference backend of the rich-push and secure-push flows, as a library so that tests run it in-process.
+        .target(
+            name: "PushBackend",
+            dependencies: [
+                "PushCore", "NotificationHubs", "HubEmulator", "RichPushImages",
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .executableTarget(
+            name: "push-backend",
+            dependencies: [
+                "PushBackend", "PushCore", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // Images embedded in the binary for rich pushes. Keep them small: `.embedInCode` compile time
         // grows with the bytes (64 KiB ≈ 12 s).
         .target(
@@ -73,11 +93,11 @@ let package = Package(
             dependencies: ["PushCore", "CXXHash", "CAllocationCounter", .product(name: "Crypto", package: "swift-crypto")],
             path: "Benchmarks/bench"
         ),
-        // Depends on `pushcore` and `hub-emulator` so that `swift test` builds the binaries the tests run.
+        // Depends on `pushcore`, `hub-emulator` and `push-backend` so that `swift test` builds the binaries the tests run.
         .testTarget(
             name: "PushCoreTests",
             dependencies: [
-                "PushCore", "NotificationHubs", "HubEmulator", "RichPushImages", "CAllocationCounter", "pushcore", "hub-emulator",
+                "PushCore", "NotificationHubs", "HubEmulator", "RichPushImages", "CAllocationCounter", "PushBackend", "pushcore", "hub-emulator", "push-backend",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),

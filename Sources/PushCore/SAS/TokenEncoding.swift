@@ -77,7 +77,7 @@ package enum TokenEncoding {
     }
 
     /// Decodes padded base64; `nil` when `text` is not canonical base64.
-    static func base64Decoded(_ text: [UInt8]) -> [UInt8]? {
+    package static func base64Decoded(_ text: [UInt8]) -> [UInt8]? {
         guard text.count % 4 == 0 else { return nil }
         var output: [UInt8] = []
         output.reserveCapacity(text.count / 4 * 3)
@@ -117,7 +117,7 @@ package enum TokenEncoding {
     }
 
     /// Compares in time that depends only on the lengths, not on where the bytes differ.
-    static func constantTimeEquals(_ lhs: some Collection<UInt8>, _ rhs: some Collection<UInt8>) -> Bool {
+    package static func constantTimeEquals(_ lhs: some Collection<UInt8>, _ rhs: some Collection<UInt8>) -> Bool {
         guard lhs.count == rhs.count else { return false }
         var difference: UInt8 = 0
         for (left, right) in zip(lhs, rhs) { difference |= left ^ right }

@@ -1,0 +1,60 @@
+import NotificationHubs
+import PushCore
+
+/// Every refusal the API makes: an HTTP status and a stable code, answered as
+/// `{"error": {"code": "…", "message": "…"}}`.
+public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
+    public let status: Int
+    public let code: String
+    public let message: String
+    public var headers: [(String, String)] = []
+
+    public init(status: Int, code: String, _ message: String, headers: [(String, String)] = []) {
+        self.status = status
+        self.code = code
+        self.message = message
+        self.headers = headers
+    }
+
+    public var description: String { "\(status) \(code): \(message)" }
+
+    public static func == (lhs: APIError, rhs: APIError) -> Bool {
+        lhs.status == rhs.status && lhs.code == rhs.code && lhs.message == rhs.message
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(status)
+        hasher.combine(code)
+    }
+
+    static func unauthorized(_ message: String) -> APIError {
+        APIError(status: 401, code: "unauthorized", message, headers: [("WWW-Authenticate", #"Basic realm="push-backend", charset="UTF-8""#)])
+    }
+
+    /// Also what a notification or registration of someone else's gets: no hint that it exists.
+    static func notFound(_ message: String = "no such resource") -> APIError {
+        APIError(status: 404, code: "notFound", message)
+    }
+
+    static func badRequest(_ code: String, _ message: String) -> APIError {
+        APIError(status: 400, code: code, message)
+    }
+
+    static func storage(_ error: StoreError) -> APIError {
+        error.code == .conflict
+            ? APIError(status: 409, code: "conflict", error.message)
+            : APIError(status: 503, code: "storageUnavailable", "the database failed; try again")
+    }
+
+    static func hub(_ error: NotificationHubError) -> APIError {
+        APIError(status: 502, code: "hubError", "Notification Hubs refused the request (\(error.code))")
+    }
+
+    /// The body, built by PushCore's writer.
+    var body: [UInt8] {
+        var bytes: [UInt8] = []
+        try? JSON.object([JSONMember("error", .object([JSONMember("code", .string(code)), JSONMember("message", .string(message))]))])
+            .write(into: &bytes)
+        return bytes
+    }
+}

@@ -1,0 +1,121 @@
+import Crypto
+import NIOPosix
+import PushCore
+import Synchronization
+
+/// HTTP Basic authentication against the store's scrypt hashes.
+///
+/// scrypt costs tens of milliseconds and 32 MiB on purpose, which a server cannot pay on every
+/// request of a client that sends its credentials each time. So a successful check is remembered
+/// for ``cacheLifetime``: as an HMAC of the password under a key that lives only in this process
+/// (never the password), tied to the stored hash it was checked against, so that a changed
+/// password or a removed user misses the cache at once. Failures are never remembered. Checks of the
+/// same credentials that arrive together share one scrypt run, and at most ``hashingThreads`` run at
+/// once, on their own threads, so logins cannot starve the event loops or the database.
+public final class Authenticator: Sendable {
+    public struct User: Sendable, Hashable {
+        public let name: String
+        public let role: UserRole
+    }
+
+    public static let hashingThreads = 2
+    public static let cacheLifetime = Duration.seconds(600)
+    /// Beyond this many remembered users the cache starts over (the cost is one scrypt run each).
+    static let cacheCapacity = 10_000
+
+    private struct Remembered {
+        let storedHash: String
+        let passwordMAC: [UInt8]
+        let until: ContinuousClock.Instant
+    }
+
+    private struct Attempt: Hashable {
+        let name: String
+        let storedHash: String
+        let passwordMAC: [UInt8]
+    }
+
+    private let store: any BackendStore
+    private let pool: NIOThreadPool
+    /// The cache's HMAC key: random per process, so remembered MACs mean nothing elsewhere.
+    private let cacheKey: [UInt8] = SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }
+    private let remembered = Mutex<[String: Remembered]>([:])
+    private let inFlight = Mutex<[Attempt: Task<Bool, Never>]>([:])
+    /// Checked for names that do not exist, so that they take as long as wrong passwords.
+    private let decoy = PasswordHash(hashing: "decoy", parameters: .standard)
+
+    public init(store: any BackendStore) {
+        self.store = store
+        pool = NIOThreadPool(numberOfThreads: Self.hashingThreads)
+        pool.start()
+    }
+
+    public func shutdown() async {
+        try? await pool.shutdownGracefully()
+    }
+
+    /// The user the `Authorization` header names, when the password is theirs.
+    /// - Throws: `APIError.unauthorized` (with `WWW-Authenticate`) otherwise.
+    public func authenticate(authorization: String?) async throws(APIError) -> User {
+        guard let authorization, let (name, password) = Self.basicCredentials(authorization) else {
+            throw .unauthorized("send HTTP Basic credentials")
+        }
+        let user: UserRecord?
+        do {
+            user = UserRecord.isValidName(name) ? try await store.user(named: name) : nil
+        } catch {
+            throw .storage(error)
+        }
+        let mac = Array(HMAC<SHA256>.authenticationCode(for: Array(password.utf8), using: SymmetricKey(data: cacheKey)))
+        guard let user, let hash = PasswordHash(encoded: user.passwordHash) else {
+            _ = await check(Attempt(name: name, storedHash: decoy.encoded, passwordMAC: mac), password: password, hash: decoy)
+            throw .unauthorized("wrong user name or password")
+        }
+        let attempt = Attempt(name: user.name, storedHash: user.passwordHash, passwordMAC: mac)
+        if !isRemembered(attempt) {
+            guard await check(attempt, password: password, hash: hash) else { throw .unauthorized("wrong user name or password") }
+        }
+        return User(name: user.name, role: user.role)
+    }
+
+    private func isRemembered(_ attempt: Attempt) -> Bool {
+        remembered.withLock { cache in
+            guard let entry = cache[attempt.name], entry.storedHash == attempt.storedHash, entry.until > .now else { return false }
+            return TokenEncoding.constantTimeEquals(entry.passwordMAC, attempt.passwordMAC)
+        }
+    }
+
+    /// Runs scrypt, or joins the run already checking the same credentials against the same hash.
+    private func check(_ attempt: Attempt, password: String, hash: PasswordHash) async -> Bool {
+        let (task, started) = inFlight.withLock { running -> (Task<Bool, Never>, Bool) in
+            if let task = running[attempt] { return (task, false) }
+            let pool = self.pool
+            let task = Task { (try? await pool.runIfActive { hash.matches(password) }) ?? false }
+            running[attempt] = task
+            return (task, true)
+        }
+        let matches = await task.value
+        guard started else { return matches }
+        inFlight.withLock { _ = $0.removeValue(forKey: attempt) }
+        if matches && attempt.storedHash != decoy.encoded {
+            remembered.withLock { cache in
+                if cache.count >= Self.cacheCapacity { cache.removeAll() }
+                cache[attempt.name] = Remembered(storedHash: attempt.storedHash, passwordMAC: attempt.passwordMAC, until: .now + Self.cacheLifetime)
+            }
+        }
+        return matches
+    }
+
+    /// `Basic base64(name:password)` (RFC 7617): the scheme in any case, canonical base64, UTF-8,
+    /// the name up to the first colon.
+    static func basicCredentials(_ header: String) -> (name: String, password: String)? {
+        let bytes = Array(header.utf8)
+        guard bytes.count > 6, bytes.count <= 4096, String(decoding: bytes[0..<6], as: UTF8.self).lowercased() == "basic " else { return nil }
+        let encoded = Array(bytes[6...].drop { $0 == UInt8(ascii: " ") })
+        guard let decoded = TokenEncoding.base64Decoded(encoded), let colon = decoded.firstIndex(of: UInt8(ascii: ":")),
+            let name = String(validating: decoded[..<colon], as: UTF8.self),
+            let password = String(validating: decoded[(colon + 1)...], as: UTF8.self)
+        else { return nil }
+        return (name, password)
+    }
+}

@@ -1,0 +1,343 @@
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import NotificationHubs
+import PushCore
+
+/// The HTTP API: routing, authentication, the two flows, and one log line per request.
+///
+/// Routes (all behind HTTP Basic):
+/// - `POST /api/register` `{"deviceToken": "hex"}` → `201`/`200` `{"id": "…"}`: the caller's installation for that device.
+/// - `DELETE /api/register/{id}` → `204`; only the owner's.
+/// - `POST /api/notifications` (rich or secure, see ``NotificationRequest``) → `201 {"id": "…"}`.
+/// - `GET /api/notifications` → `{"notifications": [...]}`, newest first (`?limit=`, 1–1000, default 100).
+/// - `GET|HEAD /api/notifications/{id}` → the image (ranges, ETag) or `{"Payload": "…"}`; marks it read.
+final class BackendAPI: Sendable {
+    /// An answer before it becomes a `Response`.
+    struct Answer {
+        var status: Int
+        var headers: [(String, String)] = []
+        var body: Body = .bytes([])
+
+        enum Body {
+            case bytes([UInt8])
+            /// Part of an embedded image, written chunk by chunk from one buffer shared by every response.
+            case image(EmbeddedResource, ByteBuffer, Range<Int>)
+        }
+
+        static func json(_ status: Int, _ value: JSON, headers: [(String, String)] = []) -> Answer {
+            var bytes: [UInt8] = []
+            try? value.write(into: &bytes)  // values built here hold valid strings and unique keys
+            return Answer(status: status, headers: [("Content-Type", "application/json; charset=utf-8")] + headers, body: .bytes(bytes))
+        }
+    }
+
+    static let maximumRequestBody = 64 << 10
+    /// Small chunks: 200 downloads at once hold 200 chunks at most, and each write waits for the socket.
+    static let imageChunkSize = 4096
+
+    let store: any BackendStore
+    let authenticator: Authenticator
+    let hub: NotificationHubClient
+    let images: ResourceRegistry
+    let defaultImage: String
+    let logger: Logger
+    /// Each embedded image once as a `ByteBuffer`: responses send slices of it, never copies.
+    private let imageBuffers: [String: ByteBuffer]
+
+    init(store: any BackendStore, authenticator: Authenticator, hub: NotificationHubClient, images: ResourceRegistry, defaultImage: String, logger: Logger) {
+        self.store = store
+        self.authenticator = authenticator
+        self.hub = hub
+        self.images = images
+        self.defaultImage = defaultImage
+        self.logger = logger
+        var buffers: [String: ByteBuffer] = [:]
+        for name in images.names {
+            if let resource = try? images.resource(named: name) { buffers[name] = ByteBuffer(bytes: resource.bytes) }
+        }
+        imageBuffers = buffers
+    }
+
+    func respond(to request: Request) async -> Response {
+        let clock = ContinuousClock()
+        let started = clock.now
+        var logger = self.logger
+        logger[metadataKey: "request-id"] = "\(randomHex(bytes: 8))"
+        var user: Authenticator.User?
+        let answer: Answer
+        do throws(APIError) {
+            answer = try await route(request, user: &user, logger: logger)
+        } catch {
+            answer = Answer(status: error.status, headers: [("Content-Type", "application/json; charset=utf-8")] + error.headers, body: .bytes(error.body))
+        }
+        let milliseconds = Double((clock.now - started).components.attoseconds / 1_000_000_000_000) / 1000
+            + Double((clock.now - started).components.seconds) * 1000
+        // Never the Authorization header, a password, a token or a secure payload: the method, path and outcome.
+        logger.info(
+            "\(request.method.rawValue) \(request.uri.path) \(answer.status)",
+            metadata: ["user": "\(user?.name ?? "-")", "status": "\(answer.status)", "latency-ms": "\(milliseconds)"])
+        return response(answer, requestID: logger[metadataKey: "request-id"]?.description ?? "", isHead: request.method == .head)
+    }
+
+    private func response(_ answer: Answer, requestID: String, isHead: Bool) -> Response {
+        var fields = HTTPFields()
+        fields.append(HTTPField(name: HTTPField.Name("X-Request-Id")!, value: requestID))
+        for (name, value) in answer.headers {
+            if let name = HTTPField.Name(name) { fields.append(HTTPField(name: name, value: value)) }
+        }
+        let body: ResponseBody
+        switch answer.body {
+        case .bytes(let bytes):
+            if !answer.headers.contains(where: { $0.0 == "Content-Length" }) && answer.status != 204 && answer.status != 304 {
+                fields.append(HTTPField(name: .contentLength, value: String(bytes.count)))
+            }
+            body = isHead ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: bytes))
+        case .image(let resource, let buffer, let range):
+            body = isHead ? ResponseBody() : ResponseBody(contentLength: range.count) { writer in
+                for chunk in try resource.chunks(in: range, size: Self.imageChunkSize) {
+                    try await writer.write(buffer.getSlice(at: chunk.offset, length: chunk.bytes.count)!)
+                }
+                try await writer.finish(nil)
+            }
+        }
+        var response = Response(status: HTTPResponse.Status(code: answer.status), headers: fields, body: body)
+        // 204 and 304 carry no body and, here, no length (a 304's would have to be the full image's).
+        if answer.status == 204 || answer.status == 304 { response.headers[.contentLength] = nil }
+        return response
+    }
+
+    // MARK: Routing
+
+    private func route(_ request: Request, user: inout Authenticator.User?, logger: Logger) async throws(APIError) -> Answer {
+        let segments = request.uri.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        guard segments.first == "api", segments.count >= 2, segments.count <= 3, !segments.contains(where: \.isEmpty) else {
+            throw .notFound()
+        }
+        let resource = segments.dropFirst().first!
+        let id = segments.count == 3 ? String(segments.last!) : nil
+        let method = request.method
+        let allowed: [HTTPRequest.Method]
+        switch (resource, id) {
+        case ("register", nil): allowed = [.post]
+        case ("register", _?): allowed = [.delete]
+        case ("notifications", nil): allowed = [.get, .post]
+        case ("notifications", _?): allowed = [.get, .head]
+        default: throw .notFound()
+        }
+        guard allowed.contains(method) else {
+            throw APIError(
+                status: 405, code: "methodNotAllowed", "\(method.rawValue) is not allowed here",
+                headers: [("Allow", allowed.map(\.rawValue).joined(separator: ", "))])
+        }
+        let caller = try await authenticator.authenticate(authorization: request.headers[.authorization])
+        user = caller
+        var request = request
+        switch (resource, id, method) {
+        case ("register", nil, _):
+            return try await register(RequestBody.object(of: &request), caller: caller, logger: logger)
+        case ("register", let id?, _):
+            return try await unregister(id: id, caller: caller)
+        case ("notifications", nil, .post):
+            return try await send(NotificationRequest(RequestBody.object(of: &request)), caller: caller, logger: logger)
+        case ("notifications", nil, _):
+            return try await list(query: request.uri.query ?? "", caller: caller)
+        case ("notifications", let id?, let method):
+            return try await fetch(id: id, request: request, caller: caller, markRead: method == .get)
+        default:
+            throw .notFound()
+        }
+    }
+
+    // MARK: Registration
+
+    private func register(_ body: JSONValue, caller: Authenticator.User, logger: Logger) async throws(APIError) -> Answer {
+        try RequestBody.allowKeys(["deviceToken"], in: body)
+        let deviceToken = try RequestBody.string("deviceToken", in: body).lowercased()
+        let existing: RegistrationRecord?
+        do {
+            existing = try await store.registration(deviceToken: deviceToken)
+        } catch {
+            throw .storage(error)
+        }
+        // A device token names one device: registering it again (as whoever is logged in on it now)
+        // moves that installation to the caller instead of adding a second one.
+        let id = existing?.id ?? randomHex(bytes: 16)
+        let installation = Installation(installationID: id, pushChannel: deviceToken, tags: ["username:\(caller.name)"], userID: caller.name)
+        do throws(NotificationHubError) {
+            try installation.validate()
+        } catch {
+            throw .badRequest("invalidDeviceToken", "deviceToken must be an APNs device token in hex (16 to 200 digits)")
+        }
+        do throws(NotificationHubError) {
+            try await hub.createOrUpdate(installation)
+        } catch {
+            logger.warning("installation not saved", metadata: ["error": "\(error)"])
+            throw .hub(error)
+        }
+        do {
+            try await store.saveRegistration(RegistrationRecord(id: id, owner: caller.name, deviceToken: deviceToken, updatedAt: unixMilliseconds()))
+        } catch {
+            throw .storage(error)
+        }
+        return .json(existing == nil ? 201 : 200, .object([JSONMember("id", .string(id))]))
+    }
+
+    private func unregister(id: String, caller: Authenticator.User) async throws(APIError) -> Answer {
+        let registration: RegistrationRecord?
+        do {
+            registration = try await store.registration(id: id)
+        } catch {
+            throw .storage(error)
+        }
+        guard let registration, registration.owner == caller.name else { throw .notFound("no such registration") }
+        do throws(NotificationHubError) {
+            try await hub.deleteInstallation(id: id)
+        } catch {
+            throw .hub(error)
+        }
+        do {
+            _ = try await store.deleteRegistration(id: id, owner: caller.name)
+        } catch {
+            throw .storage(error)
+        }
+        return Answer(status: 204)
+    }
+
+    // MARK: Notifications
+
+    private func send(_ request: NotificationRequest, caller: Authenticator.User, logger: Logger) async throws(APIError) -> Answer {
+        let recipient = request.to ?? caller.name
+        if recipient != caller.name {
+            guard caller.role == .sender else {
+                throw APIError(status: 403, code: "forbidden", "notifying other users needs the sender role")
+            }
+            let known: Bool
+            do {
+                known = try await store.user(named: recipient) != nil
+            } catch {
+                throw .storage(error)
+            }
+            guard known else { throw APIError(status: 422, code: "unknownRecipient", "there is no user named \(recipient)") }
+        }
+        let id = randomHex(bytes: 16)
+        let content: NotificationRecord.Content
+        let payload: APNsPayload
+        switch request.content {
+        case .rich(let richType, let resource, let message):
+            let resource = resource ?? defaultImage
+            guard (try? images.resource(named: resource)) != nil else {
+                throw .badRequest("unknownResource", "no embedded image is named \(resource); there are \(images.names.joined(separator: ", "))")
+            }
+            content = .rich(richType: richType, resource: resource, message: message)
+            payload = .silentRichPush(richId: id, richType: richType, richMessage: message)
+        case .secure(let secret):
+            content = .secure(payload: secret)
+            payload = .silentSecurePush(secureId: id)
+        }
+        // The message travels in the silent push, which has no alert the codec could shorten:
+        // a push over APNs' limit is refused here, before anything is stored or sent.
+        do throws(JSONError) {
+            _ = try payload.encoded()
+        } catch {
+            throw APIError(status: 413, code: "payloadTooLarge", "the push would not fit: \(error.message); shorten the message")
+        }
+        let record = NotificationRecord(id: id, sender: caller.name, recipient: recipient, content: content, createdAt: unixMilliseconds())
+        do {
+            try await store.addNotification(record)
+        } catch {
+            throw .storage(error)
+        }
+        // Stored before sending: the device may ask for it as soon as the push arrives.
+        do throws(NotificationHubError) {
+            try await hub.send(payload, to: .tag("username:\(recipient)"))
+        } catch {
+            logger.warning("push not sent; notification withdrawn", metadata: ["error": "\(error)"])
+            try? await store.deleteNotification(id: id)
+            throw .hub(error)
+        }
+        return .json(201, .object([JSONMember("id", .string(id))]), headers: [("Location", "/api/notifications/\(id)")])
+    }
+
+    private func list(query: String, caller: Authenticator.User) async throws(APIError) -> Answer {
+        var limit = 100
+        for pair in query.split(separator: "&") where pair.hasPrefix("limit=") {
+            guard let value = Int(pair.dropFirst(6)), (1...1000).contains(value) else {
+                throw .badRequest("invalidQuery", "limit is a number from 1 to 1000")
+            }
+            limit = value
+        }
+        let records: [NotificationRecord]
+        do {
+            records = try await store.notifications(recipient: caller.name, limit: limit)
+        } catch {
+            throw .storage(error)
+        }
+        let items = records.map { record -> JSON in
+            var members = [
+                JSONMember("id", .string(record.id)), JSONMember("kind", .string(record.kind)), JSONMember("from", .string(record.sender)),
+                JSONMember("createdAt", .number(JSONNumber(Int(record.createdAt)))), JSONMember("read", .bool(record.readAt != nil)),
+            ]
+            if case .rich(let richType, let resource, let message) = record.content {
+                members += [JSONMember("richType", .string(richType)), JSONMember("resource", .string(resource)), JSONMember("message", .string(message))]
+            }
+            return .object(members)
+        }
+        return .json(200, .object([JSONMember("notifications", .array(items))]))
+    }
+
+    private func fetch(id: String, request: Request, caller: Authenticator.User, markRead: Bool) async throws(APIError) -> Answer {
+        // Ids are 32 hex digits; anything else cannot exist, and is not worth a query.
+        guard id.utf8.count == 32, id.utf8.allSatisfy({ hexDigitValue($0) <= 15 }) else { throw .notFound("no such notification") }
+        let record: NotificationRecord?
+        do {
+            record = try await store.notification(id: id.lowercased(), recipient: caller.name)
+        } catch {
+            throw .storage(error)
+        }
+        guard let record else { throw .notFound("no such notification") }
+        let answer: Answer
+        switch record.content {
+        case .rich(_, let resourceName, _):
+            guard let resource = try? images.resource(named: resourceName), let buffer = imageBuffers[resourceName] else {
+                throw APIError(status: 410, code: "resourceGone", "the image \(resourceName) is no longer served")
+            }
+            let headers = request.headers
+            let plan = ResourceResponse(
+                length: resource.count, entityTag: resource.entityTag, contentType: resource.contentType,
+                range: headers[.range], ifNoneMatch: headers[.ifNoneMatch], ifRange: headers[.ifRange])
+            var answer = Answer(status: plan.status, headers: plan.headers.map { ($0.name, $0.value) } + [("Cache-Control", "private, no-cache")])
+            answer.body = plan.bodyRange.isEmpty ? .bytes([]) : .image(resource, buffer, plan.bodyRange)
+            // A 304 means the client holds the image already: as read as a 200.
+            guard plan.status != 416 else { return answer }
+            return try await marking(answer, id: id, read: markRead && record.readAt == nil)
+        case .secure(let payload):
+            answer = .json(200, .object([JSONMember("Payload", .string(payload))]), headers: [("Cache-Control", "no-store")])
+        }
+        return try await marking(answer, id: id, read: markRead && record.readAt == nil)
+    }
+
+    private func marking(_ answer: Answer, id: String, read: Bool) async throws(APIError) -> Answer {
+        guard read else { return answer }
+        do {
+            try await store.markRead(id: id.lowercased(), at: unixMilliseconds())
+        } catch {
+            throw .storage(error)
+        }
+        return answer
+    }
+}
+
+/// `count` random bytes in lowercase hex: request ids, notification and installation ids (128 bits).
+func randomHex(bytes count: Int) -> String {
+    var generator = SystemRandomNumberGenerator()
+    var text = ""
+    text.reserveCapacity(count * 2)
+    for _ in 0..<count {
+        let byte = UInt8.random(in: .min ... .max, using: &generator)
+        text.append(String(byte >> 4, radix: 16))
+        text.append(String(byte & 0xF, radix: 16))
+    }
+    return text
+}

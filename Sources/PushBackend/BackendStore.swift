@@ -1,0 +1,139 @@
+/// What the backend keeps: users, device registrations and notifications. SQLite by default
+/// (``SQLiteBackendStore``); another engine implements this protocol.
+///
+/// Every method is one atomic step (one statement in SQLite), so concurrent requests never see
+/// or leave half an operation, and no transaction spans an `await`.
+public protocol BackendStore: Sendable {
+    /// Adds a user; `conflict` when the name is taken.
+    func addUser(_ user: UserRecord) async throws(StoreError)
+    func user(named name: String) async throws(StoreError) -> UserRecord?
+    func users() async throws(StoreError) -> [UserRecord]
+    /// Whether there was such a user. Their notifications and registrations go with them.
+    func removeUser(named name: String) async throws(StoreError) -> Bool
+
+    func registration(id: String) async throws(StoreError) -> RegistrationRecord?
+    func registration(deviceToken: String) async throws(StoreError) -> RegistrationRecord?
+    /// Creates or replaces the registration with this id; `conflict` when another holds its device token.
+    func saveRegistration(_ registration: RegistrationRecord) async throws(StoreError)
+    /// Whether the owner had a registration with this id.
+    func deleteRegistration(id: String, owner: String) async throws(StoreError) -> Bool
+
+    /// `conflict` when the id is taken (ids are random; it means a broken generator).
+    func addNotification(_ notification: NotificationRecord) async throws(StoreError)
+    /// The notification with this id addressed to `recipient`, nil otherwise (also when it is someone else's).
+    func notification(id: String, recipient: String) async throws(StoreError) -> NotificationRecord?
+    /// Sets the read time unless already set.
+    func markRead(id: String, at time: Int64) async throws(StoreError)
+    /// The recipient's notifications, newest first.
+    func notifications(recipient: String, limit: Int) async throws(StoreError) -> [NotificationRecord]
+    func deleteNotification(id: String) async throws(StoreError)
+
+    func close() async
+}
+
+public enum UserRole: String, Sendable, Hashable, CaseIterable {
+    /// Notifies themselves only.
+    case user
+    /// May notify anybody.
+    case sender
+}
+
+public struct UserRecord: Sendable, Hashable {
+    public let name: String
+    public var passwordHash: String
+    public var role: UserRole
+
+    public init(name: String, passwordHash: String, role: UserRole) {
+        self.name = name
+        self.passwordHash = passwordHash
+        self.role = role
+    }
+
+    /// 1 to 64 of `A-Z a-z 0-9 . _ -`: the name goes into the tag `username:{name}` and into
+    /// Basic credentials, where `:` would end it.
+    public static func isValidName(_ name: String) -> Bool {
+        (1...64).contains(name.utf8.count)
+            && name.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                    UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                    true
+                default: false
+                }
+            }
+    }
+}
+
+/// A device's installation in the hub, and who owns it.
+public struct RegistrationRecord: Sendable, Hashable {
+    public let id: String
+    public var owner: String
+    public var deviceToken: String
+    public var updatedAt: Int64
+
+    public init(id: String, owner: String, deviceToken: String, updatedAt: Int64) {
+        self.id = id
+        self.owner = owner
+        self.deviceToken = deviceToken
+        self.updatedAt = updatedAt
+    }
+}
+
+public struct NotificationRecord: Sendable, Hashable {
+    public enum Content: Sendable, Hashable {
+        /// An embedded image, named in the registry, with the text shown beside it.
+        case rich(richType: String, resource: String, message: String)
+        /// Text that never travels through Apple or Azure.
+        case secure(payload: String)
+    }
+
+    public let id: String
+    public let sender: String
+    public let recipient: String
+    public let content: Content
+    public let createdAt: Int64
+    public var readAt: Int64?
+
+    public init(id: String, sender: String, recipient: String, content: Content, createdAt: Int64, readAt: Int64? = nil) {
+        self.id = id
+        self.sender = sender
+        self.recipient = recipient
+        self.content = content
+        self.createdAt = createdAt
+        self.readAt = readAt
+    }
+
+    public var kind: String {
+        switch content {
+        case .rich: "rich"
+        case .secure: "secure"
+        }
+    }
+}
+
+public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        public init(_ rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        /// The name or id is taken.
+        public static let conflict = Code("conflict")
+        /// The data directory cannot be created or opened.
+        public static let unavailable = Code("unavailable")
+        /// The database was written by a newer version of this program.
+        public static let schemaTooNew = Code("schemaTooNew")
+        /// The engine failed a statement.
+        public static let storage = Code("storage")
+    }
+
+    public let code: Code
+    public let message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code): \(message)" }
+}

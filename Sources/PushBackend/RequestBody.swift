@@ -1,0 +1,98 @@
+import Hummingbird
+import PushCore
+
+/// Request bodies: JSON objects of known keys, read with PushCore's parser.
+enum RequestBody {
+    /// The body as a JSON object (at most ``BackendAPI/maximumRequestBody`` bytes).
+    static func object(of request: inout Request) async throws(APIError) -> JSONValue {
+        if let type = request.headers[.contentType], !type.lowercased().hasPrefix("application/json") {
+            throw APIError(status: 415, code: "unsupportedMediaType", "send the body as application/json")
+        }
+        let bytes: [UInt8]
+        do {
+            bytes = Array(try await request.collectBody(upTo: BackendAPI.maximumRequestBody).readableBytesView)
+        } catch {
+            throw APIError(status: 413, code: "bodyTooLarge", "the body is over \(BackendAPI.maximumRequestBody) bytes")
+        }
+        var parser = JSONParser(options: JSONParser.Options(maximumDepth: 16, maximumInputSize: BackendAPI.maximumRequestBody))
+        let document: JSONDocument
+        do throws(JSONError) {
+            document = try parser.parse(bytes)
+        } catch {
+            throw .badRequest("invalidJSON", error.description)
+        }
+        guard document.root.kind == .object else { throw .badRequest("invalidJSON", "the body is not a JSON object") }
+        return document.root
+    }
+
+    /// Refuses keys outside `allowed` (a misspelt optional key would otherwise be silently ignored) and repeated keys.
+    static func allowKeys(_ allowed: Set<String>, in object: JSONValue) throws(APIError) {
+        var seen: Set<String> = []
+        for member in object.members {
+            let key = member.key.string ?? ""
+            guard allowed.contains(key) else {
+                throw .badRequest("unknownField", "unknown field \(key.debugDescription); expected \(allowed.sorted().joined(separator: ", "))")
+            }
+            guard seen.insert(key).inserted else { throw .badRequest("duplicateField", "the field \(key) appears twice") }
+        }
+    }
+
+    static func string(_ key: String, in object: JSONValue) throws(APIError) -> String {
+        guard let value = try optionalString(key, in: object) else { throw .badRequest("missingField", "\(key) is required") }
+        return value
+    }
+
+    static func optionalString(_ key: String, in object: JSONValue) throws(APIError) -> String? {
+        guard let value = object[key], !value.isNull else { return nil }
+        guard let string = value.string else { throw .badRequest("invalidField", "\(key) must be a string") }
+        return string
+    }
+}
+
+/// The body of `POST /api/notifications`:
+/// `{"kind": "rich", "richType": "img", "message": "…", "resource": "logo.png", "to": "bob"}` or
+/// `{"kind": "secure", "payload": "…", "to": "bob"}`; `to` defaults to the caller, `richType` to
+/// `img`, `resource` to the default embedded image.
+struct NotificationRequest {
+    enum Content {
+        case rich(richType: String, resource: String?, message: String)
+        case secure(payload: String)
+    }
+
+    /// The rich types served; `img` names an embedded image.
+    static let richTypes: Set<String> = ["img"]
+    /// A secure payload is stored and answered, never pushed; bounded all the same.
+    static let maximumSecurePayload = 32 << 10
+
+    let content: Content
+    let to: String?
+
+    init(_ body: JSONValue) throws(APIError) {
+        let kind = try RequestBody.string("kind", in: body)
+        switch kind {
+        case "rich":
+            try RequestBody.allowKeys(["kind", "richType", "message", "resource", "to"], in: body)
+            let richType = try RequestBody.optionalString("richType", in: body) ?? "img"
+            guard Self.richTypes.contains(richType) else {
+                throw .badRequest("unsupportedRichType", "richType \(richType.debugDescription) is not served; use img")
+            }
+            content = .rich(
+                richType: richType, resource: try RequestBody.optionalString("resource", in: body),
+                message: try RequestBody.string("message", in: body))
+        case "secure":
+            try RequestBody.allowKeys(["kind", "payload", "to"], in: body)
+            let payload = try RequestBody.string("payload", in: body)
+            guard payload.utf8.count <= Self.maximumSecurePayload else {
+                throw APIError(status: 413, code: "payloadTooLarge", "a secure payload is at most \(Self.maximumSecurePayload) bytes")
+            }
+            content = .secure(payload: payload)
+        default:
+            throw .badRequest("invalidField", "kind must be rich or secure")
+        }
+        let to = try RequestBody.optionalString("to", in: body)
+        if let to, !UserRecord.isValidName(to) {
+            throw APIError(status: 422, code: "unknownRecipient", "there is no user named \(to.debugDescription)")
+        }
+        self.to = to
+    }
+}

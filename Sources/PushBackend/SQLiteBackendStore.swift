@@ -1,0 +1,268 @@
+import Logging
+import NIOCore
+import NIOPosix
+import SQLiteNIO
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The SQLite store: one file, `push-backend.sqlite`, in the data directory (created, mode 0700,
+/// on first start). Write-ahead logging with `synchronous=FULL`, so a committed write survives a
+/// crash or power loss; the schema is migrated forward on open, each version in its own transaction.
+///
+/// One connection serialises statements on SQLite's side; every operation is a single statement,
+/// so concurrent requests interleave whole operations only.
+public final class SQLiteBackendStore: BackendStore {
+    public static let fileName = "push-backend.sqlite"
+
+    /// The schema, one entry per version, applied in order and recorded in `schema_migrations`.
+    /// Append new versions; never edit one that has shipped.
+    static let migrations: [[String]] = [
+        [
+            """
+            CREATE TABLE users (
+                name TEXT PRIMARY KEY NOT NULL,
+                password_hash TEXT NOT NULL,
+                role TEXT NOT NULL CHECK (role IN ('user', 'sender')),
+                created_at INTEGER NOT NULL
+            ) STRICT
+            """,
+            """
+            CREATE TABLE registrations (
+                id TEXT PRIMARY KEY NOT NULL,
+                owner TEXT NOT NULL REFERENCES users(name) ON DELETE CASCADE,
+                device_token TEXT NOT NULL UNIQUE,
+                updated_at INTEGER NOT NULL
+            ) STRICT
+            """,
+            """
+            CREATE TABLE notifications (
+                id TEXT PRIMARY KEY NOT NULL,
+                sender TEXT NOT NULL,
+                recipient TEXT NOT NULL REFERENCES users(name) ON DELETE CASCADE,
+                kind TEXT NOT NULL CHECK (kind IN ('rich', 'secure')),
+                rich_type TEXT,
+                resource TEXT,
+                message TEXT,
+                payload TEXT,
+                created_at INTEGER NOT NULL,
+                read_at INTEGER
+            ) STRICT
+            """,
+            "CREATE INDEX notifications_by_recipient ON notifications (recipient, created_at DESC)",
+        ]
+    ]
+
+    public let path: String
+    private let connection: SQLiteConnection
+
+    private init(path: String, connection: SQLiteConnection) {
+        self.path = path
+        self.connection = connection
+    }
+
+    /// Opens (creating when missing) the database in `dataDirectory` and migrates it to the current schema.
+    public static func open(dataDirectory: String, logger: Logger = Logger(label: "push-backend.store")) async throws(StoreError) -> SQLiteBackendStore {
+        try createDirectory(dataDirectory)
+        let path = dataDirectory.hasSuffix("/") ? dataDirectory + fileName : dataDirectory + "/" + fileName
+        let connection: SQLiteConnection
+        do {
+            connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+        } catch {
+            throw StoreError(.unavailable, "cannot open \(path): \(error)")
+        }
+        let store = SQLiteBackendStore(path: path, connection: connection)
+        do throws(StoreError) {
+            // WAL lets readers go on while one writer commits; FULL syncs the log at every commit.
+            _ = try await store.run("PRAGMA journal_mode = WAL")
+            _ = try await store.run("PRAGMA synchronous = FULL")
+            _ = try await store.run("PRAGMA foreign_keys = ON")
+            try await store.migrate()
+        } catch {
+            await store.close()
+            throw error
+        }
+        return store
+    }
+
+    /// The schema version the file is at.
+    public func schemaVersion() async throws(StoreError) -> Int {
+        let rows = try await run("SELECT coalesce(max(version), 0) AS version FROM schema_migrations")
+        return Int(rows.first?.column("version")?.integer ?? 0)
+    }
+
+    private func migrate() async throws(StoreError) {
+        _ = try await run("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY NOT NULL, applied_at INTEGER NOT NULL) STRICT")
+        // IMMEDIATE takes the write lock first: two processes opening a new file migrate one after the other.
+        _ = try await run("BEGIN IMMEDIATE")
+        do throws(StoreError) {
+            let current = try await schemaVersion()
+            guard current <= Self.migrations.count else {
+                throw StoreError(.schemaTooNew, "\(path) is at schema version \(current); this program knows up to \(Self.migrations.count)")
+            }
+            for (index, statements) in Self.migrations.enumerated().dropFirst(current) {
+                for statement in statements { _ = try await run(statement) }
+                _ = try await run("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", [.integer(index + 1), .integer(Int(unixMilliseconds()))])
+            }
+            _ = try await run("COMMIT")
+        } catch {
+            _ = try? await run("ROLLBACK")
+            throw error
+        }
+    }
+
+    public func close() async {
+        try? await connection.close()
+    }
+
+    // MARK: Users
+
+    public func addUser(_ user: UserRecord) async throws(StoreError) {
+        let inserted = try await run(
+            "INSERT INTO users (name, password_hash, role, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (name) DO NOTHING RETURNING name",
+            [.text(user.name), .text(user.passwordHash), .text(user.role.rawValue), .integer(Int(unixMilliseconds()))])
+        guard !inserted.isEmpty else { throw StoreError(.conflict, "a user named \(user.name) exists") }
+    }
+
+    public func user(named name: String) async throws(StoreError) -> UserRecord? {
+        try await run("SELECT name, password_hash, role FROM users WHERE name = ?", [.text(name)]).first.flatMap(Self.user(from:))
+    }
+
+    public func users() async throws(StoreError) -> [UserRecord] {
+        try await run("SELECT name, password_hash, role FROM users ORDER BY name").compactMap(Self.user(from:))
+    }
+
+    public func removeUser(named name: String) async throws(StoreError) -> Bool {
+        !(try await run("DELETE FROM users WHERE name = ? RETURNING name", [.text(name)])).isEmpty
+    }
+
+    private static func user(from row: SQLiteRow) -> UserRecord? {
+        guard let name = row.column("name")?.string, let hash = row.column("password_hash")?.string,
+            let role = row.column("role")?.string.flatMap(UserRole.init(rawValue:))
+        else { return nil }
+        return UserRecord(name: name, passwordHash: hash, role: role)
+    }
+
+    // MARK: Registrations
+
+    public func registration(id: String) async throws(StoreError) -> RegistrationRecord? {
+        try await run("SELECT id, owner, device_token, updated_at FROM registrations WHERE id = ?", [.text(id)]).first.flatMap(Self.registration(from:))
+    }
+
+    public func registration(deviceToken: String) async throws(StoreError) -> RegistrationRecord? {
+        try await run("SELECT id, owner, device_token, updated_at FROM registrations WHERE device_token = ?", [.text(deviceToken)])
+            .first.flatMap(Self.registration(from:))
+    }
+
+    public func saveRegistration(_ registration: RegistrationRecord) async throws(StoreError) {
+        _ = try await run(
+            """
+            INSERT INTO registrations (id, owner, device_token, updated_at) VALUES (?, ?, ?, ?)
+            ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, device_token = excluded.device_token, updated_at = excluded.updated_at
+            """,
+            [.text(registration.id), .text(registration.owner), .text(registration.deviceToken), .integer(Int(registration.updatedAt))])
+    }
+
+    public func deleteRegistration(id: String, owner: String) async throws(StoreError) -> Bool {
+        !(try await run("DELETE FROM registrations WHERE id = ? AND owner = ? RETURNING id", [.text(id), .text(owner)])).isEmpty
+    }
+
+    private static func registration(from row: SQLiteRow) -> RegistrationRecord? {
+        guard let id = row.column("id")?.string, let owner = row.column("owner")?.string,
+            let token = row.column("device_token")?.string, let updated = row.column("updated_at")?.integer
+        else { return nil }
+        return RegistrationRecord(id: id, owner: owner, deviceToken: token, updatedAt: Int64(updated))
+    }
+
+    // MARK: Notifications
+
+    public func addNotification(_ notification: NotificationRecord) async throws(StoreError) {
+        var binds: [SQLiteData] = [.text(notification.id), .text(notification.sender), .text(notification.recipient), .text(notification.kind)]
+        switch notification.content {
+        case .rich(let richType, let resource, let message):
+            binds += [.text(richType), .text(resource), .text(message), .null]
+        case .secure(let payload):
+            binds += [.null, .null, .null, .text(payload)]
+        }
+        binds += [.integer(Int(notification.createdAt)), notification.readAt.map { .integer(Int($0)) } ?? .null]
+        let inserted = try await run(
+            """
+            INSERT INTO notifications (id, sender, recipient, kind, rich_type, resource, message, payload, created_at, read_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING id
+            """, binds)
+        guard !inserted.isEmpty else { throw StoreError(.conflict, "a notification with this id exists") }
+    }
+
+    public func notification(id: String, recipient: String) async throws(StoreError) -> NotificationRecord? {
+        try await run("SELECT * FROM notifications WHERE id = ? AND recipient = ?", [.text(id), .text(recipient)]).first.flatMap(Self.notification(from:))
+    }
+
+    public func markRead(id: String, at time: Int64) async throws(StoreError) {
+        _ = try await run("UPDATE notifications SET read_at = ? WHERE id = ? AND read_at IS NULL", [.integer(Int(time)), .text(id)])
+    }
+
+    public func notifications(recipient: String, limit: Int) async throws(StoreError) -> [NotificationRecord] {
+        try await run(
+            "SELECT * FROM notifications WHERE recipient = ? ORDER BY created_at DESC, rowid DESC LIMIT ?", [.text(recipient), .integer(limit)]
+        ).compactMap(Self.notification(from:))
+    }
+
+    public func deleteNotification(id: String) async throws(StoreError) {
+        _ = try await run("DELETE FROM notifications WHERE id = ?", [.text(id)])
+    }
+
+    private static func notification(from row: SQLiteRow) -> NotificationRecord? {
+        guard let id = row.column("id")?.string, let sender = row.column("sender")?.string,
+            let recipient = row.column("recipient")?.string, let created = row.column("created_at")?.integer
+        else { return nil }
+        let content: NotificationRecord.Content
+        switch row.column("kind")?.string {
+        case "rich":
+            guard let richType = row.column("rich_type")?.string, let resource = row.column("resource")?.string,
+                let message = row.column("message")?.string
+            else { return nil }
+            content = .rich(richType: richType, resource: resource, message: message)
+        case "secure":
+            guard let payload = row.column("payload")?.string else { return nil }
+            content = .secure(payload: payload)
+        default:
+            return nil
+        }
+        let readAt = row.column("read_at")?.integer.map(Int64.init)
+        return NotificationRecord(id: id, sender: sender, recipient: recipient, content: content, createdAt: Int64(created), readAt: readAt)
+    }
+
+    // MARK: Plumbing
+
+    private func run(_ sql: String, _ binds: [SQLiteData] = []) async throws(StoreError) -> [SQLiteRow] {
+        do {
+            return try await connection.query(sql, binds)
+        } catch let error as SQLiteError where "\(error.reason)".hasPrefix("constraint") {
+            throw StoreError(.conflict, error.message)
+        } catch {
+            throw StoreError(.storage, "\(error)")
+        }
+    }
+
+    private static func createDirectory(_ path: String) throws(StoreError) {
+        guard !path.isEmpty else { throw StoreError(.unavailable, "the data directory is an empty path") }
+        if mkdir(path, 0o700) == 0 || errno == EEXIST {
+            var info = stat()
+            guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+                throw StoreError(.unavailable, "\(path) is not a directory")
+            }
+            return
+        }
+        throw StoreError(.unavailable, "cannot create the data directory \(path): \(String(cString: strerror(errno)))")
+    }
+}
+
+/// Milliseconds since 1970, the store's timestamps.
+func unixMilliseconds() -> Int64 {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+}

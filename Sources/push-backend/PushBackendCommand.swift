@@ -1,0 +1,213 @@
+import ArgumentParser
+import Foundation
+import Logging
+import PushBackend
+import PushCore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+@main
+struct PushBackendCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "push-backend",
+        abstract: "The reference backend of the rich-push and secure-push flows.",
+        discussion: """
+            Example (offline, with the hub emulator in-process):
+              push-backend user add alice --data-dir ./data      # password from stdin
+              push-backend serve --data-dir ./data --demo --port 8080
+            """,
+        subcommands: [Serve.self, User.self]
+    )
+}
+
+/// The data directory option every command shares.
+struct DataDirectory: ParsableArguments {
+    @Option(name: .customLong("data-dir"), help: "Where the SQLite database lives (created on first use).")
+    var path: String = environment("PUSH_BACKEND_DATA_DIR") ?? "./push-backend-data"
+}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serves the API; prints \"listening on http://HOST:PORT\" as its first line.",
+        discussion: """
+            Without a hub (or with --demo) it starts the hub emulator in-process on loopback and prints
+            "hub emulator on http://127.0.0.1:PORT" as its second line; GET /_emulator/deliveries there
+            shows every push. Hub settings may also come from PUSH_BACKEND_HUB_CONNECTION_STRING,
+            PUSH_BACKEND_HUB_NAME and PUSH_BACKEND_HUB_ENDPOINT. SIGTERM or SIGINT stops it gracefully.
+
+            Example:
+              push-backend serve --data-dir ./data --port 0 --demo
+            """
+    )
+
+    @OptionGroup var dataDirectory: DataDirectory
+    @Option(help: "The address to bind.") var host = "127.0.0.1"
+    @Option(help: "The port; 0 picks a free one.") var port = 8080
+    @Option(name: .customLong("hub-connection-string"), help: "The hub's connection string (a rule with Send and Manage rights).")
+    var hubConnectionString: String?
+    @Option(name: .customLong("hub-name"), help: "The hub inside the namespace.") var hubName: String?
+    @Option(name: .customLong("hub-endpoint"), help: "Send to this address instead of the namespace (an emulator).")
+    var hubEndpoint: String?
+    @Flag(help: "Use the in-process hub emulator even when a hub is configured.") var demo = false
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel: String = "info"
+
+    func validate() throws {
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level: unknown level \(logLevel)") }
+        let hub = resolvedHub
+        if !demo && (hub.connectionString == nil) != (hub.name == nil) {
+            throw ValidationError("give both a hub connection string and a hub name, or neither (demo mode)")
+        }
+    }
+
+    private var resolvedHub: (connectionString: String?, name: String?, endpoint: String?) {
+        (
+            hubConnectionString ?? environment("PUSH_BACKEND_HUB_CONNECTION_STRING"),
+            hubName ?? environment("PUSH_BACKEND_HUB_NAME"),
+            hubEndpoint ?? environment("PUSH_BACKEND_HUB_ENDPOINT")
+        )
+    }
+
+    func run() async throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        // Logs go to stderr: stdout's first lines are addresses, for scripts to read.
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let hub = resolvedHub
+        var configuration = BackendConfiguration(dataDirectory: dataDirectory.path, host: host, port: port)
+        if !demo, let connectionString = hub.connectionString, let name = hub.name {
+            configuration.hub = HubSettings(connectionString: connectionString, hubName: name, endpoint: hub.endpoint)
+        }
+        let host = self.host
+        do {
+            try await PushBackendServer.run(configuration, handlingSignals: true) { addresses in
+                print("listening on http://\(host):\(addresses.port)")
+                if let emulator = addresses.emulatorPort { print("hub emulator on http://127.0.0.1:\(emulator)") }
+                fflush(nil)  // stdout is a pipe when scripts read it
+            }
+        } catch let error as StoreError {
+            throw fail("\(error)")
+        }
+    }
+}
+
+struct User: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Manages the users who may sign in.",
+        subcommands: [Add.self, Remove.self, List.self]
+    )
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Adds a user. The password comes from PUSH_BACKEND_PASSWORD or stdin, never from the command line.",
+            discussion: """
+                Example:
+                  printf '%s\\n' "$PASSWORD" | push-backend user add alice --data-dir ./data
+                  PUSH_BACKEND_PASSWORD=… push-backend user add news --role sender --data-dir ./data
+                """
+        )
+
+        @Argument(help: "1 to 64 of A-Z a-z 0-9 . _ -") var name: String
+        @Option(help: "user (notifies themselves) or sender (notifies anybody).") var role: String = "user"
+        @OptionGroup var dataDirectory: DataDirectory
+
+        func validate() throws {
+            guard UserRecord.isValidName(name) else { throw ValidationError("a user name is 1 to 64 of A-Z a-z 0-9 . _ -") }
+            guard UserRole(rawValue: role) != nil else { throw ValidationError("--role is user or sender") }
+        }
+
+        func run() async throws {
+            let password = try readPassword()
+            let record = UserRecord(name: name, passwordHash: PasswordHash(hashing: password).encoded, role: UserRole(rawValue: role) ?? .user)
+            try await withStore(dataDirectory.path) { store throws(StoreError) in try await store.addUser(record) }
+            print("added \(name) (\(role))")
+        }
+
+        /// The environment variable, else the first line of stdin (its line ending dropped).
+        private func readPassword() throws -> String {
+            if let password = environment("PUSH_BACKEND_PASSWORD") {
+                guard !password.isEmpty else { throw fail("PUSH_BACKEND_PASSWORD is empty") }
+                return password
+            }
+            if isatty(STDIN_FILENO) != 0 { writeError("password for \(name): ") }
+            guard var line = readLine(strippingNewline: true) else {
+                throw fail("no password: set PUSH_BACKEND_PASSWORD or write it to stdin")
+            }
+            if line.hasSuffix("\r") { line.removeLast() }
+            guard !line.isEmpty else { throw fail("the password is empty") }
+            guard line.utf8.count <= 1024 else { throw fail("the password is over 1024 bytes") }
+            return line
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Removes a user with their notifications and registrations (their hub installations stay until the devices unregister).",
+            discussion: "Example:\n  push-backend user remove alice --data-dir ./data"
+        )
+
+        @Argument var name: String
+        @OptionGroup var dataDirectory: DataDirectory
+
+        func run() async throws {
+            let name = self.name
+            let removed = try await withStore(dataDirectory.path) { store throws(StoreError) in try await store.removeUser(named: name) }
+            guard removed else { throw fail("no user named \(name)") }
+            print("removed \(name)")
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Lists the users and their roles.",
+            discussion: "Example:\n  push-backend user list --data-dir ./data"
+        )
+
+        @OptionGroup var dataDirectory: DataDirectory
+
+        func run() async throws {
+            let users = try await withStore(dataDirectory.path) { store throws(StoreError) in try await store.users() }
+            for user in users { print("\(user.name)\t\(user.role.rawValue)") }
+        }
+    }
+}
+
+/// Opens the store, runs `body`, closes it; store errors become a one-line failure.
+private func withStore<Result>(_ directory: String, _ body: (SQLiteBackendStore) async throws(StoreError) -> Result) async throws -> Result {
+    let store: SQLiteBackendStore
+    do {
+        store = try await SQLiteBackendStore.open(dataDirectory: directory, logger: Logger(label: "push-backend", factory: { _ in SwiftLogNoOpLogHandler() }))
+    } catch {
+        throw fail("\(error)")
+    }
+    do throws(StoreError) {
+        let result = try await body(store)
+        await store.close()
+        return result
+    } catch {
+        await store.close()
+        throw fail("\(error)")
+    }
+}
+
+/// Writes `push-backend: error: MESSAGE` to stderr; the command then exits with status 1.
+func fail(_ message: String) -> ExitCode {
+    writeError("push-backend: error: \(message)\n")
+    return .failure
+}
+
+func environment(_ name: String) -> String? {
+    getenv(name).map { String(cString: $0) }
+}
+
+func writeError(_ text: String) {
+    FileHandle.standardError.write(Data(text.utf8))
+}
