@@ -51,7 +51,8 @@ public final class Authenticator: Sendable {
     }
 
     public func shutdown() async {
-        try? await pool.shutdownGracefully()
+        let pool = self.pool
+        await Task { try? await pool.shutdownGracefully() }.value  // also when the caller is cancelled
     }
 
     /// The user the `Authorization` header names, when the password is theirs.

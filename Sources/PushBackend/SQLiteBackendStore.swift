@@ -115,7 +115,10 @@ public final class SQLiteBackendStore: BackendStore {
     }
 
     public func close() async {
-        try? await connection.close()
+        // A task of its own: SQLiteNIO skips work for a cancelled task, and a server stops by being
+        // cancelled, yet the file must be closed all the same.
+        let connection = self.connection
+        await Task { try? await connection.close() }.value
     }
 
     // MARK: Users

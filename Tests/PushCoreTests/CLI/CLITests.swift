@@ -33,7 +33,7 @@ enum PushCoreBinary {
 
     /// Runs `pushcore arguments…` with `stdin` as its standard input (empty when nil) and, when
     /// given, exactly `environment` as its environment; output goes through files, so any size works.
-    static func run(_ arguments: [String], stdin: [UInt8] = [], environment: [String: String]? = nil) throws -> CommandResult {
+    static func run(_ arguments: [String], executable: URL = url, stdin: [UInt8] = [], environment: [String: String]? = nil) throws -> CommandResult {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("pushcore-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -43,7 +43,7 @@ enum PushCoreBinary {
         FileManager.default.createFile(atPath: outURL.path, contents: nil)
         FileManager.default.createFile(atPath: errURL.path, contents: nil)
         let process = Process()
-        process.executableURL = url
+        process.executableURL = executable
         process.arguments = arguments
         if let environment { process.environment = environment }
         process.standardInput = try FileHandle(forReadingFrom: inURL)
