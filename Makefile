@@ -1,6 +1,6 @@
 SWIFT ?= swift
 
-.PHONY: deps build bench bench-quick test test-debug test-release test-asan test-tsan fuzz fuzz-smoke robustness clean
+.PHONY: deps build bench bench-quick test test-debug test-release test-asan test-tsan fuzz fuzz-smoke robustness load clean
 
 FUZZ_SECONDS ?= 300
 
@@ -43,6 +43,14 @@ fuzz: deps
 # A short bounded run of every fuzz target, for CI.
 fuzz-smoke: deps
 	scripts/fuzz 15
+
+# push-backend under wrk: requests/s and p99 of the image and secure endpoints, peak memory
+# (LOAD_SECONDS each, LOAD_CONNECTIONS connections); see scripts/load-backend.
+LOAD_SECONDS ?= 20
+LOAD_CONNECTIONS ?= 50
+load:
+	@scripts/install-system-deps wrk curl
+	scripts/load-backend $(LOAD_SECONDS) $(LOAD_CONNECTIONS)
 
 # What CI runs after `make test`.
 robustness: test-asan fuzz-smoke
