@@ -76,13 +76,19 @@ public final class HubEmulator: Sendable {
     ///   - port: 0 picks a free port.
     ///   - onListening: called with the bound port once the server accepts connections.
     public func run(port: Int = 0, logger: Logger = Logger(label: "hub-emulator"), onListening: @escaping @Sendable (Int) async -> Void) async throws {
-        let application = Application(
+        try await application(port: port, logger: logger, onListening: onListening).run()
+    }
+
+    /// The server as a service, for a `ServiceGroup` that shuts it down gracefully with others.
+    public func application(
+        port: Int = 0, logger: Logger = Logger(label: "hub-emulator"), onListening: @escaping @Sendable (Int) async -> Void
+    ) -> some ApplicationProtocol {
+        Application(
             responder: CallbackResponder<BasicRequestContext> { request, _ in try await self.respond(to: request) },
             configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: port), serverName: "hub-emulator"),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
             logger: logger
         )
-        try await application.run()
     }
 
     // MARK: In-process access (what the HTTP test hooks return)

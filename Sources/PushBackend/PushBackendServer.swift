@@ -4,6 +4,7 @@ import Logging
 import NotificationHubs
 import PushCore
 import RichPushImages
+import ServiceLifecycle
 
 /// Where the backend sends its pushes.
 public struct HubSettings: Sendable, Hashable {
@@ -60,16 +61,16 @@ public enum PushBackendServer {
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 let hub: HubSettings
-                let emulatorPort: Int?
+                var demoHub: ServiceGroup?
+                var emulatorPort: Int?
                 if let configured = configuration.hub {
                     hub = configured
-                    emulatorPort = nil
                 } else {
-                    let (settings, port) = try await startDemoHub(in: &group, logger: logger)
-                    hub = settings
-                    emulatorPort = port
-                    logger.notice("demo mode: pushes go to the hub emulator", metadata: ["emulator": "http://127.0.0.1:\(port)"])
+                    let (settings, services, port) = try await startDemoHub(in: &group, logger: logger)
+                    (hub, demoHub, emulatorPort) = (settings, services, port)
+                    logger.notice("demo mode: pushes go to the hub emulator", metadata: ["emulator": "\(settings.endpoint ?? "")"])
                 }
+                let listeningEmulatorPort = emulatorPort
                 let client = try NotificationHubClient(
                     connectionString: hub.connectionString, hubName: hub.hubName, endpointOverride: hub.endpoint, logger: logger)
                 _ = try RichPushImages.registry.resource(named: configuration.defaultImage)
@@ -80,16 +81,23 @@ public enum PushBackendServer {
                     responder: CallbackResponder<BasicRequestContext> { request, _ in await api.respond(to: request) },
                     configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "push-backend"),
                     onServerRunning: { channel in
-                        await onListening(BackendAddresses(port: channel.localAddress?.port ?? configuration.port, emulatorPort: emulatorPort))
+                        await onListening(BackendAddresses(port: channel.localAddress?.port ?? configuration.port, emulatorPort: listeningEmulatorPort))
                     },
                     logger: logger
                 )
-                if handlingSignals {
-                    try await application.runService(gracefulShutdownSignals: [.sigterm, .sigint])
-                } else {
-                    try await application.run()
+                do {
+                    if handlingSignals {
+                        try await application.runService(gracefulShutdownSignals: [.sigterm, .sigint])
+                    } else {
+                        try await application.run()
+                    }
+                } catch {
+                    await demoHub?.triggerGracefulShutdown()
+                    throw error
                 }
-                group.cancelAll()  // the emulator
+                // The emulator last: requests still in flight may have been sending to it.
+                await demoHub?.triggerGracefulShutdown()
+                try await group.waitForAll()
             }
         } catch {
             await authenticator.shutdown()
@@ -101,8 +109,11 @@ public enum PushBackendServer {
         logger.notice("stopped")
     }
 
-    /// Starts an emulated namespace with a fresh random key, and waits until it listens.
-    private static func startDemoHub(in group: inout ThrowingTaskGroup<Void, any Error>, logger: Logger) async throws -> (HubSettings, Int) {
+    /// Starts an emulated namespace with a fresh random key in its own service group (so that it
+    /// shuts down gracefully after the backend), and waits until it listens.
+    private static func startDemoHub(
+        in group: inout ThrowingTaskGroup<Void, any Error>, logger: Logger
+    ) async throws -> (HubSettings, ServiceGroup, port: Int) {
         var generator = SystemRandomNumberGenerator()
         let key = (0..<4).map { _ in String(generator.next() as UInt64, radix: 36) }.joined()
         let connectionString =
@@ -111,12 +122,15 @@ public enum PushBackendServer {
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         var emulatorLogger = logger
         emulatorLogger[metadataKey: "component"] = "hub-emulator"
+        let services = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [emulator.application(port: 0, logger: emulatorLogger) { port in continuation.yield(port) }], logger: emulatorLogger))
         group.addTask {
             defer { continuation.finish() }  // an emulator that fails to start ends the wait below
-            try await emulator.run(port: 0, logger: emulatorLogger) { port in continuation.yield(port) }
+            try await services.run()
         }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else { throw CancellationError() }
-        return (HubSettings(connectionString: connectionString, hubName: demoHubName, endpoint: "http://127.0.0.1:\(port)"), port)
+        return (HubSettings(connectionString: connectionString, hubName: demoHubName, endpoint: "http://127.0.0.1:\(port)"), services, port)
     }
 }
