@@ -42,7 +42,7 @@ fuzz: deps
 
 # A short bounded run of every fuzz target, for CI.
 fuzz-smoke: deps
-	scripts/fuzz 15
+	scripts/fuzz 6
 
 # push-backend under wrk: requests/s and p99 of the image and secure endpoints, peak memory
 # (LOAD_SECONDS each, LOAD_CONNECTIONS connections); see scripts/load-backend.

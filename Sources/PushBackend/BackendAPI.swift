@@ -72,8 +72,8 @@ final class BackendAPI: Sendable {
         } catch {
             answer = Answer(status: error.status, headers: [("Content-Type", "application/json; charset=utf-8")] + error.headers, body: .bytes(error.body))
         }
-        let milliseconds = Double((clock.now - started).components.attoseconds / 1_000_000_000_000) / 1000
-            + Double((clock.now - started).components.seconds) * 1000
+        let elapsed = (clock.now - started).components
+        let milliseconds = Double(elapsed.seconds) * 1000 + Double(elapsed.attoseconds) / 1e15
         // Never the Authorization header, a password, a token or a secure payload: the method, path and outcome.
         logger.info(
             "\(request.method.rawValue) \(request.uri.path) \(answer.status)",
