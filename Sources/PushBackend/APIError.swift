@@ -8,6 +8,8 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
     public let code: String
     public let message: String
     public var headers: [(String, String)] = []
+    /// For the log only: what failed behind a 5xx, which the client is not told.
+    var detail: String?
 
     public init(status: Int, code: String, _ message: String, headers: [(String, String)] = []) {
         self.status = status
@@ -41,13 +43,16 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     static func storage(_ error: StoreError) -> APIError {
-        error.code == .conflict
-            ? APIError(status: 409, code: "conflict", error.message)
-            : APIError(status: 503, code: "storageUnavailable", "the database failed; try again")
+        guard error.code != .conflict else { return APIError(status: 409, code: "conflict", error.message) }
+        var refusal = APIError(status: 503, code: "storageUnavailable", "the database failed; try again")
+        refusal.detail = error.description
+        return refusal
     }
 
     static func hub(_ error: NotificationHubError) -> APIError {
-        APIError(status: 502, code: "hubError", "Notification Hubs refused the request (\(error.code))")
+        var refusal = APIError(status: 502, code: "hubError", "Notification Hubs refused the request (\(error.code))")
+        refusal.detail = error.description
+        return refusal
     }
 
     /// The body, built by PushCore's writer.

@@ -70,6 +70,7 @@ final class BackendAPI: Sendable {
         do throws(APIError) {
             answer = try await route(request, user: &user, logger: logger)
         } catch {
+            if let detail = error.detail { logger.error("\(error.code): \(detail)") }
             answer = Answer(status: error.status, headers: [("Content-Type", "application/json; charset=utf-8")] + error.headers, body: .bytes(error.body))
         }
         let elapsed = (clock.now - started).components
@@ -136,7 +137,7 @@ final class BackendAPI: Sendable {
         var request = request
         switch (resource, id, method) {
         case ("register", nil, _):
-            return try await register(RequestBody.object(of: &request), caller: caller, logger: logger)
+            return try await register(RequestBody.object(of: &request), caller: caller)
         case ("register", let id?, _):
             return try await unregister(id: id, caller: caller)
         case ("notifications", nil, .post):
@@ -152,7 +153,7 @@ final class BackendAPI: Sendable {
 
     // MARK: Registration
 
-    private func register(_ body: JSONValue, caller: Authenticator.User, logger: Logger) async throws(APIError) -> Answer {
+    private func register(_ body: JSONValue, caller: Authenticator.User) async throws(APIError) -> Answer {
         try RequestBody.allowKeys(["deviceToken"], in: body)
         let deviceToken = try RequestBody.string("deviceToken", in: body).lowercased()
         let existing: RegistrationRecord?
@@ -173,7 +174,6 @@ final class BackendAPI: Sendable {
         do throws(NotificationHubError) {
             try await hub.createOrUpdate(installation)
         } catch {
-            logger.warning("installation not saved", metadata: ["error": "\(error)"])
             throw .hub(error)
         }
         do {
@@ -253,7 +253,7 @@ final class BackendAPI: Sendable {
         do throws(NotificationHubError) {
             try await hub.send(payload, to: .tag("username:\(recipient)"))
         } catch {
-            logger.warning("push not sent; notification withdrawn", metadata: ["error": "\(error)"])
+            logger.notice("push not sent; notification withdrawn", metadata: ["notification": "\(id)"])
             try? await store.deleteNotification(id: id)
             throw .hub(error)
         }

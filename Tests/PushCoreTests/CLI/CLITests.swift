@@ -87,7 +87,7 @@ struct CLITests {
 
     @Test("check and lint refuse every invalid corpus file with its code, byte, line and column")
     func invalidCorpus() throws {
-        var parser = JSONParser()
+        let parser = JSONParser()
         var syntax: [(CorpusCase, JSONError)] = []
         var rules: [(CorpusCase, String, Int)] = []
         for corpusCase in Corpus.invalid {
