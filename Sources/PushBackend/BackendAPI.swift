@@ -297,7 +297,7 @@ final class BackendAPI: Sendable {
             throw .storage(error)
         }
         guard let record else { throw .notFound("no such notification") }
-        let answer: Answer
+        var answer: Answer
         switch record.content {
         case .rich(_, let resourceName, _):
             guard let resource = try? images.resource(named: resourceName), let buffer = imageBuffers[resourceName] else {
@@ -307,21 +307,15 @@ final class BackendAPI: Sendable {
             let plan = ResourceResponse(
                 length: resource.count, entityTag: resource.entityTag, contentType: resource.contentType,
                 range: headers[.range], ifNoneMatch: headers[.ifNoneMatch], ifRange: headers[.ifRange])
-            var answer = Answer(status: plan.status, headers: plan.headers.map { ($0.name, $0.value) } + [("Cache-Control", "private, no-cache")])
+            answer = Answer(status: plan.status, headers: plan.headers.map { ($0.name, $0.value) } + [("Cache-Control", "private, no-cache")])
             answer.body = plan.bodyRange.isEmpty ? .bytes([]) : .image(resource, buffer, plan.bodyRange)
-            // A 304 means the client holds the image already: as read as a 200.
-            guard plan.status != 416 else { return answer }
-            return try await marking(answer, id: id, read: markRead && record.readAt == nil)
         case .secure(let payload):
             answer = .json(200, .object([JSONMember("Payload", .string(payload))]), headers: [("Cache-Control", "no-store")])
         }
-        return try await marking(answer, id: id, read: markRead && record.readAt == nil)
-    }
-
-    private func marking(_ answer: Answer, id: String, read: Bool) async throws(APIError) -> Answer {
-        guard read else { return answer }
+        // Read once the client has the content: 200, 206, or 304 (it held the image already); not 416.
+        guard markRead, record.readAt == nil, answer.status != 416 else { return answer }
         do {
-            try await store.markRead(id: id.lowercased(), at: unixMilliseconds())
+            try await store.markRead(id: record.id, at: unixMilliseconds())
         } catch {
             throw .storage(error)
         }

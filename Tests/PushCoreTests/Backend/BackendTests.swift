@@ -82,6 +82,14 @@ struct BackendFlowTests {
             #expect(fresh.status == 206 && fresh.body.count == 16)
             let headOnly = try await backend.call(.HEAD, "/api/notifications/\(id)", as: "alice")
             #expect(headOnly.status == 200 && headOnly.body.isEmpty && headOnly.header("Content-Length") == String(image.count))
+
+            // Neither a 416 nor a HEAD hands over the image: the notification stays unread.
+            let unread = try await backend.notify(as: "alice", #"{"kind": "rich", "message": "later"}"#)
+            #expect(try await phone.fetch(unread, headers: [("Range", "bytes=\(image.count)-")]).status == 416)
+            #expect(try await backend.call(.HEAD, "/api/notifications/\(unread)", as: "alice").status == 200)
+            let list = try await backend.call(.GET, "/api/notifications", as: "alice").json()
+            #expect(list.root["notifications"]?[0]?["id"]?.string == unread && list.root["notifications"]?[0]?["read"]?.bool == false)
+            #expect(list.root["notifications"]?[1]?["read"]?.bool == true)
         }
     }
 
