@@ -41,8 +41,9 @@ public final class Authenticator: Sendable {
     private let cacheKey: [UInt8] = SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }
     private let remembered = Mutex<[String: Remembered]>([:])
     private let inFlight = Mutex<[Attempt: Task<Bool, Never>]>([:])
-    /// Checked for names that do not exist, so that they take as long as wrong passwords.
-    private let decoy = PasswordHash(hashing: "decoy", parameters: .standard)
+    /// Checked for names that do not exist, so that they take as long as wrong passwords. Made on
+    /// first use, once per process (so the first unknown name costs one hash more).
+    private static let decoy = PasswordHash(hashing: "decoy", parameters: .standard)
 
     public init(store: any BackendStore) {
         self.store = store
@@ -69,7 +70,7 @@ public final class Authenticator: Sendable {
         }
         let mac = Array(HMAC<SHA256>.authenticationCode(for: Array(password.utf8), using: SymmetricKey(data: cacheKey)))
         guard let user, let hash = PasswordHash(encoded: user.passwordHash) else {
-            _ = await check(Attempt(name: name, storedHash: decoy.encoded, passwordMAC: mac), password: password, hash: decoy)
+            _ = await check(Attempt(name: name, storedHash: Self.decoy.encoded, passwordMAC: mac), password: password, hash: Self.decoy)
             throw .unauthorized("wrong user name or password")
         }
         let attempt = Attempt(name: user.name, storedHash: user.passwordHash, passwordMAC: mac)
@@ -98,7 +99,7 @@ public final class Authenticator: Sendable {
         let matches = await task.value
         guard started else { return matches }
         inFlight.withLock { _ = $0.removeValue(forKey: attempt) }
-        if matches && attempt.storedHash != decoy.encoded {
+        if matches && attempt.storedHash != Self.decoy.encoded {
             remembered.withLock { cache in
                 if cache.count >= Self.cacheCapacity { cache.removeAll() }
                 cache[attempt.name] = Remembered(storedHash: attempt.storedHash, passwordMAC: attempt.passwordMAC, until: .now + Self.cacheLifetime)
