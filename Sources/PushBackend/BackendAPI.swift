@@ -63,8 +63,9 @@ final class BackendAPI: Sendable {
     func respond(to request: Request) async -> Response {
         let clock = ContinuousClock()
         let started = clock.now
+        let requestID = randomHex(bytes: 8)
         var logger = self.logger
-        logger[metadataKey: "request-id"] = "\(randomHex(bytes: 8))"
+        logger[metadataKey: "request-id"] = "\(requestID)"
         var user: Authenticator.User?
         let answer: Answer
         do throws(APIError) {
@@ -79,7 +80,7 @@ final class BackendAPI: Sendable {
         logger.info(
             "\(request.method.rawValue) \(request.uri.path) \(answer.status)",
             metadata: ["user": "\(user?.name ?? "-")", "status": "\(answer.status)", "latency-ms": "\(milliseconds)"])
-        return response(answer, requestID: logger[metadataKey: "request-id"]?.description ?? "", isHead: request.method == .head)
+        return response(answer, requestID: requestID, isHead: request.method == .head)
     }
 
     private func response(_ answer: Answer, requestID: String, isHead: Bool) -> Response {
@@ -91,7 +92,8 @@ final class BackendAPI: Sendable {
         let body: ResponseBody
         switch answer.body {
         case .bytes(let bytes):
-            if !answer.headers.contains(where: { $0.0 == "Content-Length" }) && answer.status != 204 && answer.status != 304 {
+            // Set here because HEAD sends no body yet must give the GET body's length (204 and 304: removed below).
+            if !answer.headers.contains(where: { $0.0 == "Content-Length" }) {
                 fields.append(HTTPField(name: .contentLength, value: String(bytes.count)))
             }
             body = isHead ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: bytes))
