@@ -72,7 +72,7 @@ struct BackendCommandTests {
 
         let image = try RichPushImages.registry.resource(named: "sunset.png")
         _ = try await backend.call(.GET, "/api/notifications/\(id)", as: "alice")  // warms the login cache
-        let before = try residentPeakKiB(process.processIdentifier)
+        let before = try #require(residentPeakKiB(process.processIdentifier))
         let statuses = try await withThrowingTaskGroup(of: Bool.self) { group in
             for _ in 0..<200 {
                 group.addTask {
@@ -84,7 +84,7 @@ struct BackendCommandTests {
             for try await ok in group where ok { good += 1 }
             return good
         }
-        let after = try residentPeakKiB(process.processIdentifier)
+        let after = try #require(residentPeakKiB(process.processIdentifier))
         #expect(statuses == 200)
         #expect(after - before < 64 * 1024, "peak resident memory grew by \(after - before) KiB over 200 downloads")
 
@@ -101,31 +101,4 @@ struct BackendCommandTests {
         #expect(half.0 != 0 && half.2.contains("hub name"))
         #expect(try run(["serve", "--data-dir", directory, "--port", "70000"]).0 != 0)
     }
-}
-
-/// The first `count` lines written to `handle`, read on a thread of its own (a blocking read must
-/// not hold one of the few threads the concurrent tests share).
-func readLines(_ count: Int, from handle: FileHandle) async -> [String] {
-    await withCheckedContinuation { continuation in
-        Thread.detachNewThread {
-            var lines: [String] = []
-            var line: [UInt8] = []
-            while lines.count < count, let byte = try? handle.read(upToCount: 1), !byte.isEmpty {
-                if byte[0] == UInt8(ascii: "\n") {
-                    lines.append(String(decoding: line, as: UTF8.self))
-                    line = []
-                } else {
-                    line += byte
-                }
-            }
-            continuation.resume(returning: lines)
-        }
-    }
-}
-
-/// A process's peak resident set (VmHWM) in KiB.
-func residentPeakKiB(_ pid: Int32) throws -> Int {
-    let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
-    let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") })
-    return try #require(Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? ""))
 }

@@ -40,8 +40,8 @@ enum PushCoreBinary {
         let inURL = scratch.appendingPathComponent("stdin"), outURL = scratch.appendingPathComponent("stdout")
         let errURL = scratch.appendingPathComponent("stderr")
         try Data(stdin).write(to: inURL)
-        FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -54,13 +54,8 @@ enum PushCoreBinary {
         // shared with this large test process before exec). It only grows, so the last reading
         // before the child exits is its peak, give or take the final millisecond.
         var peak = 0
-        let statusPath = "/proc/\(process.processIdentifier)/status"
         while process.isRunning {
-            if let status = try? String(contentsOfFile: statusPath, encoding: .utf8),
-               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-               let kib = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") {
-                peak = max(peak, kib)
-            }
+            if let kib = residentPeakKiB(process.processIdentifier) { peak = max(peak, kib) }
             usleep(1000)
         }
         process.waitUntilExit()
@@ -69,6 +64,34 @@ enum PushCoreBinary {
             stderr: [UInt8](try Data(contentsOf: errURL)))
         result.peakResidentKiB = peak
         return result
+    }
+}
+
+/// A process's peak resident set (VmHWM) in KiB; nil once it has exited.
+func residentPeakKiB(_ pid: Int32) -> Int? {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
+    else { return nil }
+    return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+}
+
+/// The first `count` lines written to `handle`, read on a thread of its own (a blocking read must
+/// not hold one of the few threads the concurrent tests share).
+func readLines(_ count: Int, from handle: FileHandle) async -> [String] {
+    await withCheckedContinuation { continuation in
+        Thread.detachNewThread {
+            var lines: [String] = []
+            var line: [UInt8] = []
+            while lines.count < count, let byte = try? handle.read(upToCount: 1), !byte.isEmpty {
+                if byte[0] == UInt8(ascii: "\n") {
+                    lines.append(String(decoding: line, as: UTF8.self))
+                    line = []
+                } else {
+                    line += byte
+                }
+            }
+            continuation.resume(returning: lines)
+        }
     }
 }
 

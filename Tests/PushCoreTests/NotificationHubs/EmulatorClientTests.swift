@@ -234,16 +234,7 @@ struct HubEmulatorCommandTests {
         process.standardOutput = output
         try process.run()
         defer { process.terminate() }
-        // Read the first line on a thread of its own: a blocking read must not hold one of the
-        // few threads the concurrent tests share.
-        let reader = output.fileHandleForReading
-        let first = await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                var line: [UInt8] = []
-                while line.last != UInt8(ascii: "\n"), let byte = try? reader.read(upToCount: 1), !byte.isEmpty { line += byte }
-                continuation.resume(returning: String(decoding: line.dropLast(), as: UTF8.self))
-            }
-        }
+        let first = await readLines(1, from: output.fileHandleForReading).first ?? ""
         #expect(first.hasPrefix("listening on http://127.0.0.1:"))
         let base = String(first.dropFirst("listening on ".count))
 
