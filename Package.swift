@@ -101,6 +101,7 @@ let package = Package(
                 "PushCore", "NotificationHubs", "HubEmulator", "RichPushImages", "CAllocationCounter", "PushBackend", "pushcore", "hub-emulator", "push-backend",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
     ],

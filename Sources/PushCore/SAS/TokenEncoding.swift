@@ -48,34 +48,6 @@ package enum TokenEncoding {
         return output
     }
 
-    /// Writes the base64 of `bytes` into `output`; returns the number of bytes written.
-    static func writeBase64(_ bytes: UnsafeRawBufferPointer, to output: UnsafeMutableRawBufferPointer) -> Int {
-        let alphabet = base64Alphabet.utf8Start
-        var index = 0
-        var written = 0
-        func emit(_ byte: UInt8) {
-            output[written] = byte
-            written += 1
-        }
-        while index + 3 <= bytes.count {
-            let value = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
-            emit(alphabet[Int(value >> 18 & 63)])
-            emit(alphabet[Int(value >> 12 & 63)])
-            emit(alphabet[Int(value >> 6 & 63)])
-            emit(alphabet[Int(value & 63)])
-            index += 3
-        }
-        let remaining = bytes.count - index
-        if remaining > 0 {
-            let value = UInt32(bytes[index]) << 16 | (remaining == 2 ? UInt32(bytes[index + 1]) << 8 : 0)
-            emit(alphabet[Int(value >> 18 & 63)])
-            emit(alphabet[Int(value >> 12 & 63)])
-            emit(remaining == 2 ? alphabet[Int(value >> 6 & 63)] : UInt8(ascii: "="))
-            emit(UInt8(ascii: "="))
-        }
-        return written
-    }
-
     /// Decodes padded base64; `nil` when `text` is not canonical base64.
     package static func base64Decoded(_ text: [UInt8]) -> [UInt8]? {
         guard text.count % 4 == 0 else { return nil }

@@ -1,3 +1,4 @@
+import Crypto
 import PushCore
 import Synchronization
 import Testing
@@ -50,6 +51,26 @@ struct SASSignerTests {
                 String(byte, radix: 16).count == 1 ? "0" + String(byte, radix: 16) : String(byte, radix: 16)
             }.joined()
             #expect(hex.hasPrefix(expected))
+        }
+    }
+
+    /// Our HMAC construction over swift-crypto's SHA-256 against swift-crypto's own `HMAC`, for
+    /// keys either side of the 64-byte block (longer ones are hashed first) and messages of
+    /// zero to several blocks, each key's state reused for several messages.
+    @Test("equals swift-crypto's HMAC<SHA256> for random keys and messages (seeded)")
+    func matchesSwiftCrypto() {
+        var random = SeededGenerator(seed: 4231)
+        for keyLength in [0, 1, 31, 32, 55, 63, 64, 65, 100, 128, 200] {
+            for _ in 0..<20 {
+                let key = (0..<keyLength).map { _ in UInt8.random(in: .min ... .max, using: &random) }
+                let keyed = KeyedHMAC(keyBytes: key)
+                for _ in 0..<5 {
+                    let message = (0..<Int.random(in: 0...300, using: &random)).map { _ in UInt8.random(in: .min ... .max, using: &random) }
+                    let ours = Array(message.withUnsafeBytes { keyed.authenticationCode(for: $0) })
+                    let theirs = Array(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: key)))
+                    #expect(ours == theirs, "key of \(keyLength) bytes, message of \(message.count) bytes")
+                }
+            }
         }
     }
 
