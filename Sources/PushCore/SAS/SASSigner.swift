@@ -71,7 +71,7 @@ public struct SASSigner: Sendable, CustomStringConvertible, CustomDebugStringCon
     /// Writes the whole token straight into the string's storage: one allocation.
     /// - Parameter isLowercased: The resource is already lowercased as Unicode text.
     func token(resourceUTF8: UnsafeRawBufferPointer, expiry: Int64, isLowercased: Bool = false) -> String {
-        if !isLowercased && resourceUTF8.contains(where: { $0 >= 0x80 }) {
+        if !isLowercased && !isASCII(resourceUTF8) {
             // Unicode lowercasing can change lengths; do it first, as the Azure SDKs do. ASCII is
             // lowercased byte by byte below.
             var lowercased = String(decoding: resourceUTF8, as: UTF8.self).lowercased()
@@ -86,7 +86,13 @@ public struct SASSigner: Sendable, CustomStringConvertible, CustomDebugStringCon
             writer.append(prefix)
             let resourceStart = writer.count
             for byte in resourceUTF8 {
-                writer.appendPercentEncoded(byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte)
+                let lowered = byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte
+                // Letters first: most of a resource URI, and the longest check in `appendPercentEncoded`.
+                if lowered &- UInt8(ascii: "a") < 26 {
+                    writer.appendByte(lowered)
+                } else {
+                    writer.appendPercentEncoded(lowered)
+                }
             }
             let resourceEnd = writer.count
             var expiryDigits: (UInt64, UInt64, UInt64) = (0, 0, 0)
@@ -95,20 +101,14 @@ public struct SASSigner: Sendable, CustomStringConvertible, CustomDebugStringCon
             // The string to sign, `sr` + "\n" + expiry, is written after `sr` so that it is hashed
             // from one contiguous buffer without a copy, then overwritten by the rest of the token.
             writer.appendByte(ASCII.newline)
-            withUnsafeBytes(of: expiryDigits) { digits in
-                for byte in digits[expiryText] { writer.appendByte(byte) }
-            }
+            withUnsafeBytes(of: expiryDigits) { writer.append(UnsafeRawBufferPointer(rebasing: $0[expiryText])) }
             let mac = keyed.authenticationCode(for: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(output)[resourceStart..<writer.count]))
             writer.count = resourceEnd
             writer.append("&sig=")
             mac.withUnsafeBytes { writer.appendPercentEncodedBase64($0) }
             writer.append("&se=")
-            withUnsafeBytes(of: expiryDigits) { digits in
-                for byte in digits[expiryText] { writer.appendByte(byte) }
-            }
-            keyNameField.withUnsafeBytes { field in
-                for byte in field { writer.appendByte(byte) }
-            }
+            withUnsafeBytes(of: expiryDigits) { writer.append(UnsafeRawBufferPointer(rebasing: $0[expiryText])) }
+            keyNameField.withUnsafeBytes { writer.append($0) }
             return writer.finish()
         }
     }
@@ -129,6 +129,21 @@ public struct SASSigner: Sendable, CustomStringConvertible, CustomDebugStringCon
     public var description: String { "SASSigner(keyName: \(keyName), key: <redacted>)" }
     public var debugDescription: String { description }
     public var customMirror: Mirror { Mirror(self, children: ["keyName": keyName], displayStyle: .struct) }
+}
+
+/// True when no byte has its high bit set; eight bytes per step.
+func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    var index = 0
+    var highBits: UInt64 = 0
+    while index + 8 <= bytes.count {
+        highBits |= bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+        index += 8
+    }
+    while index < bytes.count {
+        highBits |= UInt64(bytes[index])
+        index += 1
+    }
+    return highBits & 0x8080_8080_8080_8080 == 0
 }
 
 /// HMAC-SHA256 (RFC 2104) keyed once: the SHA-256 states after the key's inner and outer pad
@@ -210,6 +225,13 @@ struct TokenWriter {
         return count
     }
 
+    mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        assert(count + bytes.count <= capacity, "token capacity computed too small")
+        if let source = bytes.baseAddress { (base + count).initialize(from: source.assumingMemoryBound(to: UInt8.self), count: bytes.count) }
+        count += bytes.count
+    }
+
+    @inline(__always)
     mutating func append(_ text: StaticString) {
         for index in 0..<text.utf8CodeUnitCount { appendByte(text.utf8Start[index]) }
     }
@@ -218,36 +240,35 @@ struct TokenWriter {
     /// and `=` need it, so the 6-bit values are mapped straight to text instead of writing
     /// base64 and then classifying every character of it.
     mutating func appendPercentEncodedBase64(_ bytes: UnsafeRawBufferPointer) {
-        let alphabet = TokenEncoding.base64Alphabet.utf8Start
-        func appendSextet(_ value: UInt32) {
-            let sextet = Int(value & 63)
-            if sextet < 62 {
-                appendByte(alphabet[sextet])
-            } else {
-                appendByte(UInt8(ascii: "%"))
-                appendByte(UInt8(ascii: "2"))
-                appendByte(sextet == 62 ? UInt8(ascii: "B") : UInt8(ascii: "F"))
-            }
-        }
-        func appendPadding() {
-            append("%3D")
-        }
         var index = 0
         while index + 3 <= bytes.count {
             let value = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
-            appendSextet(value >> 18)
-            appendSextet(value >> 12)
-            appendSextet(value >> 6)
-            appendSextet(value)
+            appendBase64Digit(value >> 18)
+            appendBase64Digit(value >> 12)
+            appendBase64Digit(value >> 6)
+            appendBase64Digit(value)
             index += 3
         }
         let remaining = bytes.count - index
         if remaining > 0 {
             let value = UInt32(bytes[index]) << 16 | (remaining == 2 ? UInt32(bytes[index + 1]) << 8 : 0)
-            appendSextet(value >> 18)
-            appendSextet(value >> 12)
-            if remaining == 2 { appendSextet(value >> 6) } else { appendPadding() }
-            appendPadding()
+            appendBase64Digit(value >> 18)
+            appendBase64Digit(value >> 12)
+            if remaining == 2 { appendBase64Digit(value >> 6) } else { append("%3D") }
+            append("%3D")
+        }
+    }
+
+    /// The digit for the low six bits of `value`; `+` and `/` percent-encoded.
+    @inline(__always)
+    mutating func appendBase64Digit(_ value: UInt32) {
+        let sextet = Int(value & 63)
+        if sextet < 62 {
+            appendByte(TokenEncoding.base64Alphabet.utf8Start[sextet])
+        } else {
+            appendByte(UInt8(ascii: "%"))
+            appendByte(UInt8(ascii: "2"))
+            appendByte(sextet == 62 ? UInt8(ascii: "B") : UInt8(ascii: "F"))
         }
     }
 
