@@ -30,6 +30,14 @@ public struct APNsPayload: Sendable, Hashable {
         self.customKeys = customKeys
     }
 
+    /// An empty payload. Its box is filled from one shared empty `APS`: building the 500-byte
+    /// value afresh cost four stack copies before it reached the box (the decoder starts every
+    /// payload from here; 50 ns of `decode.corpus`).
+    public init() {
+        self.apsBox = APSBox.makeEmpty()
+        self.customKeys = []
+    }
+
     public static func == (lhs: APNsPayload, rhs: APNsPayload) -> Bool {
         (lhs.apsBox === rhs.apsBox || lhs.apsBox.header == rhs.apsBox.header) && lhs.customKeys == rhs.customKeys
     }
@@ -80,6 +88,11 @@ final class APSBox: ManagedBuffer<APS, UInt8> {
     static func make(_ value: APS) -> APSBox {
         // `create` called on the subclass makes an instance of the subclass.
         unsafeDowncast(APSBox.create(minimumCapacity: 0) { _ in value }, to: APSBox.self)
+    }
+
+    @inlinable
+    static func makeEmpty() -> APSBox {
+        unsafeDowncast(APSBox.create(minimumCapacity: 0) { _ in APS.empty }, to: APSBox.self)
     }
 }
 
@@ -153,6 +166,8 @@ public struct APS: Sendable, Hashable {
         self.urlArgs = urlArgs
         self.otherKeys = otherKeys
     }
+
+    @usableFromInline static let empty = APS()
 
     /// True for a push that only wakes the app: `content-available` with nothing to show.
     public var isBackgroundOnly: Bool {

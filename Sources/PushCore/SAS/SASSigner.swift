@@ -183,7 +183,7 @@ package struct KeyedHMAC: @unchecked Sendable {
         for index in block.indices { block[index] ^= 0x36 ^ 0x5C }
         block.withUnsafeBytes { outer.update(bufferPointer: $0) }
         // The padded key is as good as the key.
-        block.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) }
+        for index in block.indices { block[index] = 0 }
         innerState = inner
         outerState = outer
     }
