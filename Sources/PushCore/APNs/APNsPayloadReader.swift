@@ -20,6 +20,8 @@ struct APNsPayloadReader {
             return false
         }
         checkUniqueKeys(root)
+        // Every root key but `aps` is a custom key: one allocation instead of growing by doubling.
+        payload.customKeys.reserveCapacity(max(root.count - 1, 0))
         var sawAPS = false
         for member in root.members {
             if member.key.stringEquals("aps") {
