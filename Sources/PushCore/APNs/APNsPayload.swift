@@ -167,6 +167,7 @@ public struct APS: Sendable, Hashable {
         self.otherKeys = otherKeys
     }
 
+    /// What ``APNsPayload/init()`` copies into a new box (see there for why).
     @usableFromInline static let empty = APS()
 
     /// True for a push that only wakes the app: `content-available` with nothing to show.

@@ -182,7 +182,7 @@ package struct KeyedHMAC: @unchecked Sendable {
         var outer = SHA256()
         for index in block.indices { block[index] ^= 0x36 ^ 0x5C }
         block.withUnsafeBytes { outer.update(bufferPointer: $0) }
-        // The padded key is as good as the key.
+        // The padded key is as good as the key: cleared before the array is freed.
         for index in block.indices { block[index] = 0 }
         innerState = inner
         outerState = outer

@@ -103,6 +103,9 @@ struct SASSignerTests {
         // Non-ASCII is lowercased as Unicode text.
         let unicode = try signer.token(for: "https://ns/ÄB", expiry: 5)
         #expect(unicode.hasPrefix("SharedAccessSignature sr=https%3A%2F%2Fns%2F%C3%A4b&"))
+        // Non-ASCII found by the word-at-a-time check, not only in its byte-by-byte tail.
+        let early = try signer.token(for: "HTTPS://ÄÖ.example/ÜBER", expiry: 5)
+        #expect(early.hasPrefix("SharedAccessSignature sr=https%3A%2F%2F%C3%A4%C3%B6.example%2F%C3%BCber&"))
     }
 
     @Test("expiries: negative, overflowing and from a clock")
