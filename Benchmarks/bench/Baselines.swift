@@ -1,24 +1,24 @@
 import Foundation
 import PushCore
 
-/// Reads every value of a parsed document through the zero-copy view: strings as their raw
-/// bytes (not decoded), numbers as Int or Double, and so on. The parse.* workloads use it.
-func touchEveryValue(_ value: UnsafeJSONValue) -> Int {
+/// Reads every value of a parsed document through the zero-copy view, in document order: keys
+/// and strings as their raw bytes (not decoded), numbers as Int or Double, and so on. It walks
+/// the view's flat `descendants`, as a reader that needs no structure would, rather than
+/// recursing through members and elements (the recursion alone costs a 512-deep document more
+/// than scanning it). The parse.* workloads use it.
+func touchEveryValue(_ root: UnsafeJSONValue) -> Int {
+    var checksum = touch(root)
+    for value in root.descendants { checksum &+= touch(value) }
+    return checksum
+}
+
+@inline(__always)
+func touch(_ value: UnsafeJSONValue) -> Int {
     switch value.kind {
-    case .object:
-        var checksum = 0
-        for member in value.members {
-            checksum &+= member.key.rawStringBytes!.count
-            checksum &+= touchEveryValue(member.value)
-        }
-        return checksum
-    case .array:
-        var checksum = 0
-        for element in value.elements { checksum &+= touchEveryValue(element) }
-        return checksum
+    case .object, .array: return 0
     case .string:
         let bytes = value.rawStringBytes!
-        return bytes.count &+ Int(bytes.first ?? 0)
+        return value.isObjectKey ? bytes.count : bytes.count &+ Int(bytes.first ?? 0)
     case .number: return value.int ?? Int(truncatingIfNeeded: value.double!.bitPattern)
     case .bool: return value.bool! ? 1 : 2
     case .null: return 3

@@ -57,6 +57,8 @@ struct ReadmeExamples {
         let keyBytes = document.withUnsafeRoot { root in
             root.members.reduce(0) { $0 + $1.key.rawStringBytes!.count }
         }
+        // Every key and value at any depth, in document order, straight off the tape (no recursion).
+        let strings = document.withUnsafeRoot { root in root.descendants.filter { $0.kind == .string }.count }  // 6
 
         // The typed model, APNs lint, and the canonical (minified, lossless) form.
         let model = try APNsPayload(decoding: document)
@@ -69,7 +71,7 @@ struct ReadmeExamples {
         let findings = APNsLinter.lint(bytes, pushType: .background, parser: &parser)
 
         #expect(count == 2 && decoded == model && findings.map(\.code) == [.pushTypeMismatch])
-        #expect(badge == 2 && richId == "4f1c" && keyBytes == 9)
+        #expect(badge == 2 && richId == "4f1c" && keyBytes == 9 && strings == 6)
         #expect(model.aps.alert == .text("Hi") && model["richId"] == "4f1c")
         #expect(diagnostics.isEmpty)
         #expect(canonical == bytes)

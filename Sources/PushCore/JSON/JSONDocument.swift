@@ -216,6 +216,22 @@ public struct UnsafeJSONValue {
         return Members(entries: entries, input: input, first: index + 1, end: end)
     }
 
+    /// Every value nested inside this one, depth first in document order, object keys included
+    /// (as strings whose ``isObjectKey`` is true); empty for scalars. It walks the tape straight
+    /// through, so a reader that needs no structure (a checksum, a search for one string, a
+    /// statistics pass) visits any depth the parser accepts at the same cost per value and
+    /// without recursion.
+    @inlinable @inline(__always)
+    public var descendants: Descendants {
+        let entry = self.entry
+        let end = entry.kind == .object || entry.kind == .array ? Int(entry.link) - 1 : index + 1
+        return Descendants(entries: entries, input: input, first: index + 1, end: end)
+    }
+
+    /// True for a string that is an object's key rather than a value.
+    @inlinable
+    public var isObjectKey: Bool { entry.flags & TapeEntry.isKey != 0 }
+
     /// The first member named `key`, or `nil` (also when this is not an object).
     @inlinable
     public subscript(key: StaticString) -> UnsafeJSONValue? {
@@ -254,6 +270,35 @@ public struct UnsafeJSONValue {
             let value = UnsafeJSONValue(entries: entries, input: input, index: nextIndex)
             nextIndex = value.nextSiblingIndex
             return value
+        }
+    }
+
+    public struct Descendants: Sequence, IteratorProtocol {
+        @usableFromInline let entries: UnsafePointer<TapeEntry>
+        @usableFromInline let input: UnsafePointer<UInt8>
+        @usableFromInline var nextIndex: Int
+        @usableFromInline let end: Int
+
+        @inlinable
+        init(entries: UnsafePointer<TapeEntry>, input: UnsafePointer<UInt8>, first: Int, end: Int) {
+            self.entries = entries
+            self.input = input
+            self.nextIndex = first
+            self.end = end
+        }
+
+        @inlinable
+        public mutating func next() -> UnsafeJSONValue? {
+            while nextIndex < end {
+                let index = nextIndex
+                nextIndex &+= 1
+                // Closing brackets are entries of the tape, not values.
+                let kind = entries[index].kind
+                if kind != .objectEnd && kind != .arrayEnd {
+                    return UnsafeJSONValue(entries: entries, input: input, index: index)
+                }
+            }
+            return nil
         }
     }
 
