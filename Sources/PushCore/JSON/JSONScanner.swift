@@ -45,7 +45,7 @@ struct TapeSink: JSONSink {
         }
         // Safe: count < capacity after the check above.
         (entries + count).initialize(to: entry)
-        count += 1
+        count &+= 1
         return UInt32(truncatingIfNeeded: count - 1)
     }
 
@@ -73,30 +73,31 @@ struct TapeSink: JSONSink {
     }
 }
 
-/// Named byte constants, compared as `UInt8` in the hot loops.
+/// Named byte constants, compared as `UInt8` in the hot loops. Computed, not stored: a stored
+/// static read from inlined code in another module goes through a lazy-initialisation accessor.
 @usableFromInline
 enum ASCII {
-    @usableFromInline static let quote = UInt8(ascii: "\"")
-    @usableFromInline static let backslash = UInt8(ascii: "\\")
-    @usableFromInline static let slash = UInt8(ascii: "/")
-    @usableFromInline static let comma = UInt8(ascii: ",")
-    @usableFromInline static let colon = UInt8(ascii: ":")
-    @usableFromInline static let openBrace = UInt8(ascii: "{")
-    @usableFromInline static let closeBrace = UInt8(ascii: "}")
-    @usableFromInline static let openBracket = UInt8(ascii: "[")
-    @usableFromInline static let closeBracket = UInt8(ascii: "]")
-    @usableFromInline static let minus = UInt8(ascii: "-")
-    @usableFromInline static let plus = UInt8(ascii: "+")
-    @usableFromInline static let dot = UInt8(ascii: ".")
-    @usableFromInline static let zero = UInt8(ascii: "0")
-    @usableFromInline static let nine = UInt8(ascii: "9")
-    @usableFromInline static let lowerE = UInt8(ascii: "e")
-    @usableFromInline static let upperE = UInt8(ascii: "E")
-    @usableFromInline static let lowerU = UInt8(ascii: "u")
-    @usableFromInline static let space = UInt8(ascii: " ")
-    @usableFromInline static let tab = UInt8(ascii: "\t")
-    @usableFromInline static let newline = UInt8(ascii: "\n")
-    @usableFromInline static let carriageReturn = UInt8(ascii: "\r")
+    @inlinable static var quote: UInt8 { UInt8(ascii: "\"") }
+    @inlinable static var backslash: UInt8 { UInt8(ascii: "\\") }
+    @inlinable static var slash: UInt8 { UInt8(ascii: "/") }
+    @inlinable static var comma: UInt8 { UInt8(ascii: ",") }
+    @inlinable static var colon: UInt8 { UInt8(ascii: ":") }
+    @inlinable static var openBrace: UInt8 { UInt8(ascii: "{") }
+    @inlinable static var closeBrace: UInt8 { UInt8(ascii: "}") }
+    @inlinable static var openBracket: UInt8 { UInt8(ascii: "[") }
+    @inlinable static var closeBracket: UInt8 { UInt8(ascii: "]") }
+    @inlinable static var minus: UInt8 { UInt8(ascii: "-") }
+    @inlinable static var plus: UInt8 { UInt8(ascii: "+") }
+    @inlinable static var dot: UInt8 { UInt8(ascii: ".") }
+    @inlinable static var zero: UInt8 { UInt8(ascii: "0") }
+    @inlinable static var nine: UInt8 { UInt8(ascii: "9") }
+    @inlinable static var lowerE: UInt8 { UInt8(ascii: "e") }
+    @inlinable static var upperE: UInt8 { UInt8(ascii: "E") }
+    @inlinable static var lowerU: UInt8 { UInt8(ascii: "u") }
+    @inlinable static var space: UInt8 { UInt8(ascii: " ") }
+    @inlinable static var tab: UInt8 { UInt8(ascii: "\t") }
+    @inlinable static var newline: UInt8 { UInt8(ascii: "\n") }
+    @inlinable static var carriageReturn: UInt8 { UInt8(ascii: "\r") }
 }
 
 /// A strict RFC 8259 scanner over borrowed bytes. It never recurses: open containers live on
@@ -141,16 +142,16 @@ struct JSONScanner<Sink: JSONSink> {
                 let isObject = byte == ASCII.openBrace
                 let container = sink.open(isObject ? .object : .array, offset: position)
                 stack[depth] = isObject ? container | Self.objectFlag : container
-                depth += 1
-                position = skipWhitespace(bytes, end: end, from: position + 1)
+                depth &+= 1
+                position = skipWhitespace(bytes, end: end, from: position &+ 1)
                 guard position < end else {
                     throw unexpected(bytes, end: end, at: position, isObject ? "a key or '}'" : "a value or ']'")
                 }
                 let next = bytes[position]
                 if next == (isObject ? ASCII.closeBrace : ASCII.closeBracket) {
                     sink.close(isObject ? .objectEnd : .arrayEnd, offset: position, container: container)
-                    depth -= 1
-                    position += 1
+                    depth &-= 1
+                    position &+= 1
                 } else {
                     sink.countElement(of: container)
                     if isObject { position = try scanKeyAndColon(at: position, expected: "a key or '}'") }
@@ -160,17 +161,17 @@ struct JSONScanner<Sink: JSONSink> {
                 position = try scanString(at: position, flags: 0)
             case ASCII.minus, ASCII.zero...ASCII.nine:
                 let (numberEnd, flags) = try scanNumber(bytes, end: end, at: position)
-                sink.scalar(.number, offset: position, length: numberEnd - position, flags: flags)
+                sink.scalar(.number, offset: position, length: numberEnd &- position, flags: flags)
                 position = numberEnd
             case UInt8(ascii: "t"):
                 position = try scanLiteral(bytes, end: end, at: position, "true")
-                sink.scalar(.true, offset: position - 4, length: 4, flags: 0)
+                sink.scalar(.true, offset: position &- 4, length: 4, flags: 0)
             case UInt8(ascii: "f"):
                 position = try scanLiteral(bytes, end: end, at: position, "false")
-                sink.scalar(.false, offset: position - 5, length: 5, flags: 0)
+                sink.scalar(.false, offset: position &- 5, length: 5, flags: 0)
             case UInt8(ascii: "n"):
                 position = try scanLiteral(bytes, end: end, at: position, "null")
-                sink.scalar(.null, offset: position - 4, length: 4, flags: 0)
+                sink.scalar(.null, offset: position &- 4, length: 4, flags: 0)
             default:
                 throw unexpected(bytes, end: end, at: position, "a value")
             }
@@ -185,13 +186,13 @@ struct JSONScanner<Sink: JSONSink> {
                     return
                 }
                 guard position < end else { throw unexpected(bytes, end: end, at: position, "',' or a closing bracket") }
-                let top = stack[depth - 1]
+                let top = stack[depth &- 1]
                 let container = top & ~Self.objectFlag
                 let byte = bytes[position]
                 if top & Self.objectFlag != 0 {
                     if byte == ASCII.comma {
                         sink.countElement(of: container)
-                        position = try scanKeyAndColon(at: skipWhitespace(bytes, end: end, from: position + 1), expected: "a key after ','")
+                        position = try scanKeyAndColon(at: skipWhitespace(bytes, end: end, from: position &+ 1), expected: "a key after ','")
                         continue nextValue
                     }
                     guard byte == ASCII.closeBrace else { throw unexpected(bytes, end: end, at: position, "',' or '}'") }
@@ -199,14 +200,14 @@ struct JSONScanner<Sink: JSONSink> {
                 } else {
                     if byte == ASCII.comma {
                         sink.countElement(of: container)
-                        position += 1
+                        position &+= 1
                         continue nextValue
                     }
                     guard byte == ASCII.closeBracket else { throw unexpected(bytes, end: end, at: position, "',' or ']'") }
                     sink.close(.arrayEnd, offset: position, container: container)
                 }
-                depth -= 1
-                position += 1
+                depth &-= 1
+                position &+= 1
             }
         }
     }
@@ -215,9 +216,20 @@ struct JSONScanner<Sink: JSONSink> {
     /// after the closing quote.
     @inlinable @inline(__always)
     mutating func scanString(at position: Int, flags: UInt8) throws(JSONError) -> Int {
+        // Most keys and many values are plain ASCII that ends within eight bytes: one word
+        // decides them here, without a call.
+        let start = position &+ 1
+        if start &+ 8 <= end {
+            let mask = attentionMask(UInt64(littleEndian: UnsafeRawPointer(bytes + start).loadUnaligned(as: UInt64.self)))
+            let first = start &+ mask.trailingZeroBitCount &>> 3
+            if mask != 0 && bytes[first] == ASCII.quote {
+                sink.scalar(.string, offset: start, length: first &- start, flags: flags)
+                return first &+ 1
+            }
+        }
         let (closingQuote, stringFlags) = try scanStringContent(bytes, end: end, quote: position)
-        sink.scalar(.string, offset: position + 1, length: closingQuote - position - 1, flags: flags | stringFlags)
-        return closingQuote + 1
+        sink.scalar(.string, offset: position &+ 1, length: closingQuote &- position &- 1, flags: flags | stringFlags)
+        return closingQuote &+ 1
     }
 
     /// A key at `position`, then `:`; returns the offset after the colon.
@@ -225,10 +237,10 @@ struct JSONScanner<Sink: JSONSink> {
     mutating func scanKeyAndColon(at position: Int, expected: String) throws(JSONError) -> Int {
         guard position < end, bytes[position] == ASCII.quote else { throw unexpected(bytes, end: end, at: position, expected) }
         var position = try scanString(at: position, flags: TapeEntry.isKey)
-        if position < end, bytes[position] == ASCII.colon { return position + 1 }
+        if position < end, bytes[position] == ASCII.colon { return position &+ 1 }
         position = skipWhitespace(bytes, end: end, from: position)
         guard position < end, bytes[position] == ASCII.colon else { throw unexpected(bytes, end: end, at: position, "':'") }
-        return position + 1
+        return position &+ 1
     }
 }
 
@@ -243,7 +255,7 @@ func skipWhitespace(_ bytes: UnsafePointer<UInt8>, end: Int, from position: Int)
         guard byte == ASCII.space || byte == ASCII.newline || byte == ASCII.carriageReturn || byte == ASCII.tab else {
             return position
         }
-        position += 1
+        position &+= 1
     }
     return position
 }

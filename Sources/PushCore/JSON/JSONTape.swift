@@ -28,10 +28,10 @@ struct TapeEntry {
     @usableFromInline var kind: JSONKind
     @usableFromInline var flags: UInt8
 
-    @usableFromInline static let stringHasEscapes: UInt8 = 1 << 0
-    @usableFromInline static let isKey: UInt8 = 1 << 1
-    @usableFromInline static let numberHasFraction: UInt8 = 1 << 2
-    @usableFromInline static let numberHasExponent: UInt8 = 1 << 3
+    @inlinable static var stringHasEscapes: UInt8 { 1 << 0 }
+    @inlinable static var isKey: UInt8 { 1 << 1 }
+    @inlinable static var numberHasFraction: UInt8 { 1 << 2 }
+    @inlinable static var numberHasExponent: UInt8 { 1 << 3 }
 
     @inlinable
     init(kind: JSONKind, offset: Int, length: Int, flags: UInt8) {

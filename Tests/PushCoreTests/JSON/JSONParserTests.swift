@@ -99,6 +99,35 @@ struct JSONParserTests {
         #expect(String(decoding: document.bytes[root["s"]!.byteRange], as: UTF8.self) == #""a\"b\u00e9\ud83d\ude00""#)
     }
 
+    @Test("descendants walk every value and key in document order, without recursion")
+    func descendants() throws {
+        var parser = JSONParser()
+        let text = #"{"a":[1,{"b":null},[]],"c":"x","d":{}}"#
+        let summary = try parser.parse(Array(text.utf8)) { (root) throws(JSONError) in
+            root.descendants.map { value in
+                "\(value.kind)\(value.isObjectKey ? ":key" : "")=\(value.byteRange.lowerBound)"
+            }
+        }
+        #expect(summary == [
+            "string:key=1", "array=5", "number=6", "object=8", "string:key=9", "null=13", "array=19",
+            "string:key=23", "string=27", "string:key=31", "object=35",
+        ])
+        // Scalars have no descendants, and neither do empty containers.
+        #expect(try parser.parse(Array("42".utf8)) { (root) throws(JSONError) in Array(root.descendants).count } == 0)
+        #expect(try parser.parse(Array("[]".utf8)) { (root) throws(JSONError) in Array(root.descendants).count } == 0)
+        // A subtree's walk stops at its end.
+        #expect(try parser.parse(Array(text.utf8)) { (root) throws(JSONError) in root["a"]!.descendants.map(\.byteOffset) } == [6, 8, 9, 13, 19])
+        // The deepest nesting the parser accepts costs one step per value.
+        let depth = JSONParser.Options.maximumSupportedDepth
+        var deepParser = JSONParser(options: .init(maximumDepth: depth))
+        let deep = Array(String(repeating: "[", count: depth).utf8) + [UInt8(ascii: "7")] + Array(String(repeating: "]", count: depth).utf8)
+        let (count, last) = try deepParser.parse(deep) { (root) throws(JSONError) in
+            root.descendants.reduce((0, 0)) { ($0.0 + 1, $1.int ?? $0.1) }
+        }
+        #expect(count == depth)
+        #expect(last == 7)
+    }
+
     @Test("duplicates are kept in document order")
     func duplicates() throws {
         var parser = JSONParser()
@@ -174,6 +203,58 @@ struct UTF8RunTests {
             for _ in 0..<Int.random(in: 0..<40, using: &random) { text += pieces.randomElement(using: &random)! }
             let bytes = Array("\"\(text)\"".utf8)
             #expect(try parser.parse(bytes).root.string == text)
+        }
+    }
+}
+
+/// Strings are checked 32 bytes at a time (SIMD) before falling back to words and bytes: every
+/// byte that needs a closer look must be found at every position in and around those blocks.
+@Suite("Long strings, every position")
+struct LongStringTests {
+    let lengths = 0..<100
+
+    @Test("the closing quote is found after any number of plain bytes")
+    func closingQuote() throws {
+        var parser = JSONParser()
+        for length in lengths {
+            let text = String(repeating: "a", count: length)
+            #expect(try parser.parse(Array("[\"\(text)\",1]".utf8)).root[0]?.string == text)
+        }
+    }
+
+    @Test("escapes, control characters and non-ASCII planted at every position")
+    func planted() throws {
+        var parser = JSONParser()
+        for length in 1..<80 {
+            for position in 0..<length {
+                var plain = [UInt8](repeating: UInt8(ascii: "b"), count: length)
+                plain[position] = 0x01
+                #expect(throws: JSONError(.controlCharacterInString, at: 1 + position, "")) {
+                    _ = try parser.parse([UInt8(ascii: "\"")] + plain + [UInt8(ascii: "\"")])
+                }
+                let before = String(repeating: "b", count: position)
+                let after = String(repeating: "b", count: length - position - 1)
+                #expect(try parser.parse(Array("\"\(before)\\n\(after)\"".utf8)).root.string == before + "\n" + after)
+                #expect(try parser.parse(Array("\"\(before)é\(after)\"".utf8)).root.string == before + "é" + after)
+            }
+        }
+    }
+
+    @Test("the writer escapes a quote, a backslash or a control character at every position")
+    func writerEscapes() throws {
+        for length in 1..<80 {
+            for position in 0..<length {
+                for special in ["\"", "\\", "\u{1F}", "\n"] {
+                    let text = String(repeating: "c", count: position) + special + String(repeating: "é", count: (length - position) / 2)
+                    var bytes: [UInt8] = []
+                    try JSON.string(text).write(into: &bytes)
+                    #expect(bytes.count == (try JSON.string(text).encodedSize()))
+                    var parser = JSONParser()
+                    #expect(try parser.parse(bytes).root.string == text)
+                    // Only the special character is escaped: the rest goes out raw.
+                    #expect(bytes.count == text.utf8.count + 2 + (special == "\u{1F}" ? 5 : 1))
+                }
+            }
         }
     }
 }
