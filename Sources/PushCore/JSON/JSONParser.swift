@@ -101,17 +101,33 @@ public struct JSONParser: Sendable {
         try bytes.withUnsafeBufferPointer { (buffer) throws(JSONError) in try parse(UnsafeRawBufferPointer(buffer), body) }
     }
 
-    /// Checks that `bytes` are one valid JSON text without recording anything: no copy, no tape.
+    /// Checks that `bytes` are one valid JSON text without recording anything: no copy, no tape,
+    /// and no allocation unless the text nests deeper than ``validationStackDepth``.
     public func validate(_ bytes: UnsafeRawBufferPointer) throws(JSONError) {
         guard bytes.count <= options.effectiveInputSize else { throw Self.tooLarge(options.effectiveInputSize) }
         guard let base = bytes.baseAddress, !bytes.isEmpty else {
             throw JSONError(.unexpectedEnd, at: 0, "empty input, expected a value")
         }
+        let input = base.assumingMemoryBound(to: UInt8.self)
         let depth = options.effectiveDepth
-        try withUnsafeTemporaryAllocation(of: UInt32.self, capacity: depth) { (stack) throws(JSONError) in
-            var scanner = JSONScanner(
-                bytes: base.assumingMemoryBound(to: UInt8.self), count: bytes.count, sink: ValidationSink(),
-                stack: stack.baseAddress!, maximumDepth: depth)
+        // The standard library keeps a temporary allocation on the stack only up to 1 KiB, so a
+        // stack for the whole depth limit (2 KiB by default) would be a malloc per call. Scan
+        // with a small one first: an error before the nesting outgrows it is the text's first
+        // error either way; only a text that does outgrow it is scanned again with the full stack.
+        let shallow = Swift.min(depth, Self.validationStackDepth)
+        do {
+            try Self.validate(input, count: bytes.count, depth: shallow, stackCapacity: shallow)
+        } catch where error.code == .depthLimitExceeded && depth > shallow {
+            try Self.validate(input, count: bytes.count, depth: depth, stackCapacity: depth)
+        }
+    }
+
+    /// Nesting that ``validate(_:)-(UnsafeRawBufferPointer)`` checks without allocating.
+    public static let validationStackDepth = 256
+
+    private static func validate(_ input: UnsafePointer<UInt8>, count: Int, depth: Int, stackCapacity: Int) throws(JSONError) {
+        try withUnsafeTemporaryAllocation(of: UInt32.self, capacity: stackCapacity) { (stack) throws(JSONError) in
+            var scanner = JSONScanner(bytes: input, count: count, sink: ValidationSink(), stack: stack.baseAddress!, maximumDepth: depth)
             try scanner.scanDocument()
         }
     }

@@ -172,6 +172,44 @@ struct JSONParserTests {
         #expect(pushcore_thread_allocation_count() - before == 0)
         #expect(checksum > 0)
     }
+
+    func brackets(_ depth: Int) -> [UInt8] {
+        Array((String(repeating: "[", count: depth) + String(repeating: "]", count: depth)).utf8)
+    }
+
+    @Test("validation allocates nothing up to validationStackDepth", .disabled(if: runningUnderSanitizer))
+    func validationDoesNotAllocate() throws {
+        try #require(pushcore_allocation_counting_available(), "allocation counting needs glibc and no sanitizer")
+        let deepest = brackets(JSONParser.validationStackDepth)
+        let payload = Array(#"{"aps":{"alert":"Hi","badge":3},"id":"4f1c"}"#.utf8)
+        let parser = JSONParser()
+        for _ in 0..<3 { try parser.validate(deepest) }
+        let before = pushcore_thread_allocation_count()
+        for _ in 0..<100 {
+            try parser.validate(deepest)
+            try parser.validate(payload)
+        }
+        #expect(pushcore_thread_allocation_count() - before == 0)
+    }
+
+    @Test("validation deeper than its small stack still applies the whole depth limit")
+    func deepValidation() throws {
+        let parser = JSONParser()
+        let deep = JSONParser.validationStackDepth + 44
+        try parser.validate(brackets(deep))
+        try parser.validate(brackets(JSONParser.Options.defaultMaximumDepth))
+        let tooDeep = JSONParser.Options.defaultMaximumDepth + 1
+        #expect(throws: JSONError(.depthLimitExceeded, at: tooDeep - 1, "")) { try parser.validate(brackets(tooDeep)) }
+        // Errors past the point where the small stack ran out are found at their own offsets.
+        let garbage = Array(String(repeating: "[", count: deep).utf8) + [UInt8(ascii: "x")]
+        #expect(throws: JSONError(.unexpectedByte, at: deep, "")) { try parser.validate(garbage) }
+        // Errors before it are reported without a second scan changing them.
+        #expect(throws: JSONError(.unexpectedByte, at: 3, "")) { try parser.validate(Array("[[[x".utf8) + brackets(deep)) }
+        // A small limit is the limit.
+        let strict = JSONParser(options: .init(maximumDepth: 10))
+        #expect(throws: JSONError(.depthLimitExceeded, at: 10, "")) { try strict.validate(brackets(11)) }
+        try strict.validate(brackets(10))
+    }
 }
 
 @Suite("UTF-8 inside long non-ASCII runs")
