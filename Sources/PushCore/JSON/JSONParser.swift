@@ -116,17 +116,18 @@ public struct JSONParser: Sendable {
         // error either way; only a text that does outgrow it is scanned again with the full stack.
         let shallow = Swift.min(depth, Self.validationStackDepth)
         do {
-            try Self.validate(input, count: bytes.count, depth: shallow, stackCapacity: shallow)
+            try Self.validate(input, count: bytes.count, depth: shallow)
         } catch where error.code == .depthLimitExceeded && depth > shallow {
-            try Self.validate(input, count: bytes.count, depth: depth, stackCapacity: depth)
+            try Self.validate(input, count: bytes.count, depth: depth)
         }
     }
 
     /// Nesting that ``validate(_:)-(UnsafeRawBufferPointer)`` checks without allocating.
     public static let validationStackDepth = 256
 
-    private static func validate(_ input: UnsafePointer<UInt8>, count: Int, depth: Int, stackCapacity: Int) throws(JSONError) {
-        try withUnsafeTemporaryAllocation(of: UInt32.self, capacity: stackCapacity) { (stack) throws(JSONError) in
+    /// Scans with a stack of `depth` slots, which is also the nesting limit.
+    private static func validate(_ input: UnsafePointer<UInt8>, count: Int, depth: Int) throws(JSONError) {
+        try withUnsafeTemporaryAllocation(of: UInt32.self, capacity: depth) { (stack) throws(JSONError) in
             var scanner = JSONScanner(bytes: input, count: count, sink: ValidationSink(), stack: stack.baseAddress!, maximumDepth: depth)
             try scanner.scanDocument()
         }
