@@ -273,29 +273,25 @@ public struct UnsafeJSONValue {
         }
     }
 
+    /// The entries of an ``Elements`` range stepped one by one instead of sibling by sibling,
+    /// as ``Members`` reads them in pairs.
     public struct Descendants: Sequence, IteratorProtocol {
-        @usableFromInline let entries: UnsafePointer<TapeEntry>
-        @usableFromInline let input: UnsafePointer<UInt8>
-        @usableFromInline var nextIndex: Int
-        @usableFromInline let end: Int
+        @usableFromInline var entries: Elements
 
         @inlinable
         init(entries: UnsafePointer<TapeEntry>, input: UnsafePointer<UInt8>, first: Int, end: Int) {
-            self.entries = entries
-            self.input = input
-            self.nextIndex = first
-            self.end = end
+            self.entries = Elements(entries: entries, input: input, first: first, end: end)
         }
 
         @inlinable
         public mutating func next() -> UnsafeJSONValue? {
-            while nextIndex < end {
-                let index = nextIndex
-                nextIndex &+= 1
+            while entries.nextIndex < entries.end {
+                let index = entries.nextIndex
+                entries.nextIndex &+= 1
                 // Closing brackets are entries of the tape, not values.
-                let kind = entries[index].kind
+                let kind = entries.entries[index].kind
                 if kind != .objectEnd && kind != .arrayEnd {
-                    return UnsafeJSONValue(entries: entries, input: input, index: index)
+                    return UnsafeJSONValue(entries: entries.entries, input: entries.input, index: index)
                 }
             }
             return nil
