@@ -22,6 +22,14 @@ public struct APNsPayload: Sendable, Hashable {
         }
     }
 
+    /// `aps` in place, through the box's pointer: `_modify` on the box's `header` property pays
+    /// for a dynamic exclusivity check on every access, which the decoder does not need.
+    @usableFromInline
+    mutating func withUniqueAPS<Result>(_ body: (inout APS) -> Result) -> Result {
+        if !isKnownUniquelyReferenced(&apsBox) { apsBox = APSBox.make(apsBox.header) }
+        return apsBox.withUnsafeMutablePointerToHeader { body(&$0.pointee) }
+    }
+
     /// Root keys other than `aps`, written after it in this order.
     public var customKeys: [JSONMember]
 
@@ -76,6 +84,20 @@ public struct APNsPayload: Sendable, Hashable {
     /// the content over its own authenticated connection.
     public static func silentSecurePush(secureId: String) -> APNsPayload {
         APNsPayload(aps: APS(contentAvailable: true), customKeys: [JSONMember("secureId", .string(secureId))])
+    }
+}
+
+extension APS {
+    // `alert != nil` copied the whole optional (about 200 bytes, retaining each string) to
+    // compare it; a pattern match reads only its tag.
+    var hasAlert: Bool {
+        if case .none = alert { return false }
+        return true
+    }
+
+    var hasSound: Bool {
+        if case .none = sound { return false }
+        return true
     }
 }
 
@@ -172,7 +194,7 @@ public struct APS: Sendable, Hashable {
 
     /// True for a push that only wakes the app: `content-available` with nothing to show.
     public var isBackgroundOnly: Bool {
-        contentAvailable && alert == nil && badge == nil && sound == nil
+        contentAvailable && !hasAlert && badge == nil && !hasSound
     }
 }
 

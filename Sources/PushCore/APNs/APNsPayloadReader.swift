@@ -32,7 +32,7 @@ struct APNsPayloadReader {
                     error(.typeMismatch, at: member.value.byteOffset, "aps must be an object")
                     return false
                 }
-                readAPS(member.value, into: &payload.aps)
+                payload.withUniqueAPS { aps in readAPS(member.value, into: &aps) }
             } else if let value = owned(member.value) {
                 payload.customKeys.append(JSONMember(member.key.string!, value))
             }
@@ -138,20 +138,19 @@ struct APNsPayloadReader {
         checkRules(aps, object)
     }
 
-    /// Rules between keys, reported at the aps object.
-    mutating func checkRules(_ aps: APS, _ object: UnsafeJSONValue) {
+    /// Rules between keys, reported at the aps object. `aps` is borrowed: a copy of the 500-byte
+    /// value retains every field in it.
+    mutating func checkRules(_ aps: borrowing APS, _ object: UnsafeJSONValue) {
         let offset = object.byteOffset
         if let score = aps.relevanceScore, aps.event == nil, !(0...1).contains(score) {
             error(.invalidValue, at: object["relevance-score"]!.byteOffset, "aps.relevance-score must be within 0...1")
         }
-        if aps.contentAvailable {
-            let shown = [aps.alert != nil ? "alert" : nil, aps.badge != nil ? "badge" : nil, aps.sound != nil ? "sound" : nil]
+        if aps.contentAvailable, aps.hasAlert || aps.badge != nil || aps.hasSound {
+            let shown = [aps.hasAlert ? "alert" : nil, aps.badge != nil ? "badge" : nil, aps.hasSound ? "sound" : nil]
                 .compactMap { $0 }
-            if !shown.isEmpty {
-                warning(
-                    .backgroundPushWithAlert, at: offset,
-                    "content-available push also carries \(shown.joined(separator: ", ")): it is delivered as an alert push, not a silent one")
-            }
+            warning(
+                .backgroundPushWithAlert, at: offset,
+                "content-available push also carries \(shown.joined(separator: ", ")): it is delivered as an alert push, not a silent one")
         }
         if let event = aps.event {
             if aps.timestamp == nil { error(.missingKey, at: offset, "a Live Activity push needs aps.timestamp") }

@@ -240,13 +240,24 @@ extension UnsafeJSONValue {
     public func checkUniqueKeys() throws(JSONError) {
         guard kind == .object else { return }
         if count <= 16 {
-            for member in members {
-                for earlier in members {
-                    if earlier.key.index == member.key.index { break }
-                    if earlier.key.sameString(as: member.key) {
-                        throw JSONError(.duplicateKey, at: member.key.byteOffset, "duplicate key \"\(member.key.string!)\"")
+            // Straight over the tape: each key against the earlier ones, by length first (the
+            // raw length decides unless an escape is involved), then by content.
+            let firstKey = index + 1
+            var key = firstKey
+            for _ in 0..<count {
+                let keyEntry = entries[key]
+                var earlier = firstKey
+                while earlier != key {
+                    let earlierEntry = entries[earlier]
+                    if earlierEntry.length == keyEntry.length || (earlierEntry.flags | keyEntry.flags) & TapeEntry.stringHasEscapes != 0 {
+                        let duplicate = UnsafeJSONValue(entries: entries, input: input, index: key)
+                        if UnsafeJSONValue(entries: entries, input: input, index: earlier).sameString(as: duplicate) {
+                            throw JSONError(.duplicateKey, at: duplicate.byteOffset, "duplicate key \"\(duplicate.string!)\"")
+                        }
                     }
+                    earlier = UnsafeJSONValue(entries: entries, input: input, index: earlier + 1).nextSiblingIndex
                 }
+                key = UnsafeJSONValue(entries: entries, input: input, index: key + 1).nextSiblingIndex
             }
             return
         }

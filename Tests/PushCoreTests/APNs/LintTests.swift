@@ -15,6 +15,22 @@ struct LintTests {
         #expect(diagnostics.first?.offset == 7)
     }
 
+    @Test("a content-available push names what it also shows; a silent one gets no finding")
+    func backgroundPushThatShows() throws {
+        let all = lint(#"{"aps":{"content-available":1,"alert":{"title":"t"},"badge":1,"sound":{"critical":1,"name":"a"}}}"#)
+        #expect(all.map(\.code) == [.backgroundPushWithAlert])
+        #expect(all.first?.message.contains("also carries alert, badge, sound:") == true)
+        let badge = lint(#"{"aps":{"content-available":1,"badge":0}}"#)
+        #expect(badge.first?.message.contains("also carries badge:") == true)
+        #expect(lint(#"{"aps":{"content-available":1},"richId":"1"}"#).isEmpty)
+
+        var parser = JSONParser()
+        let silent = try APNsPayload(decoding: Array(#"{"aps":{"content-available":1}}"#.utf8), parser: &parser)
+        let shown = try APNsPayload(decoding: Array(#"{"aps":{"content-available":1,"alert":{"body":"b"}}}"#.utf8), parser: &parser)
+        #expect(silent.aps.isBackgroundOnly && !shown.aps.isBackgroundOnly)
+        #expect(APNsHeaders.inferredPushType(for: silent) == .background && APNsHeaders.inferredPushType(for: shown) == .alert)
+    }
+
     @Test("unknown aps keys are warnings")
     func unknownKey() {
         let diagnostics = lint(#"{"aps":{"alert":"x","colour":"red"}}"#)

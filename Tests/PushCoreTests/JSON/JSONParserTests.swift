@@ -137,6 +137,39 @@ struct JSONParserTests {
         #expect(throws: JSONError(.duplicateKey, at: 7, "")) { try root.checkUniqueKeys() }
     }
 
+    @Test("a repeated key is found at every pair of positions, past nested values and escapes")
+    func duplicateKeysAtEveryPair() throws {
+        var parser = JSONParser()
+        let values = ["1", #"{"x":[1,{"k00":2}]}"#, "[]", #""s""#]
+        // Up to 16 members takes the pairwise path, 17 the hashed one. Keys all have the same
+        // length, so only their content tells them apart.
+        for count in 2...17 {
+            let keys = (0..<count).map { "k" + String($0 / 10) + String($0 % 10) }
+            func text(repeating first: Int, at second: Int) -> (text: String, offset: Int) {
+                var text = "{"
+                var offset = -1
+                for index in 0..<count {
+                    if index > 0 { text += "," }
+                    if index == second { offset = text.utf8.count }
+                    // The repeat is spelled with an escape every other time: still the same key.
+                    let key = index == second ? (second % 2 == 0 ? keys[first] : #"\u006b"# + keys[first].dropFirst()) : keys[index]
+                    text += "\"\(key)\":" + values[index % values.count]
+                }
+                return (text + "}", offset)
+            }
+            let distinct = text(repeating: 0, at: -1).text
+            #expect(throws: Never.self) { try parser.parse(Array(distinct.utf8)) { (root) throws(JSONError) in try root.checkUniqueKeys() } }
+            for first in 0..<count {
+                for second in (first + 1)..<count {
+                    let (repeated, offset) = text(repeating: first, at: second)
+                    #expect(throws: JSONError(.duplicateKey, at: offset, "")) {
+                        try parser.parse(Array(repeated.utf8)) { (root) throws(JSONError) in try root.checkUniqueKeys() }
+                    }
+                }
+            }
+        }
+    }
+
     @Test("a document outlives the next parse with the same parser")
     func documentsAreIndependent() throws {
         var parser = JSONParser()
