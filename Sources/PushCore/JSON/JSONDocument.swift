@@ -181,7 +181,7 @@ public struct UnsafeJSONValue {
     @inlinable
     public var double: Double? {
         guard entry.kind == .number else { return nil }
-        return exactDouble(contentBytes) ?? correctlyRoundedDouble(contentBytes)
+        return correctlyRoundedDouble(contentBytes)
     }
 
     // MARK: Containers
