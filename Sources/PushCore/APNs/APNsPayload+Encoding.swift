@@ -132,21 +132,21 @@ struct ObjectWriter<Output: JSONOutput> {
         JSONWriter.writeStatic(keyAndColon, to: &output)
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     mutating func string(_ keyAndColon: StaticString, _ value: String?, _ output: inout Output) {
         guard let value else { return }
         key(keyAndColon, &output)
         JSONWriter.writeString(value, to: &output)
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     mutating func integer(_ keyAndColon: StaticString, _ value: Int?, _ output: inout Output) {
         guard let value else { return }
         key(keyAndColon, &output)
         JSONWriter.writeInteger(value, to: &output)
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     mutating func strings(_ keyAndColon: StaticString, _ values: [String]?, _ output: inout Output) {
         guard let values else { return }
         key(keyAndColon, &output)
@@ -181,16 +181,12 @@ func writeStringArray<Output: JSONOutput>(_ values: [String], to output: inout O
 }
 
 extension APS {
-    /// `write(to:)` reached through an inout access: calling a non-mutating method on a
-    /// pointer's `pointee` makes Swift copy the whole value first (500 bytes, every string
-    /// retained); an inout access passes its address. Nothing is written to `self`.
+    /// Writes the `aps` dictionary. Mutating only so that `self` is passed by address: the
+    /// caller reaches it through the box's pointer, and a non-mutating method called on a
+    /// pointer's `pointee` gets a copy of the whole value first (480 bytes copied, and a
+    /// `memcpy` per payload). Nothing is written to `self`.
     @inlinable
     mutating func writeInPlace<Output: JSONOutput>(to output: inout Output) throws(JSONError) {
-        try write(to: &output)
-    }
-
-    @inlinable
-    func write<Output: JSONOutput>(to output: inout Output) throws(JSONError) {
         output.append(ASCII.openBrace)
         var members = ObjectWriter<Output>()
         if let alert {
