@@ -124,10 +124,16 @@ func buildPushCore(_ models: [APNsPayload]) -> Implementation {
     Implementation(name: "pushcore") {
         models.withUnsafeBufferPointer { models in
             var checksum = 0
+            // The reused buffer is a local for the loop, as in a caller's own hot loop: a
+            // global array is reached through its accessor at every use (swapped, not copied:
+            // no allocation).
+            var local: [UInt8] = []
+            swap(&local, &buffer)
+            defer { swap(&local, &buffer) }
             for index in models.indices {
-                buffer.removeAll(keepingCapacity: true)
-                try! models[index].encode(into: &buffer)
-                checksum &+= buffer.count
+                local.removeAll(keepingCapacity: true)
+                try! models[index].encode(into: &local)
+                checksum &+= local.count
             }
             return checksum
         }
