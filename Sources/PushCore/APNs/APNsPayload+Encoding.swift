@@ -19,23 +19,37 @@ extension APNsPayload {
         // then write in place with one bounds check per fragment instead of an append, with its
         // uniqueness and capacity checks, per fragment.
         var failure: JSONError?
-        buffer.append(addingCapacity: limit) { (span: inout OutputSpan<UInt8>) in
-            span.withUnsafeMutableBufferPointer { space, initialized in
-                var output = BoundedOutput(UnsafeMutableRawBufferPointer(space))
-                do throws(JSONError) {
-                    try write(to: &output)
-                } catch {
-                    failure = error
-                    return
+        // The closures see the payload through pointers: capturing `self` in them retained and
+        // released both of its references for every payload.
+        withUnsafeParts { aps, customKeys in
+            buffer.append(addingCapacity: limit) { (span: inout OutputSpan<UInt8>) in
+                span.withUnsafeMutableBufferPointer { space, initialized in
+                    var output = BoundedOutput(UnsafeMutableRawBufferPointer(space))
+                    do throws(JSONError) {
+                        try Self.write(aps: aps, customKeys: customKeys, to: &output)
+                    } catch {
+                        failure = error
+                        return
+                    }
+                    guard output.count <= limit else {
+                        failure = Self.tooLarge(size: output.count, limit: limit)
+                        return
+                    }
+                    initialized = output.count
                 }
-                guard output.count <= limit else {
-                    failure = Self.tooLarge(size: output.count, limit: limit)
-                    return
-                }
-                initialized = output.count
             }
         }
         if let failure { throw failure }
+    }
+
+    /// `aps` in its box and the custom keys in their array, by pointer, for the duration of `body`.
+    @inlinable
+    func withUnsafeParts<Result>(
+        _ body: (UnsafeMutablePointer<APS>, UnsafeBufferPointer<JSONMember>) -> Result
+    ) -> Result {
+        apsBox.withUnsafeMutablePointerToHeader { aps in
+            customKeys.withUnsafeBufferPointer { customKeys in body(aps, customKeys) }
+        }
     }
 
     /// Limits above this (`.max`, say) grow the array as they write instead of reserving the limit.
@@ -88,29 +102,35 @@ extension APNsPayload {
 
     @inlinable
     func write<Output: JSONOutput>(to output: inout Output) throws(JSONError) {
-        JSONWriter.writeStatic("{\"aps\":", to: &output)
         var failure: JSONError?
-        apsBox.withUnsafeMutablePointerToHeader { aps in
+        withUnsafeParts { aps, customKeys in
             do throws(JSONError) {
-                try aps.pointee.writeInPlace(to: &output)
+                try Self.write(aps: aps, customKeys: customKeys, to: &output)
             } catch {
                 failure = error
             }
         }
         if let failure { throw failure }
+    }
+
+    /// `aps` is read in place through the box's pointer, custom keys through the array's buffer:
+    /// iterating the array would retain every key and value.
+    @inlinable
+    static func write<Output: JSONOutput>(
+        aps: UnsafeMutablePointer<APS>, customKeys: UnsafeBufferPointer<JSONMember>, to output: inout Output
+    ) throws(JSONError) {
+        JSONWriter.writeStatic("{\"aps\":", to: &output)
+        try aps.pointee.writeInPlace(to: &output)
         if !customKeys.isEmpty {
             try checkUniqueKeys(customKeys)
-            // Borrowed through the buffer: iterating the array would retain every key and value.
-            try customKeys.withUnsafeBufferPointer { (members) throws(JSONError) in
-                for index in members.indices {
-                    guard members[index].key != "aps" else {
-                        throw JSONError(.duplicateKey, at: 0, "a custom key named \"aps\" would repeat the aps dictionary")
-                    }
-                    output.append(ASCII.comma)
-                    JSONWriter.writeString(members[index].key, to: &output)
-                    output.append(ASCII.colon)
-                    try members[index].value.write(to: &output, depth: 1)
+            for index in customKeys.indices {
+                guard customKeys[index].key != "aps" else {
+                    throw JSONError(.duplicateKey, at: 0, "a custom key named \"aps\" would repeat the aps dictionary")
                 }
+                output.append(ASCII.comma)
+                JSONWriter.writeString(customKeys[index].key, to: &output)
+                output.append(ASCII.colon)
+                try customKeys[index].value.write(to: &output, depth: 1)
             }
         }
         output.append(ASCII.closeBrace)

@@ -220,6 +220,11 @@ extension JSON {
 /// allocation), hashed for large ones (no quadratic time on hostile input).
 @usableFromInline
 func checkUniqueKeys(_ members: [JSONMember]) throws(JSONError) {
+    try members.withUnsafeBufferPointer { (members) throws(JSONError) in try checkUniqueKeys(members) }
+}
+
+@usableFromInline
+func checkUniqueKeys(_ members: UnsafeBufferPointer<JSONMember>) throws(JSONError) {
     if members.count <= 16 {
         for second in members.indices {
             for first in 0..<second where members[first].key == members[second].key {
