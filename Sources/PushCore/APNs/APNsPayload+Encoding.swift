@@ -123,14 +123,15 @@ extension APNsPayload {
         try aps.pointee.writeInPlace(to: &output)
         if !customKeys.isEmpty {
             try checkUniqueKeys(customKeys)
+            // Written through a mutable pointer only to pass each member by address (see
+            // `JSONMember.writeInPlace`); nothing is written to the array.
+            let members = UnsafeMutablePointer(mutating: customKeys.baseAddress!)
             for index in customKeys.indices {
                 guard customKeys[index].key != "aps" else {
                     throw JSONError(.duplicateKey, at: 0, "a custom key named \"aps\" would repeat the aps dictionary")
                 }
                 output.append(ASCII.comma)
-                JSONWriter.writeString(customKeys[index].key, to: &output)
-                output.append(ASCII.colon)
-                try customKeys[index].value.write(to: &output, depth: 1)
+                try members[index].writeInPlace(to: &output, depth: 1)
             }
         }
         output.append(ASCII.closeBrace)
@@ -177,15 +178,17 @@ struct ObjectWriter<Output: JSONOutput> {
     mutating func others(_ members: [JSONMember], known: KeyTable<some Sendable>, _ output: inout Output) throws(JSONError) {
         guard !members.isEmpty else { return }
         try checkUniqueKeys(members)
-        for member in members {
-            guard !known.contains(member.key) else {
-                throw JSONError(.duplicateKey, at: 0, "\"\(member.key)\" is a named field; set it there, not among the other keys")
+        try members.withUnsafeBufferPointer { (buffer) throws(JSONError) in
+            // By address: see `JSONMember.writeInPlace`. Nothing is written to the array.
+            let members = UnsafeMutablePointer(mutating: buffer.baseAddress!)
+            for index in buffer.indices {
+                guard !known.contains(buffer[index].key) else {
+                    throw JSONError(.duplicateKey, at: 0, "\"\(buffer[index].key)\" is a named field; set it there, not among the other keys")
+                }
+                if !isFirst { output.append(ASCII.comma) }
+                isFirst = false
+                try members[index].writeInPlace(to: &output, depth: 2)
             }
-            if !isFirst { output.append(ASCII.comma) }
-            isFirst = false
-            JSONWriter.writeString(member.key, to: &output)
-            output.append(ASCII.colon)
-            try member.value.write(to: &output, depth: 2)
         }
     }
 }
@@ -338,5 +341,17 @@ extension JSON {
         case .raw(let raw) where raw.bytes.first == ASCII.openBrace: return
         default: throw JSONError(.typeMismatch, at: 0, "\(path) must be an object")
         }
+    }
+}
+
+extension JSONMember {
+    /// Writes `"key":value`. Mutating only so that `self` is passed by address: a member read
+    /// out of an array's buffer for a non-mutating call is copied first, a retain and a release
+    /// of its key and of its value each time. Nothing is written to `self`.
+    @inlinable
+    mutating func writeInPlace<Output: JSONOutput>(to output: inout Output, depth: Int) throws(JSONError) {
+        JSONWriter.writeString(key, to: &output)
+        output.append(ASCII.colon)
+        try value.write(to: &output, depth: depth)
     }
 }

@@ -185,10 +185,13 @@ extension JSON {
         case .array(let elements):
             try checkDepth(depth)
             output.append(ASCII.openBracket)
-            try elements.withUnsafeBufferPointer { (elements) throws(JSONError) in
-                for index in elements.indices {
+            try elements.withUnsafeBufferPointer { (buffer) throws(JSONError) in
+                guard let first = buffer.baseAddress else { return }
+                // By address, as in `JSONMember.writeInPlace`: nothing is written to the array.
+                let elements = UnsafeMutablePointer(mutating: first)
+                for index in buffer.indices {
                     if index > 0 { output.append(ASCII.comma) }
-                    try elements[index].write(to: &output, depth: depth + 1)
+                    try elements[index].writeInPlace(to: &output, depth: depth + 1)
                 }
             }
             output.append(ASCII.closeBracket)
@@ -196,16 +199,23 @@ extension JSON {
             try checkDepth(depth)
             try checkUniqueKeys(members)
             output.append(ASCII.openBrace)
-            try members.withUnsafeBufferPointer { (members) throws(JSONError) in
-                for index in members.indices {
+            try members.withUnsafeBufferPointer { (buffer) throws(JSONError) in
+                guard let first = buffer.baseAddress else { return }
+                let members = UnsafeMutablePointer(mutating: first)
+                for index in buffer.indices {
                     if index > 0 { output.append(ASCII.comma) }
-                    JSONWriter.writeString(members[index].key, to: &output)
-                    output.append(ASCII.colon)
-                    try members[index].value.write(to: &output, depth: depth + 1)
+                    try members[index].writeInPlace(to: &output, depth: depth + 1)
                 }
             }
             output.append(ASCII.closeBrace)
         }
+    }
+
+    /// ``write(to:depth:)`` on a value reached by address. Mutating only for that: see
+    /// `JSONMember.writeInPlace`. Nothing is written to `self`.
+    @inlinable
+    mutating func writeInPlace<Output: JSONOutput>(to output: inout Output, depth: Int) throws(JSONError) {
+        try write(to: &output, depth: depth)
     }
 
     @inlinable
