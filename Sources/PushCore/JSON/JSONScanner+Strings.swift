@@ -165,8 +165,16 @@ func attentionMask(_ word: UInt64) -> UInt64 {
 @inlinable
 @inline(__always)
 func blockNeedsAttention(_ pointer: UnsafeRawPointer, nonASCII: Bool) -> Bool {
-    let first = pointer.loadUnaligned(as: SIMD16<UInt8>.self)
-    let second = pointer.loadUnaligned(fromByteOffset: 16, as: SIMD16<UInt8>.self)
+    blocksNeedAttention(pointer, pointer + 16, nonASCII: nonASCII)
+}
+
+/// ``blockNeedsAttention(_:nonASCII:)`` over the 16 bytes at each of two pointers (which may
+/// overlap: the first and last 16 bytes of a string of 17 to 32).
+@inlinable
+@inline(__always)
+func blocksNeedAttention(_ firstHalf: UnsafeRawPointer, _ secondHalf: UnsafeRawPointer, nonASCII: Bool) -> Bool {
+    let first = firstHalf.loadUnaligned(as: SIMD16<UInt8>.self)
+    let second = secondHalf.loadUnaligned(as: SIMD16<UInt8>.self)
     let quote = SIMD16<UInt8>(repeating: ASCII.quote)
     let backslash = SIMD16<UInt8>(repeating: ASCII.backslash)
     let space = SIMD16<UInt8>(repeating: ASCII.space)

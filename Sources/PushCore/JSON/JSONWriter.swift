@@ -28,16 +28,24 @@ enum JSONWriter {
     static func writeEscaped<Output: JSONOutput>(_ bytes: UnsafeRawBufferPointer, to output: inout Output) {
         guard let base = bytes.baseAddress else { return }
         let count = bytes.count
-        // Most keys and values are 4 to 16 bytes: two possibly overlapping words cover them,
-        // and a clean string goes out in one append without entering the loop.
-        if count >= 8 && count <= 16 {
-            let head = UInt64(littleEndian: base.loadUnaligned(as: UInt64.self))
-            let tail = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self))
-            if escapeMask(head) | escapeMask(tail) == 0 { return output.append(bytes) }
-        } else if count >= 4 && count < 8 {
-            let head = UInt64(UInt32(littleEndian: base.loadUnaligned(as: UInt32.self)))
-            let tail = UInt64(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: count &- 4, as: UInt32.self)))
-            if escapeMask(head | tail << 32) == 0 { return output.append(bytes) }
+        // Most keys and values are at most 32 bytes: one test over possibly overlapping loads
+        // covers them, and a clean string goes out in one append without entering the loop.
+        if count <= 32 {
+            let clean: Bool
+            if count > 16 {
+                clean = !blocksNeedAttention(UnsafeRawPointer(base), UnsafeRawPointer(base + (count &- 16)), nonASCII: false)
+            } else if count >= 8 {
+                let head = UInt64(littleEndian: base.loadUnaligned(as: UInt64.self))
+                let tail = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self))
+                clean = escapeMask(head) | escapeMask(tail) == 0
+            } else if count >= 4 {
+                let head = UInt64(UInt32(littleEndian: base.loadUnaligned(as: UInt32.self)))
+                let tail = UInt64(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: count &- 4, as: UInt32.self)))
+                clean = escapeMask(head | tail << 32) == 0
+            } else {
+                clean = !bytes.contains(where: needsEscape)
+            }
+            if clean { return output.append(bytes) }
         }
         var runStart = 0
         var index = 0
