@@ -56,7 +56,7 @@ public struct JSONParser: Sendable {
     public mutating func parse(_ bytes: [UInt8]) throws(JSONError) -> JSONDocument {
         prepareStorage()
         // Scan the caller's array (borrowed, no retain), then keep a reference to it.
-        try bytes.withUnsafeBufferPointer { (input) throws(JSONError) in try fillTape(input) }
+        try bytes.withUnsafeBufferPointer { (input) throws(JSONError) in try fillTape(input, presized: false) }
         storage.input = bytes
         return JSONDocument(storage: storage)
     }
@@ -72,7 +72,7 @@ public struct JSONParser: Sendable {
         storage.input.removeAll(keepingCapacity: true)
         storage.input.append(contentsOf: bytes)
         let storage = self.storage
-        try storage.input.withUnsafeBufferPointer { (input) throws(JSONError) in try fillTape(input) }
+        try storage.input.withUnsafeBufferPointer { (input) throws(JSONError) in try fillTape(input, presized: false) }
         return JSONDocument(storage: storage)
     }
 
@@ -87,7 +87,7 @@ public struct JSONParser: Sendable {
     ) throws(JSONError) -> Result {
         prepareStorage()
         let input = bytes.assumingMemoryBound(to: UInt8.self)
-        try fillTape(input)
+        try fillTape(input, presized: true)
         // Drop a previous document's input, which nothing reads any more.
         if !storage.input.isEmpty { storage.input = [] }
         return try body(UnsafeJSONValue(entries: storage.entries, input: input.baseAddress!, index: 0))
@@ -143,20 +143,35 @@ public struct JSONParser: Sendable {
     @usableFromInline
     mutating func prepareStorage() {
         if !isKnownUniquelyReferenced(&storage) {
-            storage = JSONTapeStorage(capacity: storage.capacity)
+            // Not more than a growing tape needs for a 24 KiB document: a tape presized for a
+            // large input is not passed on to every document that follows.
+            storage = JSONTapeStorage(capacity: Swift.min(storage.capacity, 4096))
         }
         storage.count = 0
     }
 
     /// Scans `input` into `storage`'s tape, which `prepareStorage()` made safe to overwrite.
+    /// `presized` when the tape is only read inside the call (no document keeps it): inputs up
+    /// to ``presizedTapeInputLimit`` then get a tape with room for the worst case, one entry
+    /// per input byte, and the scan checks no capacity.
     @usableFromInline
-    mutating func fillTape(_ input: UnsafeBufferPointer<UInt8>) throws(JSONError) {
+    mutating func fillTape(_ input: UnsafeBufferPointer<UInt8>, presized: Bool) throws(JSONError) {
         guard input.count <= options.effectiveInputSize else { throw Self.tooLarge(options.effectiveInputSize) }
         guard let base = input.baseAddress, !input.isEmpty else {
             throw JSONError(.unexpectedEnd, at: 0, "empty input, expected a value")
         }
         let depth = options.effectiveDepth
         if !isKnownUniquelyReferenced(&stack) { stack = JSONStack() }
+        if presized && input.count <= Self.presizedTapeInputLimit {
+            // A tape entry per input byte at most: sized for that, the scan checks no capacity.
+            if storage.capacity <= input.count { storage.grow(keeping: 0, minimum: input.count + 1) }
+            var scanner = JSONScanner(
+                bytes: base, count: input.count, sink: PresizedTapeSink(entries: storage.entries),
+                stack: stack.slots(depth), maximumDepth: depth)
+            defer { storage.count = scanner.sink.count }
+            try scanner.scanDocument()
+            return
+        }
         let expectedEntries = input.count / 6 + 16
         if storage.capacity < expectedEntries { storage.grow(keeping: 0, minimum: expectedEntries) }
         var scanner = JSONScanner(
@@ -165,6 +180,12 @@ public struct JSONParser: Sendable {
         defer { storage.count = scanner.sink.count }
         try scanner.scanDocument()
     }
+
+    /// Inputs up to this size (above any APNs payload) read through `parse(_:_:)` are scanned
+    /// into a tape sized for the worst case, 16 bytes per input byte (512 KiB at most, with
+    /// the doubling), which the parser keeps for the next document; larger ones, and those that
+    /// become a ``JSONDocument``, into a tape that grows as needed.
+    @usableFromInline static var presizedTapeInputLimit: Int { 16 << 10 }
 
     @usableFromInline
     static func tooLarge(_ limit: Int) -> JSONError {

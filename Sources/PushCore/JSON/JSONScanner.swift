@@ -73,6 +73,50 @@ struct TapeSink: JSONSink {
     }
 }
 
+/// Appends entries to a tape with room for one entry per input byte, which no document can
+/// outgrow: every entry stands for a distinct byte of the input (a bracket, or the first byte of
+/// a scalar). So, unlike ``TapeSink``, no capacity check per entry.
+@usableFromInline
+struct PresizedTapeSink: JSONSink {
+    @usableFromInline let entries: UnsafeMutablePointer<TapeEntry>
+    @usableFromInline var count = 0
+
+    @inlinable
+    init(entries: UnsafeMutablePointer<TapeEntry>) {
+        self.entries = entries
+    }
+
+    @inlinable @inline(__always)
+    mutating func append(_ entry: TapeEntry) -> UInt32 {
+        (entries + count).initialize(to: entry)
+        count &+= 1
+        return UInt32(truncatingIfNeeded: count &- 1)
+    }
+
+    @inlinable @inline(__always)
+    mutating func scalar(_ kind: JSONKind, offset: Int, length: Int, flags: UInt8) {
+        _ = append(TapeEntry(kind: kind, offset: offset, length: length, flags: flags))
+    }
+
+    @inlinable @inline(__always)
+    mutating func open(_ kind: JSONKind, offset: Int) -> UInt32 {
+        append(TapeEntry(kind: kind, offset: offset, length: 0, flags: 0))
+    }
+
+    @inlinable @inline(__always)
+    mutating func countElement(of container: UInt32) {
+        entries[Int(container)].length &+= 1
+    }
+
+    @inlinable @inline(__always)
+    mutating func close(_ kind: JSONKind, offset: Int, container: UInt32) {
+        var end = TapeEntry(kind: kind, offset: offset, length: 0, flags: 0)
+        end.link = container
+        let endIndex = append(end)
+        entries[Int(container)].link = endIndex &+ 1
+    }
+}
+
 /// Named byte constants, compared as `UInt8` in the hot loops. Computed, not stored: a stored
 /// static read from inlined code in another module goes through a lazy-initialisation accessor.
 @usableFromInline

@@ -170,6 +170,34 @@ struct JSONParserTests {
         }
     }
 
+    @Test("the closure API's presized tape holds the densest documents, one entry per input byte")
+    func presizedTapeDensestDocuments() throws {
+        var texts: [String] = []
+        for depth in [1, 2, 31, 32, 33, 63, 64, 65, 511, 512, 1024] {
+            texts.append(String(repeating: "[", count: depth) + String(repeating: "]", count: depth))
+        }
+        for count in [1, 15, 16, 17, 63, 64, 65, 1000, 5000] {
+            texts.append("[" + Array(repeating: "[]", count: count).joined(separator: ",") + "]")
+            texts.append("{" + Array(repeating: #""":{}"#, count: count).joined(separator: ",") + "}")
+            texts.append("[" + Array(repeating: "0", count: count).joined(separator: ",") + "]")
+        }
+        // Big first, then small ones: the reused tape only grows.
+        texts += texts.reversed()
+        let options = JSONParser.Options(maximumDepth: 1024)
+        var parser = JSONParser(options: options)
+        for text in texts {
+            let bytes = Array(text.utf8)
+            var reference = JSONParser(options: options)
+            let expected = try reference.parse(bytes).canonicalBytes()
+            let canonical = try parser.parse(bytes) { root in
+                var canonical: [UInt8] = []
+                root.writeCanonical(into: &canonical)
+                return canonical
+            }
+            #expect(canonical == expected, "\(text.prefix(40))…")
+        }
+    }
+
     @Test("a document outlives the next parse with the same parser")
     func documentsAreIndependent() throws {
         var parser = JSONParser()
