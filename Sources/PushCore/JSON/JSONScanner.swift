@@ -180,26 +180,34 @@ struct JSONScanner<Sink: JSONSink> {
             let byte = bytes[position]
             switch byte {
             case ASCII.openBrace, ASCII.openBracket:
-                guard depth < maximumDepth else {
-                    throw JSONError(.depthLimitExceeded, at: position, "nesting deeper than \(maximumDepth) levels")
-                }
-                let isObject = byte == ASCII.openBrace
-                let container = sink.open(isObject ? .object : .array, offset: position)
-                stack[depth] = isObject ? container | Self.objectFlag : container
-                depth &+= 1
-                position = skipWhitespace(bytes, end: end, from: position &+ 1)
-                guard position < end else {
-                    throw unexpected(bytes, end: end, at: position, isObject ? "a key or '}'" : "a value or ']'")
-                }
-                let next = bytes[position]
-                if next == (isObject ? ASCII.closeBrace : ASCII.closeBracket) {
-                    sink.close(isObject ? .objectEnd : .arrayEnd, offset: position, container: container)
-                    depth &-= 1
-                    position &+= 1
-                } else {
+                var opening = byte
+                while true {
+                    guard depth < maximumDepth else {
+                        throw JSONError(.depthLimitExceeded, at: position, "nesting deeper than \(maximumDepth) levels")
+                    }
+                    let isObject = opening == ASCII.openBrace
+                    let container = sink.open(isObject ? .object : .array, offset: position)
+                    stack[depth] = isObject ? container | Self.objectFlag : container
+                    depth &+= 1
+                    position = skipWhitespace(bytes, end: end, from: position &+ 1)
+                    guard position < end else {
+                        throw unexpected(bytes, end: end, at: position, isObject ? "a key or '}'" : "a value or ']'")
+                    }
+                    let next = bytes[position]
+                    if next == (isObject ? ASCII.closeBrace : ASCII.closeBracket) {
+                        sink.close(isObject ? .objectEnd : .arrayEnd, offset: position, container: container)
+                        depth &-= 1
+                        position &+= 1
+                        break
+                    }
                     sink.countElement(of: container)
-                    if isObject { position = try scanKeyAndColon(at: position, expected: "a key or '}'") }
-                    continue nextValue
+                    if isObject {
+                        position = try scanKeyAndColon(at: position, expected: "a key or '}'")
+                        continue nextValue
+                    }
+                    // An array whose first element is a container: open it without going round.
+                    guard next == ASCII.openBracket || next == ASCII.openBrace else { continue nextValue }
+                    opening = next
                 }
             case ASCII.quote:
                 position = try scanString(at: position, flags: 0)
