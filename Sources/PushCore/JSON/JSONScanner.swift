@@ -268,12 +268,17 @@ struct JSONScanner<Sink: JSONSink> {
     /// after the closing quote.
     @inlinable @inline(__always)
     mutating func scanString(at position: Int, flags: UInt8) throws(JSONError) -> Int {
-        // Most keys and many values are plain ASCII that ends within eight bytes: one word
-        // decides them here, without a call.
+        // Most keys and many values are plain ASCII that ends within sixteen bytes: a word or
+        // two decide them here, without a call.
         let start = position &+ 1
         if start &+ 8 <= end {
-            let mask = attentionMask(UInt64(littleEndian: UnsafeRawPointer(bytes + start).loadUnaligned(as: UInt64.self)))
-            let first = start &+ mask.trailingZeroBitCount &>> 3
+            var wordStart = start
+            var mask = attentionMask(UInt64(littleEndian: UnsafeRawPointer(bytes + start).loadUnaligned(as: UInt64.self)))
+            if mask == 0 && start &+ 16 <= end {
+                wordStart = start &+ 8
+                mask = attentionMask(UInt64(littleEndian: UnsafeRawPointer(bytes + wordStart).loadUnaligned(as: UInt64.self)))
+            }
+            let first = wordStart &+ mask.trailingZeroBitCount &>> 3
             if mask != 0 && bytes[first] == ASCII.quote {
                 sink.scalar(.string, offset: start, length: first &- start, flags: flags)
                 return first &+ 1
