@@ -1,4 +1,4 @@
-/// Receives the tokens the scanner finds. Two implementations: ``TapeSink`` records a tape,
+/// Receives the tokens the scanner finds. ``TapeSink`` and ``PresizedTapeSink`` record a tape,
 /// ``ValidationSink`` records nothing. The scanner is generic over the sink so each gets its own
 /// specialised loop instead of a runtime flag checked per token.
 @usableFromInline
@@ -19,36 +19,15 @@ struct ValidationSink: JSONSink {
     @inlinable mutating func close(_ kind: JSONKind, offset: Int, container: UInt32) {}
 }
 
-/// Appends entries to a ``JSONTapeStorage``; `count` is written back by the caller.
+/// A sink that records a tape: what it writes per token, given how it appends an entry.
 @usableFromInline
-struct TapeSink: JSONSink {
-    @usableFromInline unowned(unsafe) let storage: JSONTapeStorage
-    @usableFromInline var entries: UnsafeMutablePointer<TapeEntry>
-    @usableFromInline var count: Int
-    @usableFromInline var capacity: Int
+protocol TapeRecording: JSONSink {
+    var entries: UnsafeMutablePointer<TapeEntry> { get }
+    /// Appends `entry`; returns its index.
+    mutating func append(_ entry: TapeEntry) -> UInt32
+}
 
-    @inlinable
-    init(storage: JSONTapeStorage) {
-        self.storage = storage
-        self.entries = storage.entries
-        self.count = 0
-        self.capacity = storage.capacity
-    }
-
-    @inlinable
-    @inline(__always)
-    mutating func append(_ entry: TapeEntry) -> UInt32 {
-        if count == capacity {
-            storage.grow(keeping: count, minimum: count + 1)
-            entries = storage.entries
-            capacity = storage.capacity
-        }
-        // Safe: count < capacity after the check above.
-        (entries + count).initialize(to: entry)
-        count &+= 1
-        return UInt32(truncatingIfNeeded: count - 1)
-    }
-
+extension TapeRecording {
     @inlinable @inline(__always)
     mutating func scalar(_ kind: JSONKind, offset: Int, length: Int, flags: UInt8) {
         _ = append(TapeEntry(kind: kind, offset: offset, length: length, flags: flags))
@@ -73,11 +52,42 @@ struct TapeSink: JSONSink {
     }
 }
 
+/// Appends entries to a ``JSONTapeStorage``, growing it as needed; `count` is written back by
+/// the caller.
+@usableFromInline
+struct TapeSink: TapeRecording {
+    @usableFromInline unowned(unsafe) let storage: JSONTapeStorage
+    @usableFromInline var entries: UnsafeMutablePointer<TapeEntry>
+    @usableFromInline var count: Int
+    @usableFromInline var capacity: Int
+
+    @inlinable
+    init(storage: JSONTapeStorage) {
+        self.storage = storage
+        self.entries = storage.entries
+        self.count = 0
+        self.capacity = storage.capacity
+    }
+
+    @inlinable @inline(__always)
+    mutating func append(_ entry: TapeEntry) -> UInt32 {
+        if count == capacity {
+            storage.grow(keeping: count, minimum: count + 1)
+            entries = storage.entries
+            capacity = storage.capacity
+        }
+        // Safe: count < capacity after the check above.
+        (entries + count).initialize(to: entry)
+        count &+= 1
+        return UInt32(truncatingIfNeeded: count - 1)
+    }
+}
+
 /// Appends entries to a tape with room for one entry per input byte, which no document can
 /// outgrow: every entry stands for a distinct byte of the input (a bracket, or the first byte of
 /// a scalar). So, unlike ``TapeSink``, no capacity check per entry.
 @usableFromInline
-struct PresizedTapeSink: JSONSink {
+struct PresizedTapeSink: TapeRecording {
     @usableFromInline let entries: UnsafeMutablePointer<TapeEntry>
     @usableFromInline var count = 0
 
@@ -91,29 +101,6 @@ struct PresizedTapeSink: JSONSink {
         (entries + count).initialize(to: entry)
         count &+= 1
         return UInt32(truncatingIfNeeded: count &- 1)
-    }
-
-    @inlinable @inline(__always)
-    mutating func scalar(_ kind: JSONKind, offset: Int, length: Int, flags: UInt8) {
-        _ = append(TapeEntry(kind: kind, offset: offset, length: length, flags: flags))
-    }
-
-    @inlinable @inline(__always)
-    mutating func open(_ kind: JSONKind, offset: Int) -> UInt32 {
-        append(TapeEntry(kind: kind, offset: offset, length: 0, flags: 0))
-    }
-
-    @inlinable @inline(__always)
-    mutating func countElement(of container: UInt32) {
-        entries[Int(container)].length &+= 1
-    }
-
-    @inlinable @inline(__always)
-    mutating func close(_ kind: JSONKind, offset: Int, container: UInt32) {
-        var end = TapeEntry(kind: kind, offset: offset, length: 0, flags: 0)
-        end.link = container
-        let endIndex = append(end)
-        entries[Int(container)].link = endIndex &+ 1
     }
 }
 
