@@ -165,18 +165,18 @@ public struct JSONParser: Sendable {
         if presized && input.count <= Self.presizedTapeInputLimit {
             // A tape entry per input byte at most: sized for that, the scan checks no capacity.
             if storage.capacity <= input.count { storage.grow(keeping: 0, minimum: input.count + 1) }
-            var scanner = JSONScanner(
-                bytes: base, count: input.count, sink: PresizedTapeSink(entries: storage.entries),
-                stack: stack.slots(depth), maximumDepth: depth)
-            defer { storage.count = scanner.sink.count }
-            try scanner.scanDocument()
-            return
+            try scan(base, count: input.count, into: PresizedTapeSink(entries: storage.entries), depth: depth)
+        } else {
+            let expectedEntries = input.count / 6 + 16
+            if storage.capacity < expectedEntries { storage.grow(keeping: 0, minimum: expectedEntries) }
+            try scan(base, count: input.count, into: TapeSink(storage: storage), depth: depth)
         }
-        let expectedEntries = input.count / 6 + 16
-        if storage.capacity < expectedEntries { storage.grow(keeping: 0, minimum: expectedEntries) }
-        var scanner = JSONScanner(
-            bytes: base, count: input.count, sink: TapeSink(storage: storage), stack: stack.slots(depth),
-            maximumDepth: depth)
+    }
+
+    private mutating func scan<Sink: TapeRecording>(
+        _ input: UnsafePointer<UInt8>, count: Int, into sink: Sink, depth: Int
+    ) throws(JSONError) {
+        var scanner = JSONScanner(bytes: input, count: count, sink: sink, stack: stack.slots(depth), maximumDepth: depth)
         defer { storage.count = scanner.sink.count }
         try scanner.scanDocument()
     }

@@ -23,6 +23,8 @@ struct ValidationSink: JSONSink {
 @usableFromInline
 protocol TapeRecording: JSONSink {
     var entries: UnsafeMutablePointer<TapeEntry> { get }
+    /// Entries appended so far.
+    var count: Int { get }
     /// Appends `entry`; returns its index.
     mutating func append(_ entry: TapeEntry) -> UInt32
 }
