@@ -17,16 +17,22 @@ public struct APNsPayload: Sendable, Hashable {
         // (Swift 6.3.1). The encoder reads the value in place through the box's pointer instead.
         @inlinable get { apsBox.header }
         @inlinable _modify {
-            if !isKnownUniquelyReferenced(&apsBox) { apsBox = APSBox.make(apsBox.header) }
+            makeAPSUnique()
             yield &apsBox.header
         }
+    }
+
+    /// Copy on write: a box shared with another payload is copied before `aps` changes.
+    @inlinable
+    mutating func makeAPSUnique() {
+        if !isKnownUniquelyReferenced(&apsBox) { apsBox = APSBox.make(apsBox.header) }
     }
 
     /// `aps` in place, through the box's pointer: `_modify` on the box's `header` property pays
     /// for a dynamic exclusivity check on every access, which the decoder does not need.
     @usableFromInline
     mutating func withUniqueAPS<Result>(_ body: (inout APS) -> Result) -> Result {
-        if !isKnownUniquelyReferenced(&apsBox) { apsBox = APSBox.make(apsBox.header) }
+        makeAPSUnique()
         return apsBox.withUnsafeMutablePointerToHeader { body(&$0.pointee) }
     }
 
