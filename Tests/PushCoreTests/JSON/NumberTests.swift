@@ -42,8 +42,7 @@ struct NumberTests {
             if spelling.hasPrefix(".") { spelling = "0" + spelling }
             if spelling.hasSuffix(".") { spelling += "0" }
             if Bool.random(using: &random) { spelling += "e\(Int.random(in: -30...30, using: &random))" }
-            let value = try parser.parse(Array(spelling.utf8)).root.double
-            #expect(value?.bitPattern == Double(spelling)?.bitPattern, "\(spelling)")
+            try expectStandardLibraryReading(of: spelling, with: &parser)
         }
     }
 
@@ -64,8 +63,7 @@ struct NumberTests {
             var spelling = point == 0 ? "0." + digits : String(digits.prefix(point)) + (point < digits.count ? "." + digits.dropFirst(point) : "")
             spelling += "e\(Int.random(in: -360...330, using: &random))"
             if Bool.random(using: &random) { spelling = "-" + spelling }
-            let value = try parser.parse(Array(spelling.utf8)).root.double
-            #expect(value?.bitPattern == Double(spelling)?.bitPattern, "\(spelling)")
+            try expectStandardLibraryReading(of: spelling, with: &parser)
         }
     }
 
@@ -92,11 +90,21 @@ struct NumberTests {
             for (spelling, expected) in [
                 ("\(digits)e\(exponent)", nil), ("\(digits)1e\(exponent - 1)", lower.nextUp), ("\(below)9e\(exponent - 1)", lower),
             ] as [(String, Double?)] {
-                let value = try #require(try parser.parse(Array(spelling.utf8)).root.double)
-                #expect(value.bitPattern == Double(spelling)?.bitPattern, "\(spelling)")
+                let value = try #require(try expectStandardLibraryReading(of: spelling, with: &parser))
                 if let expected { #expect(value == expected, "\(spelling)") }
             }
         }
+    }
+
+    /// Parses `spelling` as a whole document and expects the bits of the standard library's
+    /// correctly rounded reading of it; returns what the parser read.
+    @discardableResult
+    func expectStandardLibraryReading(
+        of spelling: String, with parser: inout JSONParser, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> Double? {
+        let value = try parser.parse(Array(spelling.utf8)).root.double
+        #expect(value?.bitPattern == Double(spelling)?.bitPattern, "\(spelling)", sourceLocation: sourceLocation)
+        return value
     }
 
     /// Digits and decimal exponent of (lower + lower.nextUp) / 2, exactly: the odd integer
