@@ -1,5 +1,6 @@
 /// Scans a string's content from its opening quote at `quote`, validating escapes and UTF-8.
-/// Returns the offset of the closing quote, and `stringHasEscapes` when it has any.
+/// Returns the offset of the closing quote, with `stringHasEscapes` and `stringHasNonASCII`
+/// when they apply.
 @inlinable
 func scanStringContent(_ bytes: UnsafePointer<UInt8>, end: Int, quote: Int) throws(JSONError) -> (closingQuote: Int, flags: UInt8) {
     var index = quote + 1
@@ -27,7 +28,7 @@ func scanStringContent(_ bytes: UnsafePointer<UInt8>, end: Int, quote: Int) thro
         if byte == ASCII.quote {
             return (index, flags)
         } else if byte == ASCII.backslash {
-            flags = TapeEntry.stringHasEscapes
+            flags |= TapeEntry.stringHasEscapes
             index = try validateEscape(bytes, end: end, at: index)
         } else if byte < 0x20 {
             throw JSONError(.controlCharacterInString, at: index, "unescaped control character \(describeByte(byte)) in a string")
@@ -36,6 +37,7 @@ func scanStringContent(_ bytes: UnsafePointer<UInt8>, end: Int, quote: Int) thro
         } else {
             // A run of non-ASCII text (accented, CJK, emoji): validate it sequence by sequence
             // without going back to the ASCII skipper after every character.
+            flags |= TapeEntry.stringHasNonASCII
             repeat {
                 // Four two-byte sequences (accented Latin, Greek, Cyrillic, Hebrew, Arabic) per word.
                 while index &+ 8 <= end

@@ -32,6 +32,8 @@ struct TapeEntry {
     @inlinable static var isKey: UInt8 { 1 << 1 }
     @inlinable static var numberHasFraction: UInt8 { 1 << 2 }
     @inlinable static var numberHasExponent: UInt8 { 1 << 3 }
+    /// A string with a byte above 0x7F (in the input: an escape may still decode to one).
+    @inlinable static var stringHasNonASCII: UInt8 { 1 << 4 }
 
     @inlinable
     init(kind: JSONKind, offset: Int, length: Int, flags: UInt8) {

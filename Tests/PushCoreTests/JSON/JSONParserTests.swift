@@ -1,4 +1,5 @@
 import CAllocationCounter
+import Foundation
 import PushCore
 import Testing
 
@@ -302,6 +303,30 @@ struct UTF8RunTests {
             for _ in 0..<Int.random(in: 0..<40, using: &random) { text += pieces.randomElement(using: &random)! }
             let bytes = Array("\"\(text)\"".utf8)
             #expect(try parser.parse(bytes).root.string == text)
+        }
+    }
+}
+
+/// Decoded strings are made from the scanner's validated bytes without the standard library
+/// checking them again, and are marked ASCII when the scanner saw no byte above 0x7F. A wrong
+/// mark would show in `count` and the UTF-16 view (the ASCII fast paths count bytes).
+@Suite("Strings made from validated bytes")
+struct ValidatedStringTests {
+    @Test("decoded strings equal the standard library's, whatever their content and escapes", arguments: [
+        "", "plain", "é", "你好，世界", "👨‍👩‍👧‍👦", "🇫🇷", #"e\u0301"#, #"tab\there"#, #"\u00e9"#, #"\ud83d\ude00"#, #"\\ and \""#,
+    ])
+    func sameAsStandardLibrary(_ piece: String) throws {
+        var parser = JSONParser()
+        for padding in [0, 7, 15, 16, 31, 40] {
+            let spelled = String(repeating: "a", count: padding) + piece
+            let expected = try #require(JSONSerialization.jsonObject(with: Data("\"\(spelled)\"".utf8), options: .fragmentsAllowed) as? String)
+            let decoded = try #require(try parser.parse(Array("\"\(spelled)\"".utf8)).root.string)
+            #expect(decoded == expected)
+            #expect(decoded.count == expected.count)
+            #expect(decoded.utf16.count == expected.utf16.count)
+            #expect(Array(decoded.unicodeScalars) == Array(expected.unicodeScalars))
+            #expect(decoded.hashValue == expected.hashValue)
+            #expect(decoded.utf16.last == expected.utf16.last)
         }
     }
 }
