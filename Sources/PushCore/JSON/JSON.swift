@@ -253,11 +253,14 @@ extension UnsafeJSONValue {
     /// Throws `duplicateKey` at the second occurrence of a repeated key in this object. Pairwise
     /// for small objects (no allocation), hashed for large ones (no quadratic time).
     public func checkUniqueKeys() throws(JSONError) {
-        guard kind == .object else { return }
+        let object = entries[index]
+        guard object.kind == .object else { return }
+        let count = Int(object.length)
         if count <= 16 {
+            let firstKey = index + 1
+            if keysHaveDistinctShapes(from: firstKey, count: count) { return }
             // Straight over the tape: each key against the earlier ones, by length first (the
             // raw length decides unless an escape is involved), then by content.
-            let firstKey = index + 1
             var key = firstKey
             for _ in 0..<count {
                 let keyEntry = entries[key]
@@ -280,6 +283,29 @@ extension UnsafeJSONValue {
         for member in members where !seen.insert(member.key.string!).inserted {
             throw JSONError(.duplicateKey, at: member.key.byteOffset, "duplicate key \"\(member.key.string!)\"")
         }
+    }
+
+    /// True when no two of the `count` keys from the tape entry `firstKey` on agree in length,
+    /// first and last byte (hashed into a 64-bit set), and none is escaped; then no two are
+    /// equal and one pass has shown it. Most objects pass, so the pairwise comparison runs only
+    /// for the few that share a shape (or an escape, whose raw bytes are not its text).
+    @inlinable @inline(__always)
+    func keysHaveDistinctShapes(from firstKey: Int, count: Int) -> Bool {
+        var shapes: UInt64 = 0
+        var key = firstKey
+        for _ in 0..<count {
+            let entry = entries[key]
+            guard entry.flags & TapeEntry.stringHasEscapes == 0 else { return false }
+            let length = Int(entry.length)
+            let first = length == 0 ? 0 : Int(input[Int(entry.offset)])
+            let last = length == 0 ? 0 : Int(input[Int(entry.offset) &+ length &- 1])
+            let shape: UInt64 = 1 << UInt64((length &* 7 &+ first &* 3 &+ last) & 63)
+            guard shapes & shape == 0 else { return false }
+            shapes |= shape
+            let value = entries[key &+ 1]
+            key = value.kind == .object || value.kind == .array ? Int(value.link) : key &+ 2
+        }
+        return true
     }
 
     /// Appends the minified, lossless re-encoding: key order, duplicates and number spellings

@@ -138,6 +138,23 @@ struct JSONParserTests {
         #expect(throws: JSONError(.duplicateKey, at: 7, "")) { try root.checkUniqueKeys() }
     }
 
+    @Test("a repeated key is found whatever follows its closing quote")
+    func duplicateKeysBeforeWhitespace() throws {
+        var parser = JSONParser()
+        // Keys that differ in length and letters, so only the repeat looks like another key; the
+        // bytes between a key and its colon are not part of it.
+        let keys = ["a", "bb", "ccc", "dddd", "eeeee", ""]
+        for repeated in keys {
+            for separator in [":", " :", "\n\t:"] {
+                let prefix = "{" + keys.map { "\"\($0)\":1," }.joined()
+                let text = prefix + "\"\(repeated)\"" + separator + "2}"
+                #expect(throws: JSONError(.duplicateKey, at: prefix.utf8.count, "")) {
+                    try parser.parse(Array(text.utf8)) { (root) throws(JSONError) in try root.checkUniqueKeys() }
+                }
+            }
+        }
+    }
+
     @Test("a repeated key is found at every pair of positions, past nested values and escapes")
     func duplicateKeysAtEveryPair() throws {
         var parser = JSONParser()
