@@ -60,7 +60,7 @@ public enum APNsLinter {
 
     /// Lints a parsed payload of `size` bytes.
     public static func lint(_ root: UnsafeJSONValue, size: Int, pushType: APNsPushType? = nil) -> [APNsDiagnostic] {
-        var reader = APNsPayloadReader()
+        var reader = APNsPayloadReader(keepsWarnings: true)
         var payload = APNsPayload()
         let isPayload = reader.read(root, into: &payload)
         var diagnostics = reader.diagnostics
@@ -110,7 +110,7 @@ extension APNsPayload {
 
     /// Decodes a parsed payload into the model.
     public init(decoding root: UnsafeJSONValue) throws(JSONError) {
-        var reader = APNsPayloadReader()
+        var reader = APNsPayloadReader(keepsWarnings: false)
         var payload = APNsPayload()
         // read(_:into:) returns false only together with an error diagnostic.
         _ = reader.read(root, into: &payload)

@@ -39,6 +39,24 @@ struct AllocationTests {
         #expect(pushcore_thread_allocation_count() - before == 0)
         #expect(buffer.count == (try payload.encodedSize()))
     }
+
+    /// Decoding throws on errors and drops warnings, so it must not build them: the seed flow's
+    /// `"sound": ""` in a background push (a warning) adds nothing to decode but an empty string.
+    @Test("decoding does not build the warnings it drops (optimised builds)", .enabled(if: isOptimizedBuild && !runningUnderSanitizer))
+    func decodingBuildsNoWarnings() throws {
+        try #require(pushcore_allocation_counting_available(), "allocation counting needs glibc and no sanitizer")
+        let warned = Array(#"{"aps":{"content-available":1,"sound":""},"richId":"12345"}"#.utf8)
+        let plain = Array(#"{"aps":{"content-available":1},"richId":"12345"}"#.utf8)
+        #expect(APNsLinter.lint(warned).map(\.code) == [.backgroundPushWithAlert])
+        var parser = JSONParser()
+        func allocations(_ bytes: [UInt8]) throws -> UInt64 {
+            _ = try APNsPayload(decoding: bytes, parser: &parser)
+            let before = pushcore_thread_allocation_count()
+            _ = try APNsPayload(decoding: bytes, parser: &parser)
+            return pushcore_thread_allocation_count() - before
+        }
+        #expect(try allocations(warned) == allocations(plain))
+    }
 }
 
 #if DEBUG
