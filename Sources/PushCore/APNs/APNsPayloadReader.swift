@@ -179,30 +179,39 @@ struct APNsPayloadReader {
 
     mutating func readAlert(_ object: UnsafeJSONValue) -> AlertFields {
         checkUniqueKeys(object)
-        var alert = AlertFields()
+        // Fields gathered in locals and the value built once at the end: starting from
+        // `AlertFields()` and assigning into it built, copied and destroyed an empty value first.
+        var title: AlertText?, body: AlertText?
+        var subtitle: String?, launchImage: String?, titleLocKey: String?, subtitleLocKey: String?
+        var locKey: String?, sound: String?
+        var titleLocArgs: [String]?, subtitleLocArgs: [String]?, locArgs: [String]?
+        var otherKeys: [JSONMember] = []
         for member in object.members {
             let value = member.value
             guard let key = AlertKey.table.match(member.key) else {
                 let name = member.key.string!
                 warning(.unknownKey, at: member.key.byteOffset, "aps.alert.\(name) is not a key APNs knows; it is passed through")
-                if let owned = owned(value) { alert.otherKeys.append(JSONMember(name, owned)) }
+                if let owned = owned(value) { otherKeys.append(JSONMember(name, owned)) }
                 continue
             }
             switch key {
-            case .title: alert.title = alertText(value, "aps.alert.title")
-            case .subtitle: alert.subtitle = string(value, "aps.alert.subtitle")
-            case .body: alert.body = alertText(value, "aps.alert.body")
-            case .launchImage: alert.launchImage = string(value, "aps.alert.launch-image")
-            case .titleLocKey: alert.titleLocKey = string(value, "aps.alert.title-loc-key")
-            case .titleLocArgs: alert.titleLocArgs = strings(value, "aps.alert.title-loc-args")
-            case .subtitleLocKey: alert.subtitleLocKey = string(value, "aps.alert.subtitle-loc-key")
-            case .subtitleLocArgs: alert.subtitleLocArgs = strings(value, "aps.alert.subtitle-loc-args")
-            case .locKey: alert.locKey = string(value, "aps.alert.loc-key")
-            case .locArgs: alert.locArgs = strings(value, "aps.alert.loc-args")
-            case .sound: alert.sound = string(value, "aps.alert.sound")
+            case .title: title = alertText(value, "aps.alert.title")
+            case .subtitle: subtitle = string(value, "aps.alert.subtitle")
+            case .body: body = alertText(value, "aps.alert.body")
+            case .launchImage: launchImage = string(value, "aps.alert.launch-image")
+            case .titleLocKey: titleLocKey = string(value, "aps.alert.title-loc-key")
+            case .titleLocArgs: titleLocArgs = strings(value, "aps.alert.title-loc-args")
+            case .subtitleLocKey: subtitleLocKey = string(value, "aps.alert.subtitle-loc-key")
+            case .subtitleLocArgs: subtitleLocArgs = strings(value, "aps.alert.subtitle-loc-args")
+            case .locKey: locKey = string(value, "aps.alert.loc-key")
+            case .locArgs: locArgs = strings(value, "aps.alert.loc-args")
+            case .sound: sound = string(value, "aps.alert.sound")
             }
         }
-        return alert
+        return AlertFields(
+            title: title, subtitle: subtitle, body: body, launchImage: launchImage, titleLocKey: titleLocKey,
+            titleLocArgs: titleLocArgs, subtitleLocKey: subtitleLocKey, subtitleLocArgs: subtitleLocArgs, locKey: locKey,
+            locArgs: locArgs, sound: sound, otherKeys: otherKeys)
     }
 
     /// A title or body: a string, or the Live Activity form `{"loc-key": …, "loc-args": […]}`.
