@@ -302,8 +302,7 @@ extension UnsafeJSONValue {
             let shape: UInt64 = 1 << UInt64((length &* 7 &+ first &* 3 &+ last) & 63)
             guard shapes & shape == 0 else { return false }
             shapes |= shape
-            let value = entries[key &+ 1]
-            key = value.kind == .object || value.kind == .array ? Int(value.link) : key &+ 2
+            key = UnsafeJSONValue(entries: entries, input: input, index: key &+ 1).nextSiblingIndex
         }
         return true
     }
