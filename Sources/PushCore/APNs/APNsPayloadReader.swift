@@ -60,6 +60,13 @@ struct APNsPayloadReader {
         }
     }
 
+    /// A key this model does not name: kept, in order, with a warning naming its path.
+    mutating func passThrough(_ member: UnsafeJSONValue.Member, in path: StaticString, to others: inout [JSONMember]) {
+        let name = member.key.string!
+        warning(.unknownKey, at: member.key.byteOffset, "\(path).\(name) is not a key APNs knows; it is passed through")
+        if let owned = owned(member.value) { others.append(JSONMember(name, owned)) }
+    }
+
     mutating func owned(_ value: UnsafeJSONValue) -> JSON? {
         do {
             return try JSON(value)
@@ -76,9 +83,7 @@ struct APNsPayloadReader {
         for member in object.members {
             let value = member.value
             guard let key = APSKey.table.match(member.key) else {
-                let name = member.key.string!
-                warning(.unknownKey, at: member.key.byteOffset, "aps.\(name) is not a key APNs knows; it is passed through")
-                if let owned = owned(value) { aps.otherKeys.append(JSONMember(name, owned)) }
+                passThrough(member, in: "aps", to: &aps.otherKeys)
                 continue
             }
             switch key {
@@ -189,9 +194,7 @@ struct APNsPayloadReader {
         for member in object.members {
             let value = member.value
             guard let key = AlertKey.table.match(member.key) else {
-                let name = member.key.string!
-                warning(.unknownKey, at: member.key.byteOffset, "aps.alert.\(name) is not a key APNs knows; it is passed through")
-                if let owned = owned(value) { otherKeys.append(JSONMember(name, owned)) }
+                passThrough(member, in: "aps.alert", to: &otherKeys)
                 continue
             }
             switch key {
