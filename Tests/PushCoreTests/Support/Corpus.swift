@@ -15,18 +15,22 @@ struct CorpusCase: Sendable, CustomStringConvertible {
 }
 
 enum Corpus {
-    static let root = URL(fileURLWithPath: #filePath)
+    static let repository = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Corpus")
+    static let root = repository.appendingPathComponent("Corpus")
 
-    static func cases(_ folder: String) -> [CorpusCase] {
-        let directory = root.appendingPathComponent(folder)
+    /// The `.json` files of `directory`, in name order.
+    static func cases(in directory: URL) -> [CorpusCase] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         return names.filter { $0.hasSuffix(".json") }.sorted().map { CorpusCase(path: directory.appendingPathComponent($0)) }
     }
 
+    static func cases(_ folder: String) -> [CorpusCase] { cases(in: root.appendingPathComponent(folder)) }
+
     static let valid = cases("valid")
     static let invalid = cases("invalid")
+    /// The bench's payloads of about 1 KB (`bench --corpus Benchmarks/rich-payloads`).
+    static let richPayloads = cases(in: repository.appendingPathComponent("Benchmarks/rich-payloads"))
 }
 
 /// A small, fast, seeded generator (SplitMix64) so property tests are reproducible.
