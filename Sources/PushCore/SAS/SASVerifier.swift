@@ -9,13 +9,28 @@ public struct SASTokenInfo: Sendable, Hashable, CustomStringConvertible {
     /// Unix seconds.
     public let expiry: Int64
 
+    /// One line per field. Control characters in the decoded fields are written as `\u{…}`, so a
+    /// token cannot add lines of its own (a forged `valid`, say) to what is printed.
     public var description: String {
-        "resource: \(resource)\nkey name: \(keyName)\nexpiry: \(expiry)\nsignature: <redacted>"
+        "resource: \(Self.escapingControls(resource))\nkey name: \(Self.escapingControls(keyName))\nexpiry: \(expiry)\nsignature: <redacted>"
+    }
+
+    static func escapingControls(_ text: String) -> String {
+        var result = ""
+        for scalar in text.unicodeScalars {
+            if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar == "\\" {
+                result += scalar == "\\" ? "\\\\" : "\\u{\(String(scalar.value, radix: 16))}"
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
     }
 }
 
 /// Checks SAS tokens against the keys it knows: the signature in constant time, the expiry
-/// with a clock skew, and that the requested URI starts with the token's resource.
+/// with a clock skew, and that the requested URI lies under the token's resource (whole path
+/// segments: a token for `…/hub` covers `…/hub/messages` but not `…/hub2`).
 public struct SASVerifier: Sendable {
     /// Longest token accepted; longer ones are refused before any work.
     public static let maximumTokenLength = 8 << 10
@@ -43,7 +58,7 @@ public struct SASVerifier: Sendable {
     public func verify(_ token: String, uri: String, now: Int64) throws(SASError) -> SASTokenInfo {
         let parsed = try ParsedToken(token)
         guard let keyed = keys[parsed.info.keyName] else {
-            throw SASError(.unknownKeyName, "no key named \"\(parsed.info.keyName)\"")
+            throw SASError(.unknownKeyName, "no key named \"\(SASTokenInfo.escapingControls(parsed.info.keyName))\"")
         }
         let expected = parsed.signedText.withUnsafeBytes { keyed.authenticationCode(for: $0) }
         let matches = expected.withUnsafeBytes { TokenEncoding.constantTimeEquals($0, parsed.signature) }
@@ -52,10 +67,21 @@ public struct SASVerifier: Sendable {
         guard overflow || now <= deadline else {
             throw SASError(.expired, "expired at \(parsed.info.expiry), now is \(now)")
         }
-        guard uri.lowercased().utf8.starts(with: parsed.info.resource.lowercased().utf8) else {
-            throw SASError(.resourceMismatch, "the token is for \(parsed.info.resource), not \(uri)")
+        guard Self.covers(resource: parsed.info.resource, uri: uri) else {
+            throw SASError(.resourceMismatch, "the token is for \(SASTokenInfo.escapingControls(parsed.info.resource)), not \(SASTokenInfo.escapingControls(uri))")
         }
         return parsed.info
+    }
+
+    /// Whether `uri` is `resource` or lies under it, compared without case: the resource must end
+    /// where a path segment or the query ends, so that a token for hub `h` is no token for hub `h2`.
+    static func covers(resource: String, uri: String) -> Bool {
+        let resource = Array(resource.lowercased().utf8)
+        let uri = Array(uri.lowercased().utf8)
+        guard uri.starts(with: resource) else { return false }
+        guard uri.count > resource.count, resource.last != UInt8(ascii: "/") else { return true }
+        let next = uri[resource.count]
+        return next == UInt8(ascii: "/") || next == UInt8(ascii: "?")
     }
 
     /// Decodes a token's fields without checking it.
@@ -102,7 +128,7 @@ struct ParsedToken {
             case "sig": try assign(&signature)
             case "se": try assign(&expiry)
             case "skn": try assign(&keyName)
-            default: throw SASError(.malformed, "unknown token field \"\(name.prefix(16))\"")
+            default: throw SASError(.malformed, "unknown token field \"\(SASTokenInfo.escapingControls(String(name.prefix(16))))\"")
             }
         }
         guard let resource, !resource.isEmpty else { throw SASError(.malformed, "token has no sr") }

@@ -58,6 +58,25 @@ struct SASVerifierTests {
         #expect(code { _ = try verifier.verify(token.replacingOccurrences(of: "se=1000", with: "se=9000"), uri: hub, now: 0) } == "badSignature")
     }
 
+    @Test("the resource covers whole path segments: a token for hub h is no token for hub h2")
+    func resourceBoundary() throws {
+        let connection = try ConnectionString(connectionText)
+        let verifier = SASVerifier(connection)
+        let token = try SASSigner(connection).token(for: "https://ns.servicebus.windows.net/h", expiry: 1000)
+        for uri in ["https://ns.servicebus.windows.net/h", "https://ns.servicebus.windows.net/h/messages", "https://ns.servicebus.windows.net/h?api-version=2020-06"] {
+            #expect(code { _ = try verifier.verify(token, uri: uri, now: 0) } == nil, "\(uri)")
+        }
+        for uri in ["https://ns.servicebus.windows.net/h2", "https://ns.servicebus.windows.net/h2/messages", "https://ns.servicebus.windows.net/h-other", "https://ns.servicebus.windows.net/"] {
+            #expect(code { _ = try verifier.verify(token, uri: uri, now: 0) } == "resourceMismatch", "\(uri)")
+        }
+        // A namespace-wide token (ending in /) covers every hub in it.
+        let namespace = try SASSigner(connection).token(for: "https://ns.servicebus.windows.net/", expiry: 1000)
+        #expect(code { _ = try verifier.verify(namespace, uri: "https://ns.servicebus.windows.net/h2/messages", now: 0) } == nil)
+        let bare = try SASSigner(connection).token(for: "https://ns.servicebus.windows.net", expiry: 1000)
+        #expect(code { _ = try verifier.verify(bare, uri: "https://ns.servicebus.windows.net/h2", now: 0) } == nil)
+        #expect(code { _ = try verifier.verify(bare, uri: "https://ns.servicebus.windows.net.evil.example/h2", now: 0) } == "resourceMismatch")
+    }
+
     @Test("fields in any order, lowercase hex escapes, and every malformed shape")
     func parsing() throws {
         let connection = try ConnectionString(connectionText)
