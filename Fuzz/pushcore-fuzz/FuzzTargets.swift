@@ -99,11 +99,20 @@ func fuzzSAS(_ bytes: [UInt8]) {
     require(info.keyName == fuzzKeyName, "verified with an unknown key name")
 }
 
-/// Connection strings: never crash; an accepted one has every part; nothing it shows depends on
-/// the key (its descriptions equal those of the same connection string with another key).
+/// Connection strings: never crash; a refusal's message is one of the fixed texts, with numbers
+/// only (so no part of the input, which may be the key, can reach it); an accepted one has every
+/// part, and nothing it shows depends on the key (its descriptions equal those of the same
+/// connection string with another key).
 func fuzzConnectionString(_ bytes: [UInt8]) {
     let text = String(decoding: bytes, as: UTF8.self)
-    guard let connection = try? ConnectionString(text) else { return }
+    let connection: ConnectionString
+    do throws(SASError) {
+        connection = try ConnectionString(text)
+    } catch {
+        let shape = digitRunsReplaced(error.message)
+        require(connectionErrorShapes.contains(shape), "a connection string error shows input text: \(error.message.debugDescription)")
+        return
+    }
     require(!connection.key.isEmpty && !connection.keyName.isEmpty && !connection.host.isEmpty, "an empty part was accepted")
     require(connection.endpoint.hasPrefix("https://") && connection.endpoint.hasSuffix("/"), "endpoint not normalised")
     let otherKey = connection.key == "other-key" ? "another-key" : "other-key"
@@ -116,6 +125,31 @@ func fuzzConnectionString(_ bytes: [UInt8]) {
         [value.description, value.debugDescription, String(reflecting: value), "\(Mirror(reflecting: value).children.map(\.value))"]
     }
     require(shown(connection) == shown(other), "a description depends on the key")
+}
+
+/// Every message a connection string may be refused with, numbers written as N.
+let connectionErrorShapes: Set<String> = {
+    let names = ["Endpoint", "SharedAccessKeyName", "SharedAccessKey", "EntityPath"]
+    var shapes: Set<String> = ["part N at byte N has no '='", "Endpoint at byte N must start with sb:// or https://",
+                               "Endpoint at byte N must be a namespace host alone, such as sb://my-ns.servicebus.windows.net/"]
+    for name in names {
+        shapes.formUnion(["\(name) at byte N has no '='", "\(name) appears more than once (again at byte N)", "\(name) is empty (at byte N)",
+                          "\(name) is missing", "\(name) holds '=' or a space at byte N; is a ';' missing before it?"])
+    }
+    return shapes
+}()
+
+/// `text` with each run of ASCII digits written as one N.
+func digitRunsReplaced(_ text: String) -> String {
+    var result = ""
+    var inDigits = false
+    for character in text {
+        let isDigit = character.isASCII && character.isNumber
+        if isDigit && !inDigits { result.append("N") }
+        if !isDigit { result.append(character) }
+        inDigits = isDigit
+    }
+    return result
 }
 
 /// Range headers: never crash; an accepted range lies inside the resource and is not empty.

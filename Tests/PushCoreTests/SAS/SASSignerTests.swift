@@ -158,6 +158,33 @@ struct ConnectionStringTests {
     }
 
     @Test(
+        "typos never put the key, or any of it, into the error: it names the part and the byte where it starts",
+        arguments: [
+            ("Endpoint=sb://ns.servicebus.windows.net/SharedAccessKey=Zm9vYmFyS2V5WFlaMTIz;SharedAccessKeyName=Full", "invalidEndpoint", 9),
+            ("Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=FullSharedAccessKey=Zm9vYmFyS2V5WFlaMTIz;SharedAccessKey=x",
+             "malformedPart", 80),
+            ("Endpoint=sb://ns/;SharedAccessKeyName=Full SharedAccessKey=Zm9vYmFyS2V5WFlaMTIz;SharedAccessKey=x", "malformedPart", 42),
+            ("Endpoint=sb://ns/;SharedAccessKeyName=Full;SharedAccessKey=Zm9vYmFy;S2V5WFlaMTIz", "malformedPart", 68),
+            ("Endpoint=sb://ns/;SharedAccessKeyName=Full;SharedAccessKey=Zm9vYmFyS2V5WFlaMTIz;SharedAccessKey=Zm9vYmFyS2V5WFlaMTIz", "duplicatePart", 80),
+            ("Endpoint=sb://ns/;SharedAccessKeyName=Full;EntityPath=hubSharedAccessKey=Zm9vYmFyS2V5WFlaMTIz;SharedAccessKey=x", "malformedPart", 72),
+            ("Zm9vYmFyS2V5WFlaMTIz;Endpoint=sb://ns/", "malformedPart", 0),
+        ] as [(String, String, Int)])
+    func typosHideTheKey(_ text: String, _ code: String, _ offset: Int) {
+        do {
+            _ = try ConnectionString(text)
+            Issue.record("accepted \(text)")
+        } catch {
+            #expect(error.code.rawValue == code)
+            #expect(error.message.contains("at byte \(offset)"), "\(error.message)")
+            // No run of four characters of the key (or of the part that swallowed it) reaches the message.
+            let key = Array("Zm9vYmFyS2V5WFlaMTIz")
+            for start in 0...(key.count - 4) {
+                #expect(!error.description.contains(String(key[start..<start + 4])), "\(error.description)")
+            }
+        }
+    }
+
+    @Test(
         "errors name the part",
         arguments: [
             ("SharedAccessKeyName=a;SharedAccessKey=b", "missingPart", "Endpoint"),
