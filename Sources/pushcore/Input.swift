@@ -23,7 +23,7 @@ struct InputText {
                 // Opening as a resource refuses directories, FIFOs and devices with a typed error.
                 let file = try FileResource(path: path)
                 // At most `limit + 1` bytes: enough for the parser to say the input is too large.
-                return InputText(name: name, bytes: try file.bytes(in: 0..<min(file.count, limit + 1)))
+                return InputText(name: name, bytes: try file.leadingBytes(upTo: limit + 1))
             } catch {
                 Terminal.writeError(name, code: error.code, error.message)
                 return nil

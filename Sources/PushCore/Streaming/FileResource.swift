@@ -97,6 +97,40 @@ public final class FileResource: Sendable {
         return bytes
     }
 
+    /// The first bytes of the file, up to `maximum`. Unlike ``bytes(in:)`` it reads to the end of
+    /// the file, not to its size when opened: kernel files (`/proc`, `/sys`) report a size of 0 and
+    /// have content all the same.
+    /// - Throws: ``ResourceError`` `ioError`, or `changedDuringRead` for a file of known size that
+    ///   changed.
+    public func leadingBytes(upTo maximum: Int) throws(ResourceError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
+        defer { buffer.deallocate() }
+        try readToEnd(through: buffer) { piece in
+            bytes += piece.prefix(maximum - bytes.count)
+            return bytes.count < maximum
+        }
+        return bytes
+    }
+
+    /// Reads from the start through `buffer` until the end of the file (or until `body` returns
+    /// false), handing each piece read to `body`; then checks the file is unchanged.
+    private func readToEnd(through buffer: UnsafeMutableRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Bool) throws(ResourceError) {
+        var offset = 0
+        while true {
+            let result = pread(descriptor, buffer.baseAddress!, buffer.count, off_t(offset))
+            if result > 0 {
+                offset += result
+                guard body(UnsafeRawBufferPointer(rebasing: buffer[..<result])) else { break }
+            } else if result == 0 {
+                break
+            } else if errno != EINTR {
+                throw ResourceError.system("pread", resource: path, errno: errno)
+            }
+        }
+        try checkUnchanged()
+    }
+
     /// The file (or `range` of it) in chunks of `size` bytes, the last one shorter; each chunk is
     /// read when asked for.
     /// - Parameters:
@@ -122,15 +156,24 @@ public final class FileResource: Sendable {
         let bufferSize = 1 << 20
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 64)
         defer { buffer.deallocate() }
-        var offset = 0
-        while offset < count {
-            let piece = UnsafeMutableRawBufferPointer(rebasing: buffer[..<min(bufferSize, count - offset)])
-            try read(into: piece, at: offset)
-            hasher64.update(UnsafeRawBufferPointer(piece))
-            hasher128.update(UnsafeRawBufferPointer(piece))
-            offset += piece.count
+        if count == 0 {
+            // A kernel file reports no size; its content is what reading to the end gives.
+            try readToEnd(through: buffer) { piece in
+                hasher64.update(piece)
+                hasher128.update(piece)
+                return true
+            }
+        } else {
+            var offset = 0
+            while offset < count {
+                let piece = UnsafeMutableRawBufferPointer(rebasing: buffer[..<min(bufferSize, count - offset)])
+                try read(into: piece, at: offset)
+                hasher64.update(UnsafeRawBufferPointer(piece))
+                hasher128.update(UnsafeRawBufferPointer(piece))
+                offset += piece.count
+            }
+            try checkUnchanged()
         }
-        try checkUnchanged()
         let digests = ResourceDigests(xxh3_64: hasher64.digest(), xxh3_128: hasher128.digest())
         cachedDigests.withLock { $0 = digests }
         return digests

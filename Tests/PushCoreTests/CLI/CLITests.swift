@@ -168,6 +168,20 @@ struct CLITests {
         #expect(mixed.status == 1 && mixed.err.split(separator: "\n").count == 1)
     }
 
+    @Test("Kernel files that report a size of 0 are read to their end (check, canon, digest)")
+    func filesWithoutSize() throws {
+        let status = try PushCoreBinary.run(["check", "/proc/self/status"])
+        #expect(status.status == 1 && !status.err.contains("unexpectedEnd"), "\(status.err)")
+        #expect(status.err.hasPrefix("/proc/self/status: error: invalidLiteral at byte 0") || status.err.contains("at byte 0"), "\(status.err)")
+        let emptyDigest = "2d06800538d394c2  99aa06d3014798d86001c324468d497f"
+        let cpuinfo = try PushCoreBinary.run(["digest", "/proc/cpuinfo"])
+        #expect(cpuinfo.status == 0 && cpuinfo.out.hasSuffix("  /proc/cpuinfo\n") && !cpuinfo.out.hasPrefix(emptyDigest), "\(cpuinfo.out)")
+        // A kernel file's digest is the digest of what reading it gives (this one does not change).
+        let version = try PushCoreBinary.run(["digest", "/proc/sys/kernel/ostype"])
+        let text = try String(contentsOfFile: "/proc/sys/kernel/ostype", encoding: .utf8)
+        #expect(version.out.hasPrefix(XXH3.canonicalHex(XXH3.hash64(Array(text.utf8)))), "\(version.out)")
+    }
+
     @Test("Usage errors exit 2; every command has --help with an example", arguments: [
         ["check", "--bogus"], ["canon", "a", "b"], ["lint", "--push-type", "fax"], ["lint", "--format", "xml"],
         ["build", "--rich-id", "x"], ["build", "--critical-volume", "2"], ["build", "--custom", "novalue"],
@@ -276,6 +290,11 @@ struct CLITests {
 
         let inspected = try PushCoreBinary.run(["sas", "inspect", token])
         #expect(inspected.out == "resource: \(uri)\nkey name: DefaultFullSharedAccessSignature\nexpiry: 1700000000\nsignature: <redacted>\n")
+        // Decoded control characters are escaped: a token cannot print a line of its own.
+        let forged = token.replacingOccurrences(of: "skn=DefaultFullSharedAccessSignature", with: "skn=rule%0Avalid%0D%1B%5Bm")
+        let forgedInspection = try PushCoreBinary.run(["sas", "inspect", forged])
+        #expect(forgedInspection.status == 0 && forgedInspection.out.split(separator: "\n").count == 4)
+        #expect(forgedInspection.out.contains(#"key name: rule\u{a}valid\u{d}\u{1b}[m"#), "\(forgedInspection.out)")
         let malformed = try PushCoreBinary.run(["sas", "inspect", "SharedAccessSignature nonsense"])
         #expect(malformed.status == 1 && malformed.err.hasPrefix("token: error: malformed: "))
 
