@@ -35,7 +35,7 @@ extension HubEmulator {
 
     func handle(method: String, path: String, query: String, headers: HTTPFields, authority: String, body: [UInt8]) async -> Answer {
         let segments = path.split(separator: "/").map { $0.removingPercentEncoding ?? String($0) }
-        if segments.first == "_emulator" { return testHook(method: method, segments: segments, body: body) }
+        if segments.first == "_emulator" { return testHook(method: method, segments: segments, query: query, body: body) }
         let trackingID = UUID().uuidString.lowercased()
         guard let hubName = segments.first, let hub = hubs[hubName], let verifier = verifiers[hubName] else {
             return .error(404, "The hub \(segments.first ?? "") does not exist in this namespace.", trackingID: trackingID)
@@ -136,11 +136,13 @@ extension HubEmulator {
         var apnsHeaders: [String: String] = [:]
         for field in headers where field.name.canonicalName.hasPrefix("apns-") { apnsHeaders[field.name.canonicalName] = field.value }
         let notificationID = state.withLock { storage -> String in
-            storage.sequence += 1
-            let id = String(storage.sequence)
+            storage.notifications += 1
+            let id = String(storage.notifications)
             for handle in handles {
-                storage.deliveries.append(
-                    Delivery(hub: hub, notificationID: id, deviceHandle: handle, apnsHeaders: apnsHeaders, payload: payload, tokenExpiry: tokenExpiry))
+                record({ sequence in
+                    Delivery(sequence: sequence, hub: hub, notificationID: id, deviceHandle: handle, apnsHeaders: apnsHeaders, payload: payload,
+                             tokenExpiry: tokenExpiry)
+                }, in: &storage)
             }
             return id
         }
@@ -238,11 +240,17 @@ extension HubEmulator {
 
     // MARK: Test hooks
 
-    private func testHook(method: String, segments: [String], body: [UInt8]) -> Answer {
+    private func testHook(method: String, segments: [String], query: String, body: [UInt8]) -> Answer {
         switch (method, segments.dropFirst().first ?? "") {
         case ("GET", "deliveries"):
-            let list = JSON.array(deliveries.map { delivery in
+            var since = 0
+            for pair in query.split(separator: "&") where pair.hasPrefix("since=") {
+                guard let value = Int(pair.dropFirst(6)), value >= 0 else { return hookError(400, "since is a sequence number, 0 or more") }
+                since = value
+            }
+            let list = JSON.array(deliveries(since: since).map { delivery in
                 JSON.object([
+                    JSONMember("sequence", .number(JSONNumber(delivery.sequence))),
                     JSONMember("hub", .string(delivery.hub)), JSONMember("notificationId", .string(delivery.notificationID)),
                     JSONMember("deviceHandle", .string(delivery.deviceHandle)),
                     JSONMember("headers", .object(delivery.apnsHeaders.keys.sorted().map { JSONMember($0, .string(delivery.apnsHeaders[$0]!)) })),
@@ -258,22 +266,71 @@ extension HubEmulator {
             return Answer(status: 204)
         case ("GET", "requests"):
             return Answer(status: 200, headers: [("Content-Type", "application/json")], body: Array(String(requestCount).utf8))
-        case ("POST", "faults"):
-            guard let document = parsedJSON(body) else { return Answer(status: 400) }
-            let count = max(1, document.root["count"]?.int ?? 1)
-            let fault: Fault
-            if let status = document.root["status"]?.int {
-                fault = .status(status, retryAfter: document.root["retryAfter"]?.string)
-            } else if let seconds = document.root["delaySeconds"]?.double {
-                fault = .delay(.milliseconds(Int64(seconds * 1000)))
-            } else {
-                return Answer(status: 400)
+        case ("POST", "faults") where allowsFaultInjection:
+            switch Self.faults(from: body) {
+            case .success(let faults):
+                let queued = state.withLock { storage in
+                    guard storage.faults.count + faults.count <= Self.maximumQueuedFaults else { return false }
+                    storage.faults += faults
+                    return true
+                }
+                return queued ? Answer(status: 204) : hookError(409, "at most \(Self.maximumQueuedFaults) faults may be queued")
+            case .failure(let message):
+                return hookError(400, message.text)
             }
-            inject(Array(repeating: fault, count: count))
-            return Answer(status: 204)
         default:
-            return Answer(status: 404)
+            return hookError(404, "no such test hook")
         }
+    }
+
+    struct HookMessage: Error {
+        let text: String
+    }
+
+    /// `{"status": 100…599, "retryAfter": "…", "count": 1…}` or `{"delaySeconds": 0…300, "count": 1…}`,
+    /// every field checked, so that nothing a client sends can trap the process.
+    static func faults(from body: [UInt8]) -> Result<[Fault], HookMessage> {
+        guard let document = parsedJSON(body), document.root.kind == .object else { return .failure(HookMessage(text: "the body is a JSON object")) }
+        let root = document.root
+        let known: Set<String> = ["status", "retryAfter", "delaySeconds", "count"]
+        if let unknown = root.members.first(where: { !known.contains($0.key.string ?? "") }) {
+            return .failure(HookMessage(text: "unknown field \((unknown.key.string ?? "").debugDescription)"))
+        }
+        var count = 1
+        if let value = root["count"] {
+            guard let number = value.int, (1...maximumQueuedFaults).contains(number) else {
+                return .failure(HookMessage(text: "count is a whole number from 1 to \(maximumQueuedFaults)"))
+            }
+            count = number
+        }
+        let fault: Fault
+        switch (root["status"], root["delaySeconds"]) {
+        case (let status?, nil):
+            guard let code = status.int, (100...599).contains(code) else { return .failure(HookMessage(text: "status is a whole number from 100 to 599")) }
+            var retryAfter: String?
+            if let value = root["retryAfter"] {
+                guard let text = value.string, (1...64).contains(text.utf8.count), text.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
+                    return .failure(HookMessage(text: "retryAfter is a header value: 1 to 64 printable ASCII characters"))
+                }
+                retryAfter = text
+            }
+            fault = .status(code, retryAfter: retryAfter)
+        case (nil, let delay?):
+            let limit = Double(maximumFaultDelay.components.seconds)
+            guard root["retryAfter"] == nil, let seconds = delay.double, seconds.isFinite, (0...limit).contains(seconds) else {
+                return .failure(HookMessage(text: "delaySeconds is a number from 0 to \(Int(limit)), without retryAfter"))
+            }
+            fault = .delay(.milliseconds(Int64(seconds * 1000)))
+        default:
+            return .failure(HookMessage(text: "give either status or delaySeconds"))
+        }
+        return .success(Array(repeating: fault, count: count))
+    }
+
+    private func hookError(_ status: Int, _ message: String) -> Answer {
+        var json: [UInt8] = []
+        try? JSON.object([JSONMember("error", .string(message))]).write(into: &json)
+        return Answer(status: status, headers: [("Content-Type", "application/json")], body: json)
     }
 }
 

@@ -18,6 +18,8 @@ public struct EmulatedHub: Sendable {
 
 /// A notification the emulator would have handed to APNs.
 public struct Delivery: Sendable, Hashable {
+    /// 1, 2, 3, … in the order deliveries were recorded; what `?since=` counts from.
+    public let sequence: Int
     public let hub: String
     public let notificationID: String
     public let deviceHandle: String
@@ -43,23 +45,40 @@ public enum Fault: Sendable, Hashable {
 /// Routes: `POST /{hub}/messages/` (tags in `ServiceBusNotification-Tags`, or none for a
 /// broadcast), `POST /{hub}/messages/?direct`, `POST /{hub}/messages/$batch?direct`,
 /// `PUT|PATCH|GET|DELETE /{hub}/installations/{id}`. Test hooks, without authorisation:
-/// `GET|DELETE /_emulator/deliveries`, `POST /_emulator/faults` (`{"status":429,"retryAfter":"1","count":2}`
-/// or `{"delaySeconds":3,"count":1}`), `GET /_emulator/requests` (the number of hub requests received).
+/// `GET|DELETE /_emulator/deliveries` (the latest ``deliveryCapacity``, oldest first; `?since=N`
+/// for those after sequence N), `POST /_emulator/faults` (`{"status":429,"retryAfter":"1","count":2}`
+/// or `{"delaySeconds":3,"count":1}`; off when built with `allowsFaultInjection: false`),
+/// `GET /_emulator/requests` (the number of hub requests received).
 public final class HubEmulator: Sendable {
     struct Storage {
         var installations: [String: [String: Installation]] = [:]
+        /// A ring: the oldest are dropped beyond ``HubEmulator/deliveryCapacity``.
         var deliveries: [Delivery] = []
+        var firstDelivery = 0
+        var lastSequence = 0
         var faults: [Fault] = []
         var requests = 0
-        var sequence = 0
+        var notifications = 0
     }
+
+    /// Deliveries kept; older ones are forgotten (their sequence numbers are not reused).
+    public let deliveryCapacity: Int
+    /// Whether `POST /_emulator/faults` is served (in-process ``inject(_:)`` always works).
+    public let allowsFaultInjection: Bool
+    /// Faults queued at most; a request for more is refused.
+    public static let maximumQueuedFaults = 1000
+    /// The longest delay a fault may ask for.
+    public static let maximumFaultDelay = Duration.seconds(300)
 
     let hubs: [String: EmulatedHub]
     let verifiers: [String: SASVerifier]
     let clock: SASClock
     let state = Mutex(Storage())
 
-    public init(hubs: [EmulatedHub], clock: SASClock = .system) {
+    public init(hubs: [EmulatedHub], clock: SASClock = .system, deliveryCapacity: Int = 10_000, allowsFaultInjection: Bool = true) {
+        precondition(deliveryCapacity >= 1, "the emulator keeps at least one delivery")
+        self.deliveryCapacity = deliveryCapacity
+        self.allowsFaultInjection = allowsFaultInjection
         var byName: [String: EmulatedHub] = [:]
         var verifiers: [String: SASVerifier] = [:]
         for hub in hubs {
@@ -85,6 +104,8 @@ public final class HubEmulator: Sendable {
     ) -> some ApplicationProtocol {
         Application(
             responder: CallbackResponder<BasicRequestContext> { request, _ in try await self.respond(to: request) },
+            // A silent connection does not hold a socket for ever (also in `push-backend --demo`).
+            server: .http1(configuration: .init(idleTimeout: .seconds(30))),
             configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: port), serverName: "hub-emulator"),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
             logger: logger
@@ -93,9 +114,32 @@ public final class HubEmulator: Sendable {
 
     // MARK: In-process access (what the HTTP test hooks return)
 
-    public var deliveries: [Delivery] { state.withLock { $0.deliveries } }
+    /// The deliveries kept, oldest first.
+    public var deliveries: [Delivery] { deliveries(since: 0) }
+
+    /// The deliveries kept whose sequence is above `sequence`, oldest first.
+    public func deliveries(since sequence: Int) -> [Delivery] {
+        state.withLock { storage in
+            let ordered = storage.deliveries[storage.firstDelivery...] + storage.deliveries[..<storage.firstDelivery]
+            return ordered.filter { $0.sequence > sequence }
+        }
+    }
+
     public var requestCount: Int { state.withLock { $0.requests } }
     public func inject(_ faults: [Fault]) { state.withLock { $0.faults += faults } }
-    public func reset() { state.withLock { $0 = Storage(installations: $0.installations) } }
+    /// Forgets deliveries, faults and counts; installations stay, and sequence numbers go on.
+    public func reset() { state.withLock { $0 = Storage(installations: $0.installations, lastSequence: $0.lastSequence) } }
+
+    /// Records a delivery in the ring.
+    func record(_ make: (Int) -> Delivery, in storage: inout Storage) {
+        storage.lastSequence += 1
+        let delivery = make(storage.lastSequence)
+        if storage.deliveries.count < deliveryCapacity {
+            storage.deliveries.append(delivery)
+        } else {
+            storage.deliveries[storage.firstDelivery] = delivery
+            storage.firstDelivery = (storage.firstDelivery + 1) % deliveryCapacity
+        }
+    }
     public func installations(in hub: String) -> [Installation] { state.withLock { Array(($0.installations[hub] ?? [:]).values) } }
 }

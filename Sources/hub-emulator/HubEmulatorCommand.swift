@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import HubEmulator
 import Logging
 import PushCore
@@ -22,6 +23,20 @@ struct HubEmulatorCommand: AsyncParsableCommand {
               hub-emulator --port 0 --hub my-hub --connection-string "$PUSHCORE_CONNECTION_STRING"
             """
     )
+
+    /// Usage errors exit 2, as `pushcore`'s do (ArgumentParser's default is 64).
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var command = command as? any AsyncParsableCommand { try await command.run() } else { try command.run() }
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                exit(withError: ExitCode(2))
+            }
+            exit(withError: error)
+        }
+    }
 
     @Option(help: "The port; 0 picks a free one.") var port: Int = 0
     @Option(help: "A hub name (repeatable, paired in order with --connection-string).") var hub: [String] = []
