@@ -42,9 +42,19 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
         APIError(status: 400, code: code, message)
     }
 
+    /// Beyond a client address's or a user name's budget of password checks.
+    static func tooManyLogins(retryAfter wait: Duration) -> APIError {
+        APIError(status: 429, code: "tooManyLogins", "too many failed logins; try again later", headers: [("Retry-After", String(wait.retryAfterSeconds))])
+    }
+
+    /// The password checks already waiting fill the queue.
+    static let loginBusy = APIError(status: 503, code: "loginBusy", "too many logins are being checked; try again", headers: [("Retry-After", "1")])
+
+    /// The engine's own text goes to the log only: bodies carry our codes and messages.
     static func storage(_ error: StoreError) -> APIError {
-        guard error.code != .conflict else { return APIError(status: 409, code: "conflict", error.message) }
-        var refusal = APIError(status: 503, code: "storageUnavailable", "the database failed; try again")
+        var refusal = error.code == .conflict
+            ? APIError(status: 409, code: "conflict", "the request conflicts with what is stored; try again")
+            : APIError(status: 503, code: "storageUnavailable", "the database failed; try again")
         refusal.detail = error.description
         return refusal
     }

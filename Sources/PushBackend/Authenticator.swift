@@ -12,6 +12,11 @@ import Synchronization
 /// password or a removed user misses the cache at once. Failures are never remembered. Checks of the
 /// same credentials that arrive together share one scrypt run, and at most ``hashingThreads`` run at
 /// once, on their own threads, so logins cannot starve the event loops or the database.
+///
+/// scrypt runs are budgeted (``LoginLimits``): each client address and each user name has its own
+/// token bucket of checks, and the checks waiting for a thread are capped, so a flood of wrong
+/// passwords is refused (429, or 503 when the queue is full) instead of queueing ahead of everyone
+/// else's first login. Remembered logins run no check and spend no budget.
 public final class Authenticator: Sendable {
     public struct User: Sendable, Hashable {
         public let name: String
@@ -37,6 +42,11 @@ public final class Authenticator: Sendable {
 
     private let store: any BackendStore
     private let pool: NIOThreadPool
+    private let limits: LoginLimits
+    private let addressBudget: RateLimiter<String>
+    private let userBudget: RateLimiter<String>
+    /// scrypt runs started and not finished (joined attempts count once).
+    private let pendingChecks = Mutex(0)
     /// The cache's HMAC key: random per process, so remembered MACs mean nothing elsewhere.
     private let cacheKey: [UInt8] = SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }
     private let remembered = Mutex<[String: Remembered]>([:])
@@ -45,8 +55,11 @@ public final class Authenticator: Sendable {
     /// first use, once per process (so the first unknown name costs one hash more).
     private static let decoy = PasswordHash(hashing: "decoy", parameters: .standard)
 
-    public init(store: any BackendStore) {
+    public init(store: any BackendStore, limits: LoginLimits = LoginLimits()) {
         self.store = store
+        self.limits = limits
+        addressBudget = RateLimiter(limits.perAddress)
+        userBudget = RateLimiter(limits.perUser)
         pool = NIOThreadPool(numberOfThreads: Self.hashingThreads)
         pool.start()
     }
@@ -57,8 +70,13 @@ public final class Authenticator: Sendable {
     }
 
     /// The user the `Authorization` header names, when the password is theirs.
-    /// - Throws: `APIError.unauthorized` (with `WWW-Authenticate`) otherwise.
-    public func authenticate(authorization: String?) async throws(APIError) -> User {
+    /// - Parameters:
+    ///   - authorization: The `Authorization` header.
+    ///   - client: The client's address, whose budget a password check spends.
+    /// - Throws: `APIError.unauthorized` (with `WWW-Authenticate`) otherwise; `tooManyLogins` (429,
+    ///   `Retry-After`) beyond the address's or the name's budget; `loginBusy` (503) when the
+    ///   checks already waiting fill the queue.
+    public func authenticate(authorization: String?, client: String) async throws(APIError) -> User {
         guard let authorization, let (name, password) = Self.basicCredentials(authorization) else {
             throw .unauthorized("send HTTP Basic credentials")
         }
@@ -70,14 +88,41 @@ public final class Authenticator: Sendable {
         }
         let mac = Array(HMAC<SHA256>.authenticationCode(for: Array(password.utf8), using: SymmetricKey(data: cacheKey)))
         guard let user, let hash = PasswordHash(encoded: user.passwordHash) else {
-            _ = await check(Attempt(name: name, storedHash: Self.decoy.encoded, passwordMAC: mac), password: password, hash: Self.decoy)
+            // Budgeted like a wrong password, so that unknown names are told apart by nothing.
+            _ = try await budgetedCheck(Attempt(name: name, storedHash: Self.decoy.encoded, passwordMAC: mac), password: password, hash: Self.decoy, client: client)
             throw .unauthorized("wrong user name or password")
         }
         let attempt = Attempt(name: user.name, storedHash: user.passwordHash, passwordMAC: mac)
         if !isRemembered(attempt) {
-            guard await check(attempt, password: password, hash: hash) else { throw .unauthorized("wrong user name or password") }
+            guard try await budgetedCheck(attempt, password: password, hash: hash, client: client) else {
+                throw .unauthorized("wrong user name or password")
+            }
         }
         return User(name: user.name, role: user.role)
+    }
+
+    /// Takes a check from the client's and the name's budgets and runs it. Only failures drain the
+    /// budgets: a check that never ran (the queue was full), or a real login that succeeded, gives
+    /// its tokens back. (The decoy never does, whatever password matches it.)
+    private func budgetedCheck(_ attempt: Attempt, password: String, hash: PasswordHash, client: String) async throws(APIError) -> Bool {
+        if let wait = addressBudget.take(client) { throw .tooManyLogins(retryAfter: wait) }
+        if let wait = userBudget.take(attempt.name) {
+            addressBudget.giveBack(client)
+            throw .tooManyLogins(retryAfter: wait)
+        }
+        let matches: Bool
+        do throws(APIError) {
+            matches = try await check(attempt, password: password, hash: hash)
+        } catch {
+            addressBudget.giveBack(client)
+            userBudget.giveBack(attempt.name)
+            throw error
+        }
+        if matches && attempt.storedHash != Self.decoy.encoded {
+            addressBudget.giveBack(client)
+            userBudget.giveBack(attempt.name)
+        }
+        return matches
     }
 
     private func isRemembered(_ attempt: Attempt) -> Bool {
@@ -88,16 +133,25 @@ public final class Authenticator: Sendable {
     }
 
     /// Runs scrypt, or joins the run already checking the same credentials against the same hash.
-    private func check(_ attempt: Attempt, password: String, hash: PasswordHash) async -> Bool {
-        let (task, started) = inFlight.withLock { running -> (Task<Bool, Never>, Bool) in
+    /// - Throws: `loginBusy` when ``LoginLimits/maximumPendingChecks`` runs are already waiting.
+    private func check(_ attempt: Attempt, password: String, hash: PasswordHash) async throws(APIError) -> Bool {
+        let started = inFlight.withLock { running -> (task: Task<Bool, Never>, isNew: Bool)? in
             if let task = running[attempt] { return (task, false) }
+            let admitted = pendingChecks.withLock { pending in
+                guard pending < limits.maximumPendingChecks else { return false }
+                pending += 1
+                return true
+            }
+            guard admitted else { return nil }
             let pool = self.pool
             let task = Task { (try? await pool.runIfActive { hash.matches(password) }) ?? false }
             running[attempt] = task
             return (task, true)
         }
+        guard let (task, isNew) = started else { throw .loginBusy }
         let matches = await task.value
-        guard started else { return matches }
+        guard isNew else { return matches }
+        pendingChecks.withLock { $0 -= 1 }
         inFlight.withLock { _ = $0.removeValue(forKey: attempt) }
         if matches && attempt.storedHash != Self.decoy.encoded {
             remembered.withLock { cache in
@@ -119,5 +173,25 @@ public final class Authenticator: Sendable {
             let password = String(validating: decoded[(colon + 1)...], as: UTF8.self)
         else { return nil }
         return (name, password)
+    }
+}
+
+/// The budgets of password checks (scrypt runs). Logins already remembered spend nothing.
+public struct LoginLimits: Sendable, Hashable {
+    /// Checks one client address may start: a burst, then a steady rate.
+    public var perAddress: RateLimit
+    /// Checks one user name may be the subject of, from anywhere (a name under attack locks out
+    /// first logins with that name only, and only until its budget refills).
+    public var perUser: RateLimit
+    /// Checks waiting for or running on the hashing threads; beyond it, `loginBusy` (503).
+    public var maximumPendingChecks: Int
+
+    public init(
+        perAddress: RateLimit = RateLimit(burst: 10, perSecond: 1), perUser: RateLimit = RateLimit(burst: 10, perSecond: 0.1),
+        maximumPendingChecks: Int = 64
+    ) {
+        self.perAddress = perAddress
+        self.perUser = perUser
+        self.maximumPendingChecks = maximumPendingChecks
     }
 }

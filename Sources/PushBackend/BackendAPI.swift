@@ -8,7 +8,8 @@ import PushCore
 /// The HTTP API: routing, authentication, the two flows, and one log line per request.
 ///
 /// Routes (all behind HTTP Basic):
-/// - `POST /api/register` `{"deviceToken": "hex"}` → `201`/`200` `{"id": "…"}`: the caller's installation for that device.
+/// - `POST /api/register` `{"deviceToken": "hex"}` → `201 {"id": "…"}`: a fresh registration id, whether
+///   the token was known or not; the device's one installation now carries the caller's tag.
 /// - `DELETE /api/register/{id}` → `204`; only the owner's.
 /// - `POST /api/notifications` (rich or secure, see ``NotificationRequest``) → `201 {"id": "…"}`.
 /// - `GET /api/notifications` → `{"notifications": [...]}`, newest first (`?limit=`, 1–1000, default 100).
@@ -37,22 +38,32 @@ final class BackendAPI: Sendable {
     /// Small chunks: 200 downloads at once hold 200 chunks at most, and each write waits for the socket.
     static let imageChunkSize = 4096
 
+    /// Rounds of bringing a device's installation in line with its stored registration before
+    /// giving up (each round is one hub call; more than one only while others register the same token).
+    static let maximumSyncRounds = 8
+
     let store: any BackendStore
     let authenticator: Authenticator
     let hub: NotificationHubClient
     let images: ResourceRegistry
     let defaultImage: String
     let logger: Logger
+    /// Notifications each user may create: a burst, then a steady rate.
+    private let sendBudget: RateLimiter<String>
     /// Each embedded image once as a `ByteBuffer`: responses send slices of it, never copies.
     private let imageBuffers: [String: ByteBuffer]
 
-    init(store: any BackendStore, authenticator: Authenticator, hub: NotificationHubClient, images: ResourceRegistry, defaultImage: String, logger: Logger) {
+    init(
+        store: any BackendStore, authenticator: Authenticator, hub: NotificationHubClient, images: ResourceRegistry, defaultImage: String,
+        sendQuota: RateLimit, logger: Logger
+    ) {
         self.store = store
         self.authenticator = authenticator
         self.hub = hub
         self.images = images
         self.defaultImage = defaultImage
         self.logger = logger
+        sendBudget = RateLimiter(sendQuota)
         var buffers: [String: ByteBuffer] = [:]
         for name in images.names {
             if let resource = try? images.resource(named: name) { buffers[name] = ByteBuffer(bytes: resource.bytes) }
@@ -60,7 +71,7 @@ final class BackendAPI: Sendable {
         imageBuffers = buffers
     }
 
-    func respond(to request: Request) async -> Response {
+    func respond(to request: Request, client: String) async -> Response {
         let clock = ContinuousClock()
         let started = clock.now
         let requestID = randomHex(bytes: 8)
@@ -69,9 +80,9 @@ final class BackendAPI: Sendable {
         var user: Authenticator.User?
         let answer: Answer
         do throws(APIError) {
-            answer = try await route(request, user: &user, logger: logger)
+            answer = try await route(request, client: client, user: &user, logger: logger)
         } catch {
-            if let detail = error.detail { logger.error("\(error.code): \(detail)") }
+            if let detail = error.detail { logger.log(level: error.status >= 500 ? .error : .notice, "\(error.code): \(detail)") }
             answer = Answer(status: error.status, headers: [("Content-Type", "application/json; charset=utf-8")] + error.headers, body: .bytes(error.body))
         }
         let elapsed = (clock.now - started).components
@@ -113,7 +124,7 @@ final class BackendAPI: Sendable {
 
     // MARK: Routing
 
-    private func route(_ request: Request, user: inout Authenticator.User?, logger: Logger) async throws(APIError) -> Answer {
+    private func route(_ request: Request, client: String, user: inout Authenticator.User?, logger: Logger) async throws(APIError) -> Answer {
         let segments = request.uri.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
         guard segments.first == "api", segments.count >= 2, segments.count <= 3, !segments.contains(where: \.isEmpty) else {
             throw .notFound()
@@ -134,7 +145,7 @@ final class BackendAPI: Sendable {
                 status: 405, code: "methodNotAllowed", "\(method.rawValue) is not allowed here",
                 headers: [("Allow", allowed.map(\.rawValue).joined(separator: ", "))])
         }
-        let caller = try await authenticator.authenticate(authorization: request.headers[.authorization])
+        let caller = try await authenticator.authenticate(authorization: request.headers[.authorization], client: client)
         user = caller
         var request = request
         switch (resource, id, method) {
@@ -158,58 +169,95 @@ final class BackendAPI: Sendable {
     private func register(_ body: JSONValue, caller: Authenticator.User) async throws(APIError) -> Answer {
         try RequestBody.allowKeys(["deviceToken"], in: body)
         let deviceToken = try RequestBody.string("deviceToken", in: body).lowercased()
-        let existing: RegistrationRecord?
-        do {
-            existing = try await store.registration(deviceToken: deviceToken)
-        } catch {
-            throw .storage(error)
-        }
-        // A device token names one device: registering it again (as whoever is logged in on it now)
-        // moves that installation to the caller instead of adding a second one.
-        let id = existing?.id ?? randomHex(bytes: 16)
-        let installation = Installation(installationID: id, pushChannel: deviceToken, tags: ["username:\(caller.name)"], userID: caller.name)
+        let installationID = RegistrationRecord.installationID(deviceToken: deviceToken)
         do throws(NotificationHubError) {
-            try installation.validate()
+            try Self.installation(installationID, deviceToken: deviceToken, owner: caller.name).validate()
         } catch {
             throw .badRequest("invalidDeviceToken", "deviceToken must be an APNs device token in hex (16 to 200 digits)")
         }
-        do throws(NotificationHubError) {
-            try await hub.createOrUpdate(installation)
-        } catch {
-            throw .hub(error)
-        }
+        // A device token names one device: registering it again (as whoever is signed in on it now)
+        // moves it to the caller. The row is decided first; the installation then follows the row.
+        let previous: RegistrationRecord?
+        let registration = RegistrationRecord(
+            id: randomHex(bytes: 16), owner: caller.name, deviceToken: deviceToken, installationID: installationID, updatedAt: unixMilliseconds())
         do {
-            try await store.saveRegistration(RegistrationRecord(id: id, owner: caller.name, deviceToken: deviceToken, updatedAt: unixMilliseconds()))
+            previous = try await store.registration(deviceToken: deviceToken)
+            try await store.saveRegistration(registration)
         } catch {
             throw .storage(error)
         }
-        return .json(existing == nil ? 201 : 200, .object([JSONMember("id", .string(id))]))
+        try await syncInstallation(deviceToken: deviceToken)
+        if let previous { try await removeFormerInstallation(of: previous) }
+        // The same answer whether the token was known: a new id, 201.
+        return .json(201, .object([JSONMember("id", .string(registration.id))]))
     }
 
     private func unregister(id: String, caller: Authenticator.User) async throws(APIError) -> Answer {
         let registration: RegistrationRecord?
+        let deleted: Bool
         do {
             registration = try await store.registration(id: id)
+            deleted = registration?.owner == caller.name ? try await store.deleteRegistration(id: id, owner: caller.name) : false
         } catch {
             throw .storage(error)
         }
-        guard let registration, registration.owner == caller.name else { throw .notFound("no such registration") }
+        // Someone else's, or registered again (under a new id) since it was read.
+        guard let registration, deleted else { throw .notFound("no such registration") }
+        try await syncInstallation(deviceToken: registration.deviceToken)
+        try await removeFormerInstallation(of: registration)
+        return Answer(status: 204)
+    }
+
+    /// Brings the hub's installation for `deviceToken` in line with the stored registration: the
+    /// owner's tag, or no installation when there is no registration. The row is read again after
+    /// each hub call until the two agree, so that whichever registration of a token is stored last,
+    /// its owner is what the installation carries once every request has returned.
+    private func syncInstallation(deviceToken: String) async throws(APIError) {
+        let installationID = RegistrationRecord.installationID(deviceToken: deviceToken)
+        var applied: String??  // the owner last written to the hub; .some(nil) once deleted
+        for _ in 0..<Self.maximumSyncRounds {
+            let owner: String?
+            do {
+                owner = try await store.registration(deviceToken: deviceToken)?.owner
+            } catch {
+                throw .storage(error)
+            }
+            if let applied, applied == owner { return }
+            do throws(NotificationHubError) {
+                if let owner {
+                    try await hub.createOrUpdate(Self.installation(installationID, deviceToken: deviceToken, owner: owner))
+                } else {
+                    try await hub.deleteInstallation(id: installationID)
+                }
+            } catch {
+                throw .hub(error)
+            }
+            applied = .some(owner)
+        }
+        throw APIError(status: 503, code: "registrationContended", "this device is being registered by others at the same time; try again")
+    }
+
+    /// Deletes the installation a registration from before token-derived installation ids was made under.
+    private func removeFormerInstallation(of registration: RegistrationRecord) async throws(APIError) {
+        guard registration.installationID != RegistrationRecord.installationID(deviceToken: registration.deviceToken) else { return }
         do throws(NotificationHubError) {
-            try await hub.deleteInstallation(id: id)
+            try await hub.deleteInstallation(id: registration.installationID)
         } catch {
             throw .hub(error)
         }
-        do {
-            _ = try await store.deleteRegistration(id: id, owner: caller.name)
-        } catch {
-            throw .storage(error)
-        }
-        return Answer(status: 204)
+    }
+
+    private static func installation(_ id: String, deviceToken: String, owner: String) -> Installation {
+        Installation(installationID: id, pushChannel: deviceToken, tags: ["username:\(owner)"], userID: owner)
     }
 
     // MARK: Notifications
 
     private func send(_ request: NotificationRequest, caller: Authenticator.User, logger: Logger) async throws(APIError) -> Answer {
+        if let wait = sendBudget.take(caller.name) {
+            throw APIError(
+                status: 429, code: "rateLimited", "too many notifications; try again later", headers: [("Retry-After", String(wait.retryAfterSeconds))])
+        }
         let recipient = request.to ?? caller.name
         if recipient != caller.name {
             guard caller.role == .sender else {

@@ -1,3 +1,5 @@
+import Crypto
+
 /// What the backend keeps: users, device registrations and notifications. SQLite by default
 /// (``SQLiteBackendStore``); another engine implements this protocol.
 ///
@@ -13,7 +15,8 @@ public protocol BackendStore: Sendable {
 
     func registration(id: String) async throws(StoreError) -> RegistrationRecord?
     func registration(deviceToken: String) async throws(StoreError) -> RegistrationRecord?
-    /// Creates or replaces the registration with this id; `conflict` when another holds its device token.
+    /// Creates the registration of its device token, or replaces the one there was (a device token
+    /// names one device: the row takes the new id, owner and installation).
     func saveRegistration(_ registration: RegistrationRecord) async throws(StoreError)
     /// Whether the owner had a registration with this id.
     func deleteRegistration(id: String, owner: String) async throws(StoreError) -> Bool
@@ -27,6 +30,8 @@ public protocol BackendStore: Sendable {
     /// The recipient's notifications, newest first.
     func notifications(recipient: String, limit: Int) async throws(StoreError) -> [NotificationRecord]
     func deleteNotification(id: String) async throws(StoreError)
+    /// Deletes the notifications created before `time`; how many there were.
+    func deleteNotifications(createdBefore time: Int64) async throws(StoreError) -> Int
 
     func close() async
 }
@@ -64,18 +69,30 @@ public struct UserRecord: Sendable, Hashable {
     }
 }
 
-/// A device's installation in the hub, and who owns it.
+/// A device token, who owns it, and the hub installation that carries it.
 public struct RegistrationRecord: Sendable, Hashable {
+    /// Random per registration: what the owner deletes it by. Registering the token again gives a new one.
     public let id: String
     public var owner: String
     public var deviceToken: String
+    /// The hub installation's id, derived from the token (``installationID(deviceToken:)``) so that
+    /// any number of registrations of one device, however they interleave, address one installation.
+    public var installationID: String
     public var updatedAt: Int64
 
-    public init(id: String, owner: String, deviceToken: String, updatedAt: Int64) {
+    public init(id: String, owner: String, deviceToken: String, installationID: String, updatedAt: Int64) {
         self.id = id
         self.owner = owner
         self.deviceToken = deviceToken
+        self.installationID = installationID
         self.updatedAt = updatedAt
+    }
+
+    /// `apns-` and the first 16 bytes of SHA-256 of the lowercased token, in hex.
+    public static func installationID(deviceToken: String) -> String {
+        "apns-" + SHA256.hash(data: Array(deviceToken.lowercased().utf8)).prefix(16).map { byte in
+            String(byte >> 4, radix: 16) + String(byte & 0xF, radix: 16)
+        }.joined()
     }
 }
 

@@ -5,7 +5,7 @@ import PushCore
 enum RequestBody {
     /// The body as a JSON object (at most ``BackendAPI/maximumRequestBody`` bytes).
     static func object(of request: inout Request) async throws(APIError) -> JSONValue {
-        if let type = request.headers[.contentType], !type.lowercased().hasPrefix("application/json") {
+        guard isJSON(request.headers[.contentType]) else {
             throw APIError(status: 415, code: "unsupportedMediaType", "send the body as application/json")
         }
         let bytes: [UInt8]
@@ -23,6 +23,14 @@ enum RequestBody {
         }
         guard document.root.kind == .object else { throw .badRequest("invalidJSON", "the body is not a JSON object") }
         return document.root
+    }
+
+    /// Whether a `Content-Type` names exactly `application/json` (any case, parameters allowed).
+    static func isJSON(_ contentType: String?) -> Bool {
+        guard let contentType else { return false }
+        let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        let mediaType = contentType.utf8.prefix { $0 != UInt8(ascii: ";") }.drop(while: isSpace).reversed().drop(while: isSpace).reversed()
+        return String(decoding: mediaType, as: UTF8.self).lowercased() == "application/json"
     }
 
     /// Refuses keys outside `allowed` (a misspelt optional key would otherwise be silently ignored) and repeated keys.

@@ -53,7 +53,15 @@ public final class SQLiteBackendStore: BackendStore {
             ) STRICT
             """,
             "CREATE INDEX notifications_by_recipient ON notifications (recipient, created_at DESC)",
-        ]
+        ],
+        [
+            // Installations are named after their device token; rows from version 1 keep the id
+            // their installation was created under until the token registers again.
+            "ALTER TABLE registrations ADD COLUMN installation_id TEXT",
+            "UPDATE registrations SET installation_id = id",
+            // The retention sweep deletes by age.
+            "CREATE INDEX notifications_by_age ON notifications (created_at)",
+        ],
     ]
 
     public let path: String
@@ -65,9 +73,20 @@ public final class SQLiteBackendStore: BackendStore {
     }
 
     /// Opens (creating when missing) the database in `dataDirectory` and migrates it to the current schema.
+    ///
+    /// The database and its `-wal` and `-shm` files are readable by their owner only (0600),
+    /// whatever the directory and the umask: they hold password hashes and secure payloads. A
+    /// directory that others may enter is logged as a warning.
     public static func open(dataDirectory: String, logger: Logger = Logger(label: "push-backend.store")) async throws(StoreError) -> SQLiteBackendStore {
         try createDirectory(dataDirectory)
         let path = dataDirectory.hasSuffix("/") ? dataDirectory + fileName : dataDirectory + "/" + fileName
+        try restrictFiles(path)
+        var info = stat()
+        if stat(dataDirectory, &info) == 0, info.st_mode & 0o077 != 0 {
+            logger.warning(
+                "the data directory is open to other users; it holds password hashes and secure payloads: chmod 700 it",
+                metadata: ["directory": "\(dataDirectory)", "mode": "\(String(info.st_mode & 0o777, radix: 8))"])
+        }
         let connection: SQLiteConnection
         do {
             connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
@@ -152,21 +171,24 @@ public final class SQLiteBackendStore: BackendStore {
     // MARK: Registrations
 
     public func registration(id: String) async throws(StoreError) -> RegistrationRecord? {
-        try await run("SELECT id, owner, device_token, updated_at FROM registrations WHERE id = ?", [.text(id)]).first.flatMap(Self.registration(from:))
+        try await run("SELECT id, owner, device_token, installation_id, updated_at FROM registrations WHERE id = ?", [.text(id)])
+            .first.flatMap(Self.registration(from:))
     }
 
     public func registration(deviceToken: String) async throws(StoreError) -> RegistrationRecord? {
-        try await run("SELECT id, owner, device_token, updated_at FROM registrations WHERE device_token = ?", [.text(deviceToken)])
+        try await run("SELECT id, owner, device_token, installation_id, updated_at FROM registrations WHERE device_token = ?", [.text(deviceToken)])
             .first.flatMap(Self.registration(from:))
     }
 
     public func saveRegistration(_ registration: RegistrationRecord) async throws(StoreError) {
         _ = try await run(
             """
-            INSERT INTO registrations (id, owner, device_token, updated_at) VALUES (?, ?, ?, ?)
-            ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, device_token = excluded.device_token, updated_at = excluded.updated_at
+            INSERT INTO registrations (id, owner, device_token, installation_id, updated_at) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT (device_token) DO UPDATE SET
+                id = excluded.id, owner = excluded.owner, installation_id = excluded.installation_id, updated_at = excluded.updated_at
             """,
-            [.text(registration.id), .text(registration.owner), .text(registration.deviceToken), .integer(Int(registration.updatedAt))])
+            [.text(registration.id), .text(registration.owner), .text(registration.deviceToken), .text(registration.installationID),
+             .integer(Int(registration.updatedAt))])
     }
 
     public func deleteRegistration(id: String, owner: String) async throws(StoreError) -> Bool {
@@ -175,9 +197,10 @@ public final class SQLiteBackendStore: BackendStore {
 
     private static func registration(from row: SQLiteRow) -> RegistrationRecord? {
         guard let id = row.column("id")?.string, let owner = row.column("owner")?.string,
-            let token = row.column("device_token")?.string, let updated = row.column("updated_at")?.integer
+            let token = row.column("device_token")?.string, let installationID = row.column("installation_id")?.string,
+            let updated = row.column("updated_at")?.integer
         else { return nil }
-        return RegistrationRecord(id: id, owner: owner, deviceToken: token, updatedAt: Int64(updated))
+        return RegistrationRecord(id: id, owner: owner, deviceToken: token, installationID: installationID, updatedAt: Int64(updated))
     }
 
     // MARK: Notifications
@@ -217,6 +240,10 @@ public final class SQLiteBackendStore: BackendStore {
         _ = try await run("DELETE FROM notifications WHERE id = ?", [.text(id)])
     }
 
+    public func deleteNotifications(createdBefore time: Int64) async throws(StoreError) -> Int {
+        try await run("DELETE FROM notifications WHERE created_at < ? RETURNING id", [.integer(Int(time))]).count
+    }
+
     private static func notification(from row: SQLiteRow) -> NotificationRecord? {
         guard let id = row.column("id")?.string, let sender = row.column("sender")?.string,
             let recipient = row.column("recipient")?.string, let created = row.column("created_at")?.integer
@@ -250,6 +277,17 @@ public final class SQLiteBackendStore: BackendStore {
         }
     }
 
+    /// Creates the database file with mode 0600 before SQLite does (SQLite gives the `-wal` and
+    /// `-shm` files the database's mode), and takes group and other access from files already there.
+    private static func restrictFiles(_ path: String) throws(StoreError) {
+        if let number = createPrivateFile(path) {
+            throw StoreError(.unavailable, "cannot create \(path) with mode 0600: \(String(cString: strerror(number)))")
+        }
+        for suffix in ["-wal", "-shm"] where chmod(path + suffix, 0o600) != 0 && errno != ENOENT {
+            throw StoreError(.unavailable, "cannot make \(path + suffix) private: \(String(cString: strerror(errno)))")
+        }
+    }
+
     private static func createDirectory(_ path: String) throws(StoreError) {
         guard !path.isEmpty else { throw StoreError(.unavailable, "the data directory is an empty path") }
         if mkdir(path, 0o700) == 0 || errno == EEXIST {
@@ -261,6 +299,15 @@ public final class SQLiteBackendStore: BackendStore {
         }
         throw StoreError(.unavailable, "cannot create the data directory \(path): \(String(cString: strerror(errno)))")
     }
+}
+
+/// Creates `path` when missing and gives it mode 0600; errno on failure. (Out here, `open` and
+/// `close` are the system's, not the store's.)
+private func createPrivateFile(_ path: String) -> Int32? {
+    let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+    guard descriptor >= 0 else { return errno }
+    defer { close(descriptor) }
+    return fchmod(descriptor, 0o600) == 0 ? nil : errno
 }
 
 /// Milliseconds since 1970, the store's timestamps.

@@ -22,6 +22,20 @@ struct PushBackendCommand: AsyncParsableCommand {
             """,
         subcommands: [Serve.self, User.self]
     )
+
+    /// Usage errors exit 2, as `pushcore`'s do (ArgumentParser's default is 64).
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var command = command as? any AsyncParsableCommand { try await command.run() } else { try command.run() }
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                exit(withError: ExitCode(2))
+            }
+            exit(withError: error)
+        }
+    }
 }
 
 /// The data directory option every command shares.
@@ -55,9 +69,29 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Use the in-process hub emulator even when a hub is configured.") var demo = false
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
+    @Option(name: .customLong("idle-timeout"), help: "Seconds a connection may sit idle before it is closed.")
+    var idleTimeout: Int = 30
+    @Option(name: .customLong("request-head-timeout"), help: "Seconds a request head may take once its first byte arrived.")
+    var requestHeadTimeout: Int = 10
+    @Option(name: .customLong("max-connections"), help: "Connections served at once (lowered to fit the file descriptor limit).")
+    var maxConnections: Int = 4096
+    @Option(name: .customLong("send-burst"), help: "Notifications a user may create at once.")
+    var sendBurst: Int = BackendConfiguration.defaultSendQuota.burst
+    @Option(name: .customLong("send-per-minute"), help: "Notifications a user may create per minute after the burst.")
+    var sendPerMinute: Int = Int(BackendConfiguration.defaultSendQuota.perSecond * 60)
+    @Option(name: .customLong("retention-days"), help: "Days notifications are kept; older ones are deleted every hour.")
+    var retentionDays: Int = 30
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
+        guard (1...3600).contains(idleTimeout), (1...3600).contains(requestHeadTimeout) else {
+            throw ValidationError("--idle-timeout and --request-head-timeout are 1 to 3600 seconds")
+        }
+        guard (1...1_000_000).contains(maxConnections) else { throw ValidationError("--max-connections is 1 to 1000000") }
+        guard (1...100_000).contains(sendBurst), (1...100_000).contains(sendPerMinute) else {
+            throw ValidationError("--send-burst and --send-per-minute are 1 to 100000")
+        }
+        guard (1...36_500).contains(retentionDays) else { throw ValidationError("--retention-days is 1 to 36500") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level: unknown level \(logLevel)") }
         let hub = resolvedHub
         if !demo && (hub.connectionString == nil) != (hub.name == nil) {
@@ -82,7 +116,11 @@ struct Serve: AsyncParsableCommand {
             return handler
         }
         let hub = resolvedHub
-        var configuration = BackendConfiguration(dataDirectory: dataDirectory.path, host: host, port: port)
+        var configuration = BackendConfiguration(
+            dataDirectory: dataDirectory.path, host: host, port: port,
+            server: ServerLimits(idleTimeout: .seconds(idleTimeout), requestHeadTimeout: .seconds(requestHeadTimeout), maximumConnections: maxConnections),
+            sendQuota: RateLimit(burst: sendBurst, perSecond: Double(sendPerMinute) / 60),
+            retention: .seconds(retentionDays * 24 * 3600))
         if !demo, let connectionString = hub.connectionString, let name = hub.name {
             configuration.hub = HubSettings(connectionString: connectionString, hubName: name, endpoint: hub.endpoint)
         }

@@ -50,7 +50,7 @@ struct AuthenticationTests {
         func login(_ password: String) async -> Bool {
             let header = "Basic " + Data("alice:\(password)".utf8).base64EncodedString()
             do throws(APIError) {
-                return try await authenticator.authenticate(authorization: header).name == "alice"
+                return try await authenticator.authenticate(authorization: header, client: "127.0.0.1").name == "alice"
             } catch {
                 #expect(error.status == 401 && error.headers.contains { $0.0 == "WWW-Authenticate" })
                 return false

@@ -43,6 +43,17 @@ struct BackendCommandTests {
         #expect(!String(decoding: database, as: UTF8.self).contains("s3cret"))
     }
 
+    @Test("Usage errors exit 2 in push-backend and hub-emulator, as in pushcore", arguments: [
+        ["push-backend", "serve", "--port", "70000"], ["push-backend", "serve", "--bogus"], ["push-backend", "nosuchcommand"],
+        ["push-backend", "user", "add", "bad:name"], ["hub-emulator", "--hub", "h"], ["hub-emulator", "--port", "-1", "--hub", "h", "--connection-string", "x"],
+        ["hub-emulator", "--hub", "h", "--connection-string", "Endpoint=sb://x/;SharedAccessKeyName=r"],
+    ])
+    func usageErrors(_ command: [String]) throws {
+        let result = try PushCoreBinary.run(Array(command.dropFirst()), executable: PushCoreBinary.builtExecutable(command[0]), environment: [:])
+        #expect(result.status == 2, "\(command): \(result.err)")
+        #expect(result.stdout.isEmpty && !result.stderr.isEmpty)
+    }
+
     @Test("serve --demo: address first, the whole flow offline, 200 concurrent image downloads in bounded memory, SIGTERM stops it cleanly")
     func serveDemo() async throws {
         let directory = try temporaryDirectory()
