@@ -62,13 +62,6 @@ struct FloodTests {
     func loginFlood() async throws {
         try await withBackend { backend in
             let port = backend.port
-            // One full-strength check, timed alone: "within a second" holds for an optimised build; a
-            // debug build under a sanitizer spends seconds on one scrypt run, and there the bound is two runs.
-            let unknownLogin: @Sendable () throws -> Int = { try RawConnection(port: port, from: "127.0.0.3").statusOf(rawGet("/api/notifications", user: "nobody", password: "x")) }
-            #expect(try await offPool(unknownLogin) == 401)  // the first also makes the decoy hash
-            let started = ContinuousClock.now
-            #expect(try await offPool(unknownLogin) == 401)
-            let bound = max(.seconds(1), (ContinuousClock.now - started) * 2)
             let statuses = Mutex<[Int: Int]>([:])
             let stop = Atomic<Bool>(false)
             // Unknown names: each wrong login costs a full-strength scrypt run (the decoy hash).
@@ -96,8 +89,13 @@ struct FloodTests {
             let login = try await backend.call(.GET, "/api/notifications", as: "carol")
             let elapsed = ContinuousClock.now - loginStarted
             stop.store(true, ordering: .relaxed)
-            #expect(login.status == 200)
-            #expect(elapsed < bound, "a first login took \(elapsed) during the flood")
+            #expect(login.status == 200, "a first login answered \(login.status) after \(elapsed) during the flood")
+            #if !DEBUG
+            // In a debug build (the sanitizer run) one scrypt check takes about 1.5 s, so the flood's
+            // steady one check a second already keeps both hashing threads mostly busy: the time says
+            // something about the budgets only where checks run at their real speed.
+            #expect(elapsed < .seconds(1), "a first login took \(elapsed) during the flood")
+            #endif
             let seen = statuses.withLock { $0 }
             #expect((seen[429] ?? 0) >= 50 && (seen[401] ?? 0) >= 1, "\(seen)")
             #expect(Set(seen.keys).isSubset(of: [401, 429, 503]), "\(seen)")
