@@ -64,7 +64,7 @@ def I(name, text, code, offset, source, options=""):
 
 APPLE = "shape from Apple's 'Generating a remote notification' documentation; values ours"
 LIVE = "shape from Apple's 'Starting and updating Live Activities with ActivityKit push notifications'; values ours"
-SEED = "the seed rich-push/secure-push tutorial flow (DESIGN.md)"
+SEED = "the rich-push/secure-push tutorial flow PushCore started from"
 RFC = "RFC 8259 grammar; written for this corpus"
 OURS = "written for this corpus"
 

@@ -2,7 +2,7 @@
 """Writes Benchmarks/rich-payloads: 24 APNs payloads of about 1 KB with rich custom data.
 
 `Corpus/valid` is mostly small payloads (mean 165 bytes), where fixed per-payload costs decide
-the bench's ratios. These are close to the size DESIGN.md's reference points assume (~1.1 KB): alerts
+the bench's ratios. These are about the size of a real rich payload (~1 KB): alerts
 with order details, Live Activity updates with nested content state, silent rich pushes with
 metadata, localized invitations with a critical sound and a player list. Deterministic (seeded),
 so the folder only changes when this script does.
