@@ -1,17 +1,36 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
+
+// The server side (the Notification Hubs client, the emulator, the reference backend and the
+// command-line tools) sits behind the `Server` trait. It is on for this repository's own builds; a
+// package that wants only the codec turns it off (`traits: []`) and resolves swift-crypto alone.
+let server: TargetDependencyCondition = .when(traits: ["Server"])!
+
+func serverProduct(_ name: String, _ package: String) -> Target.Dependency {
+    .product(name: name, package: package, condition: server)
+}
 
 let package = Package(
     name: "PushCore",
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "PushCore", targets: ["PushCore"]),
+        .library(name: "PushJSON", targets: ["PushJSON"]),
+        .library(name: "PushAPNs", targets: ["PushAPNs"]),
+        .library(name: "PushSAS", targets: ["PushSAS"]),
+        .library(name: "PushResources", targets: ["PushResources"]),
         .library(name: "RichPushImages", targets: ["RichPushImages"]),
         .library(name: "NotificationHubs", targets: ["NotificationHubs"]),
+        .library(name: "HubEmulator", targets: ["HubEmulator"]),
+        .library(name: "PushBackend", targets: ["PushBackend"]),
         .executable(name: "pushcore", targets: ["pushcore"]),
         .executable(name: "hub-emulator", targets: ["hub-emulator"]),
         .executable(name: "bench", targets: ["bench"]),
         .executable(name: "push-backend", targets: ["push-backend"]),
+    ],
+    traits: [
+        .trait(name: "Server", description: "The hub client, the emulator, the reference backend and the command-line tools."),
+        .default(enabledTraits: ["Server"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
@@ -25,87 +44,119 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.0.0"),
     ],
     targets: [
-        .target(name: "PushCore", dependencies: ["CXXHash", .product(name: "Crypto", package: "swift-crypto")]),
-        // Debian's libxxhash-dev (or Homebrew's xxhash); wrapped by Sources/PushCore/Streaming/XXH3.swift alone.
+        // The core: four modules by concern and an umbrella that re-exports them.
+        .target(name: "PushJSON"),
+        .target(name: "PushAPNs", dependencies: ["PushJSON"]),
+        .target(name: "PushSAS", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+        // Debian's libxxhash-dev (or Homebrew's xxhash); wrapped by Sources/PushResources/XXH3.swift alone.
         .systemLibrary(
             name: "CXXHash",
             pkgConfig: "libxxhash",
             providers: [.apt(["libxxhash-dev"]), .brew(["xxhash"])]
         ),
-        .executableTarget(
-            name: "pushcore",
-            dependencies: ["PushCore", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        .target(name: "PushResources", dependencies: ["CXXHash"]),
+        .target(name: "PushCore", dependencies: ["PushJSON", "PushAPNs", "PushSAS", "PushResources"]),
+
+        // Images embedded in the binary for rich pushes. Keep them small: `.embedInCode` compile time
+        // grows with the bytes (64 KiB ≈ 12 s).
+        .target(
+            name: "RichPushImages",
+            dependencies: ["PushResources"],
+            resources: [.embedInCode("Images/pushcore-logo.png"), .embedInCode("Images/sunset.png")]
         ),
-        // libFuzzer targets (scripts/fuzz builds them with -sanitize=fuzzer,address); built normally, a replay tool.
-        .executableTarget(name: "pushcore-fuzz", dependencies: ["PushCore"], path: "Fuzz/pushcore-fuzz"),
+
         // The Notification Hubs client: requests, tag expressions, errors, retries.
         .target(
             name: "NotificationHubs",
             dependencies: [
-                "PushCore", .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+                "PushAPNs", "PushSAS", "PushResources",
+                serverProduct("AsyncHTTPClient", "async-http-client"), serverProduct("Logging", "swift-log"),
+                serverProduct("NIOCore", "swift-nio"), serverProduct("NIOPosix", "swift-nio"),
+                serverProduct("NIOHTTP1", "swift-nio"),
             ]
         ),
         // A local Notification Hubs namespace: the library tests run in-process, and its command.
         .target(
             name: "HubEmulator",
             dependencies: [
-                "PushCore", "NotificationHubs", .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
-            ]
-        ),
-        .executableTarget(
-            name: "hub-emulator",
-            dependencies: [
-                "HubEmulator", "PushCore", .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
+                "PushCore", "NotificationHubs", serverProduct("Hummingbird", "hummingbird"),
+                serverProduct("Logging", "swift-log"), serverProduct("NIOCore", "swift-nio"),
             ]
         ),
         // The reference backend of the rich-push and secure-push flows, as a library so that tests run it in-process.
         .target(
             name: "PushBackend",
             dependencies: [
-                "PushCore", "NotificationHubs", "HubEmulator", "RichPushImages",
-                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"), .product(name: "SQLiteNIO", package: "sqlite-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                "PushCore", "NotificationHubs", "RichPushImages", "HubEmulator",
+                serverProduct("Hummingbird", "hummingbird"), serverProduct("HummingbirdCore", "hummingbird"),
+                serverProduct("NIOHTTPTypes", "swift-nio-extras"), serverProduct("SQLiteNIO", "sqlite-nio"),
+                serverProduct("ServiceLifecycle", "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
+                serverProduct("Logging", "swift-log"), serverProduct("NIOCore", "swift-nio"),
+                serverProduct("NIOPosix", "swift-nio"),
+            ]
+        ),
+
+        .executableTarget(
+            name: "pushcore",
+            dependencies: ["PushCore", serverProduct("ArgumentParser", "swift-argument-parser")]
+        ),
+        .executableTarget(
+            name: "hub-emulator",
+            dependencies: [
+                "HubEmulator", "PushCore", serverProduct("ArgumentParser", "swift-argument-parser"),
+                serverProduct("Logging", "swift-log"),
             ]
         ),
         .executableTarget(
             name: "push-backend",
             dependencies: [
-                "PushBackend", "PushCore", .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
+                "PushBackend", "HubEmulator", "PushCore", serverProduct("ArgumentParser", "swift-argument-parser"),
+                serverProduct("Logging", "swift-log"), serverProduct("ServiceLifecycle", "swift-service-lifecycle"),
             ]
         ),
-        // Images embedded in the binary for rich pushes. Keep them small: `.embedInCode` compile time
-        // grows with the bytes (64 KiB ≈ 12 s).
-        .target(
-            name: "RichPushImages",
-            dependencies: ["PushCore"],
-            resources: [.embedInCode("Images/pushcore-logo.png"), .embedInCode("Images/sunset.png")]
-        ),
-        // Counts this thread's heap allocations by wrapping glibc's malloc family; used by
-        // `bench` to report allocations per operation and by tests that assert none happen.
+        // libFuzzer targets (scripts/fuzz builds them with -sanitize=fuzzer,address); built normally, a replay tool.
+        .executableTarget(name: "pushcore-fuzz", dependencies: ["PushCore"], path: "Fuzz/pushcore-fuzz"),
+
+        // Counts this thread's heap allocations by wrapping glibc's malloc family; used by `bench`
+        // to report allocations per operation and by the allocation tests, the only tests that link it.
         .target(name: "CAllocationCounter", path: "Benchmarks/CAllocationCounter"),
         .executableTarget(
             name: "bench",
             dependencies: ["PushCore", "CXXHash", "CAllocationCounter", .product(name: "Crypto", package: "swift-crypto")],
             path: "Benchmarks/bench"
         ),
-        // Depends on `pushcore`, `hub-emulator` and `push-backend` so that `swift test` builds the binaries the tests run.
+
+        // One test target per module. The CLI and backend tests run the binaries `swift build` put
+        // beside the test bundle (`make test` builds them first); no test target links an executable.
+        .target(name: "PushTestSupport", path: "Tests/PushTestSupport"),
+        .target(name: "HubTestSupport", dependencies: ["HubEmulator", "NotificationHubs", "PushSAS"], path: "Tests/HubTestSupport"),
+        .testTarget(name: "PushJSONTests", dependencies: ["PushJSON", "PushTestSupport"]),
+        .testTarget(name: "PushAPNsTests", dependencies: ["PushAPNs", "PushTestSupport"]),
         .testTarget(
-            name: "PushCoreTests",
+            name: "PushSASTests",
+            dependencies: ["PushSAS", "PushTestSupport", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        .testTarget(name: "PushResourcesTests", dependencies: ["PushResources", "RichPushImages", "PushTestSupport"]),
+        .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "RichPushImages", "PushTestSupport"]),
+        .testTarget(name: "AllocationTests", dependencies: ["PushCore", "CAllocationCounter", "PushTestSupport"]),
+        .testTarget(name: "NotificationHubsTests", dependencies: ["NotificationHubs", "PushTestSupport"]),
+        .testTarget(
+            name: "HubEmulatorTests",
             dependencies: [
-                "PushCore", "NotificationHubs", "HubEmulator", "RichPushImages", "CAllocationCounter", "PushBackend", "pushcore", "hub-emulator", "push-backend",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "SQLiteNIO", package: "sqlite-nio"), .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                "HubEmulator", "NotificationHubs", "PushCore", "PushTestSupport", "HubTestSupport",
+                serverProduct("AsyncHTTPClient", "async-http-client"), serverProduct("NIOCore", "swift-nio"),
             ]
         ),
+        .testTarget(
+            name: "PushBackendTests",
+            dependencies: [
+                "PushBackend", "HubEmulator", "NotificationHubs", "PushCore", "RichPushImages", "PushTestSupport", "HubTestSupport",
+                serverProduct("AsyncHTTPClient", "async-http-client"), serverProduct("NIOCore", "swift-nio"),
+                serverProduct("SQLiteNIO", "sqlite-nio"), serverProduct("Logging", "swift-log"),
+            ]
+        ),
+        .testTarget(name: "pushcoreTests", dependencies: ["PushCore", "PushTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,6 @@
-import PushCore
+import PushAPNs
+import PushJSON
+import PushSAS
 
 /// One hub's address and credentials: what every request is built from.
 public struct HubEndpoint: Sendable {

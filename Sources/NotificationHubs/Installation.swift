@@ -1,4 +1,6 @@
-import PushCore
+import PushAPNs
+import PushJSON
+import PushSAS
 
 /// A device registered with the hub (`/installations/{id}`), as a backend keeps it: an APNs device
 /// token, tags such as `username:alice`, and optional templates.

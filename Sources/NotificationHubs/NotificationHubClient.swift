@@ -3,7 +3,9 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import PushCore
+import PushAPNs
+import PushJSON
+import PushSAS
 
 #if canImport(Glibc)
 import Glibc

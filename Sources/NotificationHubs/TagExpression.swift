@@ -1,4 +1,7 @@
-import PushCore
+import PushAPNs
+import PushJSON
+import PushResources
+import PushSAS
 
 /// A Notification Hubs tag expression: tags joined with `&&`, `||`, `!` and parentheses, built in
 /// code (`.tag("username:alice") || .tag("username:bob")`) or parsed from text, and validated

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import PushCore
 import RichPushImages
+import PushTestSupport
 import Testing
 
 /// The API tour in README.md, verbatim, so that it keeps compiling and doing what it says.

@@ -1,0 +1,293 @@
+import PushJSON
+
+/// A whole APNs payload: the `aps` dictionary and the app's own root keys, in order.
+///
+/// ```swift
+/// var payload = APNsPayload(aps: APS(alert: .fields(AlertFields(title: "Hello", body: "World")), badge: 3))
+/// payload["orderId"] = "A-1042"
+/// var buffer: [UInt8] = []
+/// try payload.encode(into: &buffer)
+/// ```
+public struct APNsPayload: Sendable, Hashable {
+    /// `aps` is large (about 500 bytes of optionals); it lives in a copy-on-write box so that
+    /// copying a payload, or capturing one in a closure, does not copy it field by field. The
+    /// box is only mutated after a uniqueness check, so sharing it between tasks is safe.
+    @usableFromInline nonisolated(unsafe) var apsBox: APSBox
+
+    public var aps: APS {
+        // A `get`, not `_read`: yielding the box's value corrupted memory in unoptimised builds
+        // (Swift 6.3.1). The encoder reads the value in place through the box's pointer instead.
+        @inlinable get { apsBox.header }
+        @inlinable _modify {
+            makeAPSUnique()
+            yield &apsBox.header
+        }
+    }
+
+    /// Copy on write: a box shared with another payload is copied before `aps` changes.
+    @inlinable
+    mutating func makeAPSUnique() {
+        if !isKnownUniquelyReferenced(&apsBox) { apsBox = APSBox.make(apsBox.header) }
+    }
+
+    /// `aps` in place, through the box's pointer: `_modify` on the box's `header` property pays
+    /// for a dynamic exclusivity check on every access, which the decoder does not need.
+    @usableFromInline
+    mutating func withUniqueAPS<Result>(_ body: (inout APS) -> Result) -> Result {
+        makeAPSUnique()
+        return apsBox.withUnsafeMutablePointerToHeader { body(&$0.pointee) }
+    }
+
+    /// Root keys other than `aps`, written after it in this order.
+    public var customKeys: [JSONMember]
+
+    public init(aps: APS = APS(), customKeys: [JSONMember] = []) {
+        self.apsBox = APSBox.make(aps)
+        self.customKeys = customKeys
+    }
+
+    /// An empty payload. Its box is filled from one shared empty `APS`: building the 500-byte
+    /// value afresh cost four stack copies before it reached the box (the decoder starts every
+    /// payload from here; 50 ns of `decode.corpus`).
+    public init() {
+        self.apsBox = APSBox.makeEmpty()
+        self.customKeys = []
+    }
+
+    public static func == (lhs: APNsPayload, rhs: APNsPayload) -> Bool {
+        (lhs.apsBox === rhs.apsBox || lhs.apsBox.header == rhs.apsBox.header) && lhs.customKeys == rhs.customKeys
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(apsBox.header)
+        hasher.combine(customKeys)
+    }
+
+    /// The first custom root key named `key`. Setting replaces it in place, or appends it;
+    /// setting `nil` removes it.
+    public subscript(key: String) -> JSON? {
+        get { customKeys.first { $0.key == key }?.value }
+        set {
+            if let index = customKeys.firstIndex(where: { $0.key == key }) {
+                if let newValue { customKeys[index].value = newValue } else { customKeys.remove(at: index) }
+            } else if let newValue {
+                customKeys.append(JSONMember(key, newValue))
+            }
+        }
+    }
+
+    /// The rich-push flow's silent notification: it wakes the app in the background to fetch
+    /// the stored item named by `richId` (`content-available: 1`, no alert, badge or sound).
+    public static func silentRichPush(richId: String, richType: String, richMessage: String) -> APNsPayload {
+        APNsPayload(
+            aps: APS(contentAvailable: true),
+            customKeys: [
+                JSONMember("richId", .string(richId)),
+                JSONMember("richType", .string(richType)),
+                JSONMember("richMessage", .string(richMessage)),
+            ])
+    }
+
+    /// The secure-push flow's silent notification: it carries only `secureId`; the app fetches
+    /// the content over its own authenticated connection.
+    public static func silentSecurePush(secureId: String) -> APNsPayload {
+        APNsPayload(aps: APS(contentAvailable: true), customKeys: [JSONMember("secureId", .string(secureId))])
+    }
+}
+
+extension APS {
+    // `alert != nil` copied the whole optional (about 200 bytes, retaining each string) to
+    // compare it; a pattern match reads only its tag.
+    var hasAlert: Bool {
+        if case .none = alert { return false }
+        return true
+    }
+
+    var hasSound: Bool {
+        if case .none = sound { return false }
+        return true
+    }
+}
+
+/// Storage of ``APNsPayload/aps``; shared between copies until one of them changes it. A
+/// `ManagedBuffer` because it hands out a pointer to its header: writing the value through it
+/// avoids copying 500 bytes (and retaining every string in them) per payload encoded.
+@usableFromInline
+final class APSBox: ManagedBuffer<APS, UInt8> {
+    @inlinable
+    static func make(_ value: APS) -> APSBox {
+        // `create` called on the subclass makes an instance of the subclass.
+        unsafeDowncast(APSBox.create(minimumCapacity: 0) { _ in value }, to: APSBox.self)
+    }
+
+    @inlinable
+    static func makeEmpty() -> APSBox {
+        unsafeDowncast(APSBox.create(minimumCapacity: 0) { _ in APS.empty }, to: APSBox.self)
+    }
+}
+
+/// The `aps` dictionary. `nil` and `false` fields are left out when encoding; `true` flags are
+/// written the way APNs expects them (`1` for `content-available`, `mutable-content` and
+/// `input-push-token`, `true` for `content-changed`).
+public struct APS: Sendable, Hashable {
+    public var alert: Alert?
+    /// `0` clears the badge.
+    public var badge: Int?
+    public var sound: Sound?
+    public var threadID: String?
+    public var category: String?
+    public var contentAvailable: Bool
+    public var mutableContent: Bool
+    public var targetContentID: String?
+    public var interruptionLevel: InterruptionLevel?
+    /// 0...1 for notifications; any finite value orders Live Activities.
+    public var relevanceScore: Double?
+    public var filterCriteria: String?
+    /// Live Activity fields; dates are Unix seconds.
+    public var staleDate: Int?
+    public var timestamp: Int?
+    public var event: LiveActivityEvent?
+    public var dismissalDate: Int?
+    /// An object; the Live Activity's `ContentState`.
+    public var contentState: JSON?
+    public var attributesType: String?
+    /// An object; the Live Activity's attributes, for `start`.
+    public var attributes: JSON?
+    public var inputPushToken: Bool
+    public var inputPushChannel: String?
+    /// Widget reload pushes.
+    public var contentChanged: Bool
+    /// Safari web push.
+    public var urlArgs: [String]?
+    /// `aps` keys this model does not name, kept in order so that nothing read is lost.
+    public var otherKeys: [JSONMember]
+
+    public init(
+        alert: Alert? = nil, badge: Int? = nil, sound: Sound? = nil, threadID: String? = nil,
+        category: String? = nil, contentAvailable: Bool = false, mutableContent: Bool = false,
+        targetContentID: String? = nil, interruptionLevel: InterruptionLevel? = nil,
+        relevanceScore: Double? = nil, filterCriteria: String? = nil, staleDate: Int? = nil,
+        timestamp: Int? = nil, event: LiveActivityEvent? = nil, dismissalDate: Int? = nil,
+        contentState: JSON? = nil, attributesType: String? = nil, attributes: JSON? = nil,
+        inputPushToken: Bool = false, inputPushChannel: String? = nil, contentChanged: Bool = false,
+        urlArgs: [String]? = nil, otherKeys: [JSONMember] = []
+    ) {
+        self.alert = alert
+        self.badge = badge
+        self.sound = sound
+        self.threadID = threadID
+        self.category = category
+        self.contentAvailable = contentAvailable
+        self.mutableContent = mutableContent
+        self.targetContentID = targetContentID
+        self.interruptionLevel = interruptionLevel
+        self.relevanceScore = relevanceScore
+        self.filterCriteria = filterCriteria
+        self.staleDate = staleDate
+        self.timestamp = timestamp
+        self.event = event
+        self.dismissalDate = dismissalDate
+        self.contentState = contentState
+        self.attributesType = attributesType
+        self.attributes = attributes
+        self.inputPushToken = inputPushToken
+        self.inputPushChannel = inputPushChannel
+        self.contentChanged = contentChanged
+        self.urlArgs = urlArgs
+        self.otherKeys = otherKeys
+    }
+
+    /// What ``APNsPayload/init()`` copies into a new box (see there for why).
+    @usableFromInline static let empty = APS()
+
+    /// True for a push that only wakes the app: `content-available` with nothing to show.
+    public var isBackgroundOnly: Bool {
+        contentAvailable && !hasAlert && badge == nil && !hasSound
+    }
+}
+
+/// `aps.alert`: a plain string, or a dictionary.
+public enum Alert: Sendable, Hashable {
+    case text(String)
+    case fields(AlertFields)
+}
+
+/// A title or body: text, or — in Live Activity alerts — a localised key with arguments,
+/// written as `{"loc-key": …, "loc-args": […]}`.
+public enum AlertText: Sendable, Hashable, ExpressibleByStringLiteral {
+    case text(String)
+    case localized(key: String, arguments: [String])
+
+    public init(stringLiteral value: String) { self = .text(value) }
+}
+
+/// The dictionary form of `aps.alert`.
+public struct AlertFields: Sendable, Hashable {
+    public var title: AlertText?
+    public var subtitle: String?
+    public var body: AlertText?
+    public var launchImage: String?
+    public var titleLocKey: String?
+    public var titleLocArgs: [String]?
+    public var subtitleLocKey: String?
+    public var subtitleLocArgs: [String]?
+    public var locKey: String?
+    public var locArgs: [String]?
+    /// The sound of a Live Activity alert.
+    public var sound: String?
+    /// Alert keys this model does not name, kept in order.
+    public var otherKeys: [JSONMember]
+
+    public init(
+        title: AlertText? = nil, subtitle: String? = nil, body: AlertText? = nil, launchImage: String? = nil,
+        titleLocKey: String? = nil, titleLocArgs: [String]? = nil, subtitleLocKey: String? = nil,
+        subtitleLocArgs: [String]? = nil, locKey: String? = nil, locArgs: [String]? = nil,
+        sound: String? = nil, otherKeys: [JSONMember] = []
+    ) {
+        self.title = title
+        self.subtitle = subtitle
+        self.body = body
+        self.launchImage = launchImage
+        self.titleLocKey = titleLocKey
+        self.titleLocArgs = titleLocArgs
+        self.subtitleLocKey = subtitleLocKey
+        self.subtitleLocArgs = subtitleLocArgs
+        self.locKey = locKey
+        self.locArgs = locArgs
+        self.sound = sound
+        self.otherKeys = otherKeys
+    }
+}
+
+/// `aps.sound`: a file name, or the critical-alert dictionary.
+public enum Sound: Sendable, Hashable {
+    case named(String)
+    case critical(CriticalSound)
+}
+
+/// `{"critical": 1, "name": …, "volume": …}`.
+public struct CriticalSound: Sendable, Hashable {
+    public var critical: Bool
+    public var name: String
+    /// 0...1; `0` is silent and representable.
+    public var volume: Double?
+
+    public init(critical: Bool = true, name: String = "default", volume: Double? = nil) {
+        self.critical = critical
+        self.name = name
+        self.volume = volume
+    }
+}
+
+public enum InterruptionLevel: String, Sendable, Hashable, CaseIterable {
+    case passive
+    case active
+    case timeSensitive = "time-sensitive"
+    case critical
+}
+
+public enum LiveActivityEvent: String, Sendable, Hashable, CaseIterable {
+    case start
+    case update
+    case end
+}

@@ -1,0 +1,394 @@
+/// An owned JSON value: what custom payload keys, `content-state` and `attributes` hold.
+///
+/// Objects keep their members in order. Numbers keep their spelling, so re-encoding is lossless.
+/// `.raw` holds pre-encoded JSON, validated when it is made; it compares equal to the parsed
+/// value it spells.
+public enum JSON: Sendable {
+    case null
+    case bool(Bool)
+    case number(JSONNumber)
+    case string(String)
+    case array([JSON])
+    case object([JSONMember])
+    case raw(RawJSON)
+}
+
+/// One member of an object: a key and its value.
+public struct JSONMember: Sendable, Hashable {
+    public var key: String
+    public var value: JSON
+
+    public init(_ key: String, _ value: JSON) {
+        self.key = key
+        self.value = value
+    }
+}
+
+/// A JSON number, kept as it is spelled (`1`, `-0.5`, `1.0e+10`).
+public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
+    public let spelling: String
+
+    public init(_ value: Int) { spelling = String(value) }
+
+    /// The shortest spelling that reads back as `value`.
+    /// - Throws: `invalidValue` for NaN and infinities.
+    public init(_ value: Double) throws(JSONError) {
+        guard value.isFinite else { throw JSONError(.invalidValue, at: 0, "\(value) is not a JSON number") }
+        spelling = value.description
+    }
+
+    /// A number from its JSON spelling; `nil` unless `spelling` is exactly one valid JSON number.
+    public init?(spelling: String) {
+        var parser = JSONParser()
+        guard let document = try? parser.parse(Array(spelling.utf8)), document.root.kind == .number else { return nil }
+        self.spelling = spelling
+    }
+
+    @usableFromInline init(uncheckedSpelling: String) { spelling = uncheckedSpelling }
+
+    public var description: String { spelling }
+    /// The value as an `Int` when the spelling is an integer that fits.
+    public var int: Int? { Int(spelling) }
+    public var double: Double? { Double(spelling) }
+}
+
+/// Pre-encoded JSON, validated and stored in canonical (minified) form.
+public struct RawJSON: Sendable, Hashable, CustomStringConvertible {
+    /// The canonical encoding.
+    public let bytes: [UInt8]
+
+    /// - Throws: ``JSONError`` when `text` is not exactly one valid JSON value.
+    public init(_ text: String) throws(JSONError) {
+        try self.init(bytes: Array(text.utf8))
+    }
+
+    /// - Throws: ``JSONError`` when `bytes` are not exactly one valid JSON value.
+    public init(bytes: [UInt8]) throws(JSONError) {
+        var parser = JSONParser()
+        let document = try parser.parse(bytes)
+        var canonical: [UInt8] = []
+        canonical.reserveCapacity(bytes.count)
+        document.root.writeCanonical(into: &canonical)
+        self.bytes = canonical
+    }
+
+    public var description: String { String(decoding: bytes, as: UTF8.self) }
+
+    /// The parsed value this encodes.
+    public var value: JSON {
+        var parser = JSONParser()
+        // Validated at construction, so parsing and conversion cannot fail.
+        return try! JSON(parser.parse(bytes).root)
+    }
+}
+
+extension JSON: Hashable {
+    /// Structural equality; `.raw` compares by the value it encodes.
+    public static func == (lhs: JSON, rhs: JSON) -> Bool {
+        switch (lhs, rhs) {
+        case (.raw(let left), .raw(let right)): return left == right
+        case (.raw(let raw), let other), (let other, .raw(let raw)): return raw.value == other
+        case (.null, .null): return true
+        case (.bool(let left), .bool(let right)): return left == right
+        case (.number(let left), .number(let right)): return left == right
+        case (.string(let left), .string(let right)): return left == right
+        case (.array(let left), .array(let right)): return left == right
+        case (.object(let left), .object(let right)): return left == right
+        default: return false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0)
+        case .bool(let value): hasher.combine(value)
+        case .number(let value): hasher.combine(value)
+        case .string(let value): hasher.combine(value)
+        case .array(let value): hasher.combine(value)
+        case .object(let value): hasher.combine(value)
+        case .raw(let raw): raw.value.hash(into: &hasher)
+        }
+    }
+}
+
+extension JSON: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
+    ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral,
+    ExpressibleByDictionaryLiteral
+{
+    public init(nilLiteral: ()) { self = .null }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(integerLiteral value: Int) { self = .number(JSONNumber(value)) }
+    public init(floatLiteral value: Double) {
+        // A float literal is finite by construction.
+        self = .number(try! JSONNumber(value))
+    }
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(arrayLiteral elements: JSON...) { self = .array(elements) }
+    /// Members in the order written.
+    public init(dictionaryLiteral elements: (String, JSON)...) {
+        self = .object(elements.map { JSONMember($0.0, $0.1) })
+    }
+}
+
+extension JSON {
+    /// An owned copy of a parsed value.
+    /// - Throws: `duplicateKey` when an object repeats a key (at the second occurrence).
+    public init(_ value: JSONValue) throws(JSONError) {
+        self = try value.withUnsafeValue { (value) throws(JSONError) in try JSON(value) }
+    }
+
+    /// An owned copy of a parsed value.
+    /// - Throws: `duplicateKey` when an object repeats a key (at the second occurrence).
+    public init(_ value: UnsafeJSONValue) throws(JSONError) {
+        switch value.kind {
+        case .null: self = .null
+        case .bool: self = .bool(value.bool!)
+        case .number: self = .number(JSONNumber(uncheckedSpelling: value.numberSpelling!))
+        case .string: self = .string(value.string!)
+        case .array:
+            var elements: [JSON] = []
+            elements.reserveCapacity(value.count)
+            for element in value.elements { elements.append(try JSON(element)) }
+            self = .array(elements)
+        case .object:
+            try value.checkUniqueKeys()
+            var members: [JSONMember] = []
+            members.reserveCapacity(value.count)
+            for member in value.members { members.append(JSONMember(member.key.string!, try JSON(member.value))) }
+            self = .object(members)
+        }
+    }
+
+    /// Writes the value minified with minimal escaping.
+    /// - Throws: `invalidValue`/`duplicateKey`/`depthLimitExceeded` for values no valid JSON text
+    ///   can hold.
+    @inlinable
+    public func write(into bytes: inout [UInt8]) throws(JSONError) {
+        try bytes.withJSONOutput { (output: inout ByteArrayOutput) throws(JSONError) in try write(to: &output, depth: 0) }
+    }
+
+    /// The exact number of bytes ``write(into:)`` appends.
+    public func encodedSize() throws(JSONError) -> Int {
+        var counter = ByteCountOutput()
+        try write(to: &counter, depth: 0)
+        return counter.count
+    }
+
+    @inlinable
+    package func write<Output: JSONOutput>(to output: inout Output, depth: Int) throws(JSONError) {
+        switch self {
+        case .null: JSONWriter.writeStatic("null", to: &output)
+        case .bool(let value): JSONWriter.writeStatic(value ? "true" : "false", to: &output)
+        case .number(let number): JSONWriter.writeRaw(number.spelling, to: &output)
+        case .string(let string): JSONWriter.writeString(string, to: &output)
+        case .raw(let raw): raw.bytes.withUnsafeBytes { output.append($0) }
+        case .array(let elements):
+            try checkDepth(depth)
+            output.append(ASCII.openBracket)
+            try elements.withUnsafeBufferPointer { (buffer) throws(JSONError) in
+                guard let first = buffer.baseAddress else { return }
+                // By address, as in `JSONMember.writeInPlace`: nothing is written to the array.
+                let elements = UnsafeMutablePointer(mutating: first)
+                for index in buffer.indices {
+                    if index > 0 { output.append(ASCII.comma) }
+                    try elements[index].writeInPlace(to: &output, depth: depth + 1)
+                }
+            }
+            output.append(ASCII.closeBracket)
+        case .object(let members):
+            try checkDepth(depth)
+            try checkUniqueKeys(members)
+            output.append(ASCII.openBrace)
+            try members.withUnsafeBufferPointer { (buffer) throws(JSONError) in
+                guard let first = buffer.baseAddress else { return }
+                let members = UnsafeMutablePointer(mutating: first)
+                for index in buffer.indices {
+                    if index > 0 { output.append(ASCII.comma) }
+                    try members[index].writeInPlace(to: &output, depth: depth + 1)
+                }
+            }
+            output.append(ASCII.closeBrace)
+        }
+    }
+
+    /// ``write(to:depth:)`` on a value reached by address. Mutating only for that: see
+    /// `JSONMember.writeInPlace`. Nothing is written to `self`.
+    @inlinable
+    package mutating func writeInPlace<Output: JSONOutput>(to output: inout Output, depth: Int) throws(JSONError) {
+        try write(to: &output, depth: depth)
+    }
+
+    @inlinable
+    func checkDepth(_ depth: Int) throws(JSONError) {
+        guard depth < JSONParser.Options.maximumSupportedDepth else {
+            throw JSONError(.depthLimitExceeded, at: 0, "value nested deeper than \(JSONParser.Options.maximumSupportedDepth) levels")
+        }
+    }
+}
+
+/// Throws `duplicateKey` for the second occurrence of a key. Pairwise for small objects (no
+/// allocation), hashed for large ones (no quadratic time on hostile input).
+@usableFromInline
+package func checkUniqueKeys(_ members: [JSONMember]) throws(JSONError) {
+    try members.withUnsafeBufferPointer { (members) throws(JSONError) in try checkUniqueKeys(members) }
+}
+
+@usableFromInline
+package func checkUniqueKeys(_ members: UnsafeBufferPointer<JSONMember>) throws(JSONError) {
+    if members.count <= 16 {
+        for second in members.indices {
+            for first in 0..<second where members[first].key == members[second].key {
+                throw JSONError(.duplicateKey, at: 0, "duplicate key \"\(members[second].key)\"")
+            }
+        }
+        return
+    }
+    var seen = Set<String>(minimumCapacity: members.count)
+    for member in members where !seen.insert(member.key).inserted {
+        throw JSONError(.duplicateKey, at: 0, "duplicate key \"\(member.key)\"")
+    }
+}
+
+extension UnsafeJSONValue {
+    /// Throws `duplicateKey` at the second occurrence of a repeated key in this object. Pairwise
+    /// for small objects (no allocation), hashed for large ones (no quadratic time).
+    public func checkUniqueKeys() throws(JSONError) {
+        let object = entries[index]
+        guard object.kind == .object else { return }
+        let count = Int(object.length)
+        if count <= 16 {
+            let firstKey = index + 1
+            if keysHaveDistinctShapes(from: firstKey, count: count) { return }
+            // Straight over the tape: each key against the earlier ones, by length first (the
+            // raw length decides unless an escape is involved), then by content.
+            var key = firstKey
+            for _ in 0..<count {
+                let keyEntry = entries[key]
+                var earlier = firstKey
+                while earlier != key {
+                    let earlierEntry = entries[earlier]
+                    if earlierEntry.length == keyEntry.length || (earlierEntry.flags | keyEntry.flags) & TapeEntry.stringHasEscapes != 0 {
+                        let duplicate = UnsafeJSONValue(entries: entries, input: input, index: key)
+                        if UnsafeJSONValue(entries: entries, input: input, index: earlier).sameString(as: duplicate) {
+                            throw JSONError(.duplicateKey, at: duplicate.byteOffset, "duplicate key \"\(duplicate.string!)\"")
+                        }
+                    }
+                    earlier = UnsafeJSONValue(entries: entries, input: input, index: earlier + 1).nextSiblingIndex
+                }
+                key = UnsafeJSONValue(entries: entries, input: input, index: key + 1).nextSiblingIndex
+            }
+            return
+        }
+        var seen = Set<String>(minimumCapacity: count)
+        for member in members where !seen.insert(member.key.string!).inserted {
+            throw JSONError(.duplicateKey, at: member.key.byteOffset, "duplicate key \"\(member.key.string!)\"")
+        }
+    }
+
+    /// True when no two of the `count` keys from the tape entry `firstKey` on agree in length,
+    /// first and last byte (hashed into a 64-bit set), and none is escaped; then no two are
+    /// equal and one pass has shown it. Most objects pass, so the pairwise comparison runs only
+    /// for the few that share a shape (or an escape, whose raw bytes are not its text).
+    @inlinable @inline(__always)
+    func keysHaveDistinctShapes(from firstKey: Int, count: Int) -> Bool {
+        var shapes: UInt64 = 0
+        var key = firstKey
+        for _ in 0..<count {
+            let entry = entries[key]
+            guard entry.flags & TapeEntry.stringHasEscapes == 0 else { return false }
+            let length = Int(entry.length)
+            let first = length == 0 ? 0 : Int(input[Int(entry.offset)])
+            let last = length == 0 ? 0 : Int(input[Int(entry.offset) &+ length &- 1])
+            let shape: UInt64 = 1 << UInt64((length &* 7 &+ first &* 3 &+ last) & 63)
+            guard shapes & shape == 0 else { return false }
+            shapes |= shape
+            key = UnsafeJSONValue(entries: entries, input: input, index: key &+ 1).nextSiblingIndex
+        }
+        return true
+    }
+
+    /// Appends the minified, lossless re-encoding: key order, duplicates and number spellings
+    /// as in the input; strings with minimal escaping and raw UTF-8.
+    public func writeCanonical(into bytes: inout [UInt8]) {
+        bytes.withJSONOutput { (output: inout ByteArrayOutput) in writeCanonical(to: &output) }
+    }
+
+    @usableFromInline
+    func writeCanonical<Output: JSONOutput>(to output: inout Output) {
+        var previousOpensOrIsKey = true
+        for index in self.index..<nextSiblingIndex {
+            let entry = entries[index]
+            switch entry.kind {
+            case .objectEnd, .arrayEnd:
+                output.append(entry.kind == .objectEnd ? ASCII.closeBrace : ASCII.closeBracket)
+                previousOpensOrIsKey = false
+                continue
+            default:
+                break
+            }
+            if !previousOpensOrIsKey { output.append(ASCII.comma) }
+            let content = UnsafeRawBufferPointer(start: input + Int(entry.offset), count: Int(entry.length))
+            switch entry.kind {
+            case .object:
+                output.append(ASCII.openBrace)
+                previousOpensOrIsKey = true
+            case .array:
+                output.append(ASCII.openBracket)
+                previousOpensOrIsKey = true
+            case .string:
+                output.append(ASCII.quote)
+                if entry.flags & TapeEntry.stringHasEscapes == 0 {
+                    // Validated: no quote, backslash or control byte, so already minimal.
+                    output.append(content)
+                } else {
+                    forEachDecodedRun(content) { JSONWriter.writeEscaped($0, to: &output) }
+                }
+                output.append(ASCII.quote)
+                if entry.flags & TapeEntry.isKey != 0 {
+                    output.append(ASCII.colon)
+                    previousOpensOrIsKey = true
+                } else {
+                    previousOpensOrIsKey = false
+                }
+            default:
+                output.append(content)
+                previousOpensOrIsKey = false
+            }
+        }
+    }
+}
+
+extension JSONValue {
+    /// Throws `duplicateKey` at the second occurrence of a repeated key in this object.
+    public func checkUniqueKeys() throws(JSONError) {
+        try withUnsafeValue { (value) throws(JSONError) in try value.checkUniqueKeys() }
+    }
+
+    /// Appends the minified, lossless re-encoding: key order, duplicates and number spellings
+    /// as in the input; strings with minimal escaping and raw UTF-8.
+    public func writeCanonical(into bytes: inout [UInt8]) {
+        withUnsafeValue { $0.writeCanonical(into: &bytes) }
+    }
+}
+
+extension JSONDocument {
+    /// The minified, lossless re-encoding of the whole document.
+    public func canonicalBytes() -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(self.bytes.count)
+        root.writeCanonical(into: &bytes)
+        return bytes
+    }
+}
+
+extension JSONMember {
+    /// Writes `"key":value`. Mutating only so that `self` is passed by address: a member read
+    /// out of an array's buffer for a non-mutating call is copied first, a retain and a release
+    /// of its key and of its value each time. Nothing is written to `self`.
+    @inlinable
+    package mutating func writeInPlace<Output: JSONOutput>(to output: inout Output, depth: Int) throws(JSONError) {
+        JSONWriter.writeString(key, to: &output)
+        output.append(ASCII.colon)
+        try value.write(to: &output, depth: depth)
+    }
+}

@@ -1,0 +1,90 @@
+import PushAPNs
+import PushJSON
+import PushTestSupport
+import Testing
+
+@Suite("Lint")
+struct LintTests {
+    func lint(_ text: String, pushType: APNsPushType? = nil) -> [APNsDiagnostic] {
+        APNsLinter.lint(Array(text.utf8), pushType: pushType)
+    }
+
+    @Test("the seed flow's empty sound in a background push is a warning, not an error")
+    func seedFlow() {
+        let diagnostics = lint(#"{"aps":{"content-available":1,"sound":""},"richId":"1","richMessage":"m","richType":"img"}"#)
+        #expect(diagnostics == [APNsDiagnostic(.warning, .backgroundPushWithAlert, at: 7, "")] || diagnostics.map(\.code) == [.backgroundPushWithAlert])
+        #expect(diagnostics.allSatisfy { $0.severity == .warning })
+        #expect(diagnostics.first?.offset == 7)
+    }
+
+    @Test("a content-available push names what it also shows; a silent one gets no finding")
+    func backgroundPushThatShows() throws {
+        let all = lint(#"{"aps":{"content-available":1,"alert":{"title":"t"},"badge":1,"sound":{"critical":1,"name":"a"}}}"#)
+        #expect(all.map(\.code) == [.backgroundPushWithAlert])
+        #expect(all.first?.message.contains("also carries alert, badge, sound:") == true)
+        let badge = lint(#"{"aps":{"content-available":1,"badge":0}}"#)
+        #expect(badge.first?.message.contains("also carries badge:") == true)
+        #expect(lint(#"{"aps":{"content-available":1},"richId":"1"}"#).isEmpty)
+
+        var parser = JSONParser()
+        let silent = try APNsPayload(decoding: Array(#"{"aps":{"content-available":1}}"#.utf8), parser: &parser)
+        let shown = try APNsPayload(decoding: Array(#"{"aps":{"content-available":1,"alert":{"body":"b"}}}"#.utf8), parser: &parser)
+        #expect(silent.aps.isBackgroundOnly && !shown.aps.isBackgroundOnly)
+        #expect(APNsHeaders.inferredPushType(for: silent) == .background && APNsHeaders.inferredPushType(for: shown) == .alert)
+    }
+
+    @Test("unknown aps keys are warnings")
+    func unknownKey() {
+        let diagnostics = lint(#"{"aps":{"alert":"x","colour":"red"}}"#)
+        #expect(diagnostics.map(\.code) == [.unknownKey])
+        #expect(diagnostics.first?.offset == 20)
+    }
+
+    @Test("push type rules")
+    func pushTypes() {
+        #expect(lint(#"{"aps":{"alert":"x"}}"#, pushType: .background).map(\.code) == [.pushTypeMismatch])
+        #expect(lint(#"{"aps":{"content-available":1}}"#, pushType: .alert).map(\.severity) == [.warning])
+        #expect(lint(#"{"aps":{"alert":"x"}}"#, pushType: .liveactivity).map(\.code) == [.missingKey])
+        let voip = #"{"aps":{},"d":""# + String(repeating: "v", count: 4500) + #""}"#
+        #expect(lint(voip).map(\.code) == [.payloadTooLarge])
+        #expect(lint(voip, pushType: .voip).isEmpty)
+    }
+
+    @Test("every finding is reported, not only the first")
+    func allFindings() {
+        let codes = lint(#"{"aps":{"badge":"1","sound":7,"content-available":2}}"#).map(\.code)
+        #expect(codes == [.typeMismatch, .typeMismatch, .invalidValue])
+    }
+}
+
+@Suite("Headers")
+struct HeaderTests {
+    @Test("derived push type and priority")
+    func derived() {
+        #expect(APNsHeaders(for: APNsPayload(aps: APS(alert: .text("x")))).fields.map(\.value) == ["alert", "10"])
+        #expect(APNsHeaders(for: .silentSecurePush(secureId: "1")).fields.map(\.value) == ["background", "5"])
+        #expect(APNsHeaders(for: APNsPayload(aps: APS(timestamp: 1, event: .end))).pushType == .liveactivity)
+        #expect(APNsHeaders(for: APNsPayload(aps: APS(contentChanged: true))).pushType == .widgets)
+    }
+
+    @Test("validation")
+    func validation() throws {
+        try APNsHeaders(pushType: .alert, collapseID: String(repeating: "c", count: 64), id: "123E4567-e89b-12d3-a456-4266554400a0", topic: "com.example.app").validate()
+        try APNsHeaders(pushType: .liveactivity, topic: "com.example.app.push-type.liveactivity").validate()
+        func code(_ headers: APNsHeaders) -> String? {
+            do {
+                try headers.validate()
+                return nil
+            } catch {
+                return error.code.rawValue
+            }
+        }
+        #expect(code(APNsHeaders(pushType: .alert, collapseID: String(repeating: "c", count: 65))) == "invalidCollapseID")
+        #expect(code(APNsHeaders(pushType: .alert, id: "not-a-uuid")) == "invalidID")
+        #expect(code(APNsHeaders(pushType: .alert, expiration: -1)) == "invalidExpiration")
+        #expect(code(APNsHeaders(pushType: .background, priority: 10)) == "invalidPriority")
+        #expect(code(APNsHeaders(pushType: .voip, topic: "com.example.app")) == "invalidTopic")
+        #expect(code(APNsHeaders(pushType: .alert, topic: "com.example.app.voip")) == "invalidTopic")
+        #expect(code(APNsHeaders(pushType: .voip, topic: ".voip")) == "invalidTopic")
+    }
+}

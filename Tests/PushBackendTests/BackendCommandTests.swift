@@ -1,0 +1,117 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import PushBackend
+import PushCore
+import RichPushImages
+import HubTestSupport
+import PushTestSupport
+import Testing
+
+@Suite("push-backend command")
+struct BackendCommandTests {
+    static let binary = PushCoreBinary.builtExecutable("push-backend")
+
+    /// Runs a `push-backend` command to its end with `stdin`; its status, stdout and stderr.
+    func run(_ arguments: [String], stdin: String = "", environment: [String: String] = [:]) throws -> (Int32, String, String) {
+        var merged = ProcessInfo.processInfo.environment
+        merged["PUSH_BACKEND_PASSWORD"] = nil
+        for (name, value) in environment { merged[name] = value }
+        let result = try PushCoreBinary.run(arguments, executable: Self.binary, stdin: Array(stdin.utf8), environment: merged)
+        return (result.status, String(decoding: result.stdout, as: UTF8.self), String(decoding: result.stderr, as: UTF8.self))
+    }
+
+    @Test("user add takes the password from stdin or PUSH_BACKEND_PASSWORD, never argv; refusals are one clear line")
+    func users() throws {
+        let directory = try temporaryDirectory() + "/data"
+        #expect(try run(["user", "add", "alice", "--data-dir", directory], stdin: "s3cret\n").0 == 0)
+        #expect(try run(["user", "add", "news", "--role", "sender", "--data-dir", directory], environment: ["PUSH_BACKEND_PASSWORD": "pw"]).0 == 0)
+        let (status, listing, _) = try run(["user", "list", "--data-dir", directory])
+        #expect(status == 0 && listing == "alice\tuser\nnews\tsender\n")
+
+        let again = try run(["user", "add", "alice", "--data-dir", directory], stdin: "x\n")
+        // hasPrefix: under AddressSanitizer, LeakSanitizer adds its report of suppressed leaks.
+        #expect(again.0 == 1 && again.2.hasPrefix("push-backend: error: conflict: a user named alice exists\n"))
+        #expect(try run(["user", "add", "bob", "--data-dir", directory]).2.contains("no password"))
+        #expect(try run(["user", "add", "bob", "--data-dir", directory], stdin: "\n").2.contains("the password is empty"))
+        #expect(try run(["user", "add", "bob", "--password", "x", "--data-dir", directory]).0 != 0)  // there is no such option
+        #expect(try run(["user", "add", "bad:name", "--data-dir", directory], stdin: "x\n").0 != 0)
+        #expect(try run(["user", "add", "bob", "--role", "admin", "--data-dir", directory], stdin: "x\n").0 != 0)
+        #expect(try run(["user", "remove", "news", "--data-dir", directory]).0 == 0)
+        #expect(try run(["user", "remove", "news", "--data-dir", directory]).0 == 1)
+        #expect(try run(["user", "list", "--data-dir", directory]).1 == "alice\tuser\n")
+        // The stored hash is scrypt's, never the password.
+        let database = try Data(contentsOf: URL(fileURLWithPath: directory + "/" + SQLiteBackendStore.fileName))
+        #expect(!String(decoding: database, as: UTF8.self).contains("s3cret"))
+    }
+
+    @Test("Usage errors exit 2 in push-backend and hub-emulator, as in pushcore", arguments: [
+        ["push-backend", "serve", "--port", "70000"], ["push-backend", "serve", "--bogus"], ["push-backend", "nosuchcommand"],
+        ["push-backend", "user", "add", "bad:name"], ["hub-emulator", "--hub", "h"], ["hub-emulator", "--port", "-1", "--hub", "h", "--connection-string", "x"],
+        ["hub-emulator", "--hub", "h", "--connection-string", "Endpoint=sb://x/;SharedAccessKeyName=r"],
+    ])
+    func usageErrors(_ command: [String]) throws {
+        let result = try PushCoreBinary.run(Array(command.dropFirst()), executable: PushCoreBinary.builtExecutable(command[0]), environment: [:])
+        #expect(result.status == 2, "\(command): \(result.err)")
+        #expect(result.stdout.isEmpty && !result.stderr.isEmpty)
+    }
+
+    @Test("serve --demo: address first, the whole flow offline, 200 concurrent image downloads in bounded memory, SIGTERM stops it cleanly")
+    func serveDemo() async throws {
+        let directory = try temporaryDirectory()
+        #expect(try run(["user", "add", "alice", "--data-dir", directory], stdin: "alice-pw\n").0 == 0)
+
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = ["serve", "--data-dir", directory, "--port", "0", "--demo", "--log-level", "warning"]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        let lines = await readLines(2, from: output.fileHandleForReading)
+        try #require(lines.count == 2 && lines[0].hasPrefix("listening on http://127.0.0.1:") && lines[1].hasPrefix("hub emulator on http://127.0.0.1:"))
+        let base = String(lines[0].dropFirst("listening on ".count))
+        let emulator = String(lines[1].dropFirst("hub emulator on ".count))
+        let backend = RemoteBackend(base: base)
+
+        let token = String(repeating: "5e", count: 32)
+        #expect(try await backend.call(.POST, "/api/register", as: "alice", json: #"{"deviceToken": "\#(token)"}"#).status == 201)
+        let id = try await backend.notify(as: "alice", #"{"kind": "rich", "message": "from the demo", "resource": "sunset.png"}"#)
+        let deliveries = try await HTTPClient.shared.execute(HTTPClientRequest(url: emulator + "/_emulator/deliveries"), timeout: .seconds(5))
+        var parser = JSONParser()
+        let pushed = try parser.parse(Array(try await deliveries.body.collect(upTo: 1 << 20).readableBytesView))
+        #expect(pushed.root.count == 1 && pushed.root[0]?["deviceHandle"]?.string == token)
+        #expect(pushed.root[0]?["payload"]?.string?.contains(id) == true)
+
+        let image = try RichPushImages.registry.resource(named: "sunset.png")
+        _ = try await backend.call(.GET, "/api/notifications/\(id)", as: "alice")  // warms the login cache
+        let before = try #require(residentPeakKiB(process.processIdentifier))
+        let statuses = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<200 {
+                group.addTask {
+                    let reply = try await backend.call(.GET, "/api/notifications/\(id)", as: "alice")
+                    return reply.status == 200 && reply.body == image.bytes
+                }
+            }
+            var good = 0
+            for try await ok in group where ok { good += 1 }
+            return good
+        }
+        let after = try #require(residentPeakKiB(process.processIdentifier))
+        #expect(statuses == 200)
+        #expect(after - before < 64 * 1024, "peak resident memory grew by \(after - before) KiB over 200 downloads")
+
+        kill(process.processIdentifier, SIGTERM)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while process.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(!process.isRunning && process.terminationStatus == 0)
+    }
+
+    @Test("Refusals at start: no hub name with a connection string, a bad port")
+    func serveRefusals() throws {
+        let directory = try temporaryDirectory()
+        let half = try run(["serve", "--data-dir", directory, "--hub-connection-string", fullAccess])
+        #expect(half.0 != 0 && half.2.contains("hub name"))
+        #expect(try run(["serve", "--data-dir", directory, "--port", "70000"]).0 != 0)
+    }
+}

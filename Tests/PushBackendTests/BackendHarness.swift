@@ -1,0 +1,169 @@
+import AsyncHTTPClient
+import Foundation
+import HubEmulator
+import Logging
+import NIOCore
+import NIOHTTP1
+import NotificationHubs
+import PushBackend
+import PushCore
+import RichPushImages
+import HubTestSupport
+import PushTestSupport
+import Testing
+
+/// The users every backend test starts with (password = name + "-pw").
+let backendUsers: [(name: String, role: UserRole)] = [("alice", .user), ("bob", .sender), ("carol", .user)]
+
+func password(_ user: String) -> String { user + "-pw" }
+
+/// A fresh data directory under /tmp.
+func temporaryDirectory() throws -> String {
+    var template = Array("/tmp/push-backend-test-XXXXXX".utf8CString)
+    guard let pointer = mkdtemp(&template) else { throw StoreError(.unavailable, "mkdtemp failed") }
+    return String(cString: pointer)
+}
+
+/// A backend's address; `call` and `notify` are what a client of the API does.
+protocol BackendEndpoint: Sendable {
+    var base: String { get }
+}
+
+/// A running backend in this process (real HTTP on 127.0.0.1, a real SQLite file) with its hub emulator.
+struct Backend: BackendEndpoint {
+    let base: String
+    var port: Int { Int(base.split(separator: ":").last!)! }
+    let emulator: HubEmulator
+    let dataDirectory: String
+    /// The emulator's address.
+    let hubBase: String
+}
+
+/// A backend in another process.
+struct RemoteBackend: BackendEndpoint {
+    let base: String
+}
+
+/// An answer from the backend.
+struct Reply: Sendable {
+    let status: Int
+    let headers: HTTPHeaders
+    let body: [UInt8]
+
+    func header(_ name: String) -> String? { headers.first(name: name) }
+    var text: String { String(decoding: body, as: UTF8.self) }
+    func json() throws -> JSONDocument {
+        var parser = JSONParser()
+        return try parser.parse(body)
+    }
+    var errorCode: String? { (try? json())?.root["error"]?["code"]?.string }
+}
+
+extension BackendEndpoint {
+    func call(
+        _ method: HTTPMethod, _ path: String, as user: String?, password: String? = nil, headers: [(String, String)] = [],
+        json: String? = nil, contentType: String = "application/json"
+    ) async throws -> Reply {
+        var request = HTTPClientRequest(url: base + path)
+        request.method = method
+        if let user {
+            let credentials = Data("\(user):\(password ?? PushBackendTests.password(user))".utf8).base64EncodedString()
+            request.headers.add(name: "Authorization", value: "Basic \(credentials)")
+        }
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if let json {
+            request.headers.add(name: "Content-Type", value: contentType)
+            request.body = .bytes(ByteBuffer(string: json))
+        }
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        let body = try await response.body.collect(upTo: 16 << 20)
+        return Reply(status: Int(response.status.code), headers: response.headers, body: Array(body.readableBytesView))
+    }
+
+    /// Posts a notification as `user`; its id.
+    func notify(as user: String, _ json: String) async throws -> String {
+        let reply = try await call(.POST, "/api/notifications", as: user, json: json)
+        try #require(reply.status == 201, "\(reply.status) \(reply.text)")
+        return try #require(try reply.json().root["id"]?.string)
+    }
+}
+
+/// Runs `body` against a backend on a free port, with an emulated hub, users from ``backendUsers``
+/// (added when the data directory does not have them yet), then stops both and closes the database.
+func withBackend(
+    dataDirectory: String? = nil, configure: @Sendable (inout BackendConfiguration) -> Void = { _ in }, _ body: @Sendable (Backend) async throws -> Void
+) async throws {
+    let directory = try dataDirectory ?? temporaryDirectory()
+    let store = try await SQLiteBackendStore.open(dataDirectory: directory)
+    for (name, role) in backendUsers where try await store.user(named: name) == nil {
+        try await store.addUser(UserRecord(name: name, passwordHash: PasswordHash(hashing: password(name), parameters: .cheapForTests).encoded, role: role))
+    }
+    await store.close()
+
+    try await withEmulator { emulator, hubBase in
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        var configuration = BackendConfiguration(
+            dataDirectory: directory, port: 0, hub: HubSettings(connectionString: fullAccess, hubName: "hub", endpoint: hubBase))
+        configure(&configuration)
+        var logger = Logger(label: "push-backend")
+        logger.logLevel = .warning
+        let server = Task { try await PushBackendServer.run(configuration, logger: logger) { continuation.yield($0.port) } }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else { throw StoreError(.unavailable, "the backend did not start") }
+        do {
+            try await body(Backend(base: "http://127.0.0.1:\(port)", emulator: emulator, dataDirectory: directory, hubBase: hubBase))
+        } catch {
+            server.cancel()
+            _ = await server.result
+            throw error
+        }
+        server.cancel()
+        _ = await server.result  // the database is closed when this returns
+    }
+}
+
+/// What the iOS app does: registers its token, takes silent pushes from the hub, and fetches what
+/// they name with its user's credentials.
+struct DeviceSimulator: Sendable {
+    let user: String
+    let token: String
+    let backend: Backend
+
+    /// A device with a random 32-byte token, or the given one (the same phone, another user).
+    init(user: String, backend: Backend, token: String? = nil) {
+        self.user = user
+        self.backend = backend
+        var generator = SystemRandomNumberGenerator()
+        self.token = token ?? (0..<4).map { _ in String(format: "%016llx", generator.next() as UInt64) }.joined()
+    }
+
+    /// `POST /api/register`; the installation id.
+    @discardableResult
+    func register() async throws -> String {
+        let reply = try await backend.call(.POST, "/api/register", as: user, json: #"{"deviceToken": "\#(token)"}"#)
+        try #require(reply.status == 201, "\(reply.status) \(reply.text)")
+        return try #require(try reply.json().root["id"]?.string)
+    }
+
+    /// The silent pushes delivered to this device so far, parsed by PushCore.
+    func pushes() throws -> [JSONDocument] {
+        try backend.emulator.deliveries.filter { $0.deviceHandle == token }.map { delivery in
+            #expect(delivery.apnsHeaders["apns-push-type"] == "background" && delivery.apnsHeaders["apns-priority"] == "5")
+            var parser = JSONParser()
+            return try parser.parse(delivery.payload)
+        }
+    }
+
+    /// The latest push, checked to be silent (content-available only).
+    func lastPush() throws -> JSONDocument {
+        let push = try #require(try pushes().last, "no push reached \(user)'s device")
+        let aps = try #require(push.root["aps"])
+        #expect(aps.count == 1 && aps["content-available"]?.int == 1)
+        return push
+    }
+
+    /// `GET /api/notifications/{id}` with this device's credentials.
+    func fetch(_ id: String, headers: [(String, String)] = []) async throws -> Reply {
+        try await backend.call(.GET, "/api/notifications/\(id)", as: user, headers: headers)
+    }
+}

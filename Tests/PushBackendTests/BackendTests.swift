@@ -1,0 +1,333 @@
+import AsyncHTTPClient
+import Foundation
+import NIOHTTP1
+@testable import PushBackend
+import PushCore
+import RichPushImages
+import SQLiteNIO
+import Synchronization
+import PushTestSupport
+import Testing
+
+@Suite("Reference backend: the flows end to end (real HTTP, real SQLite, the hub emulator)")
+struct BackendFlowTests {
+    @Test("Rich push: silent push built by the codec, image fetched by id with its content type and ETag, then read")
+    func richPush() async throws {
+        try await withBackend { backend in
+            let phone = DeviceSimulator(user: "alice", backend: backend)
+            try await phone.register()
+            let message = "Say \"cheese\" \\ 😀👨‍👩‍👧 🇫🇷\nsecond line\ttab"
+            let id = try await backend.notify(
+                as: "bob", #"{"kind": "rich", "richType": "img", "message": \#(jsonString(message)), "resource": "sunset.png", "to": "alice"}"#)
+
+            let push = try phone.lastPush()
+            #expect(push.root["richId"]?.string == id && push.root["richType"]?.string == "img")
+            #expect(push.root["richMessage"]?.string == message)
+            #expect(push.root.count == 4)  // aps, richId, richType, richMessage: nothing else travels
+
+            let image = try RichPushImages.registry.resource(named: "sunset.png")
+            let reply = try await phone.fetch(id)
+            #expect(reply.status == 200 && reply.body == image.bytes)
+            #expect(reply.header("Content-Type") == "image/png" && reply.header("Content-Length") == String(image.count))
+            #expect(reply.header("ETag") == image.entityTag.headerValue)
+
+            let list = try await backend.call(.GET, "/api/notifications", as: "alice").json()
+            let item = try #require(list.root["notifications"]?[0])
+            #expect(item["id"]?.string == id && item["kind"]?.string == "rich" && item["read"]?.bool == true)
+            #expect(item["message"]?.string == message && item["from"]?.string == "bob" && item["resource"]?.string == "sunset.png")
+        }
+    }
+
+    @Test("Secure push: the push carries only secureId; the text comes back as {\"Payload\": …}")
+    func securePush() async throws {
+        try await withBackend { backend in
+            let phone = DeviceSimulator(user: "alice", backend: backend)
+            try await phone.register()
+            let secret = "Your code is 4242 — \"keep\" it \\ safe 🔐\n"
+            let id = try await backend.notify(as: "alice", #"{"kind": "secure", "payload": \#(jsonString(secret))}"#)
+
+            let push = try phone.lastPush()
+            #expect(push.root.count == 2 && push.root["secureId"]?.string == id)
+            #expect(!String(decoding: push.bytes, as: UTF8.self).contains("4242"))
+
+            let reply = try await phone.fetch(id)
+            #expect(reply.status == 200 && reply.header("Content-Type")?.hasPrefix("application/json") == true)
+            #expect(reply.header("Cache-Control") == "no-store")
+            let body = try reply.json()
+            #expect(body.root.count == 1 && body.root["Payload"]?.string == secret)
+            let list = try await backend.call(.GET, "/api/notifications", as: "alice").json()
+            #expect(list.root["notifications"]?[0]?["read"]?.bool == true && list.root["notifications"]?[0]?["message"] == nil)
+        }
+    }
+
+    @Test("The default image, and ranges, If-None-Match and If-Range on the image")
+    func conditionalAndRanges() async throws {
+        try await withBackend { backend in
+            let id = try await backend.notify(as: "alice", #"{"kind": "rich", "message": "hi"}"#)
+            let image = try RichPushImages.registry.resource(named: "pushcore-logo.png")
+            let phone = DeviceSimulator(user: "alice", backend: backend)
+            let etag = image.entityTag.headerValue
+
+            let head = try await phone.fetch(id, headers: [("Range", "bytes=0-15")])
+            #expect(head.status == 206 && head.body == Array(image.bytes[0..<16]))
+            #expect(head.header("Content-Range") == "bytes 0-15/\(image.count)")
+            let tail = try await phone.fetch(id, headers: [("Range", "bytes=-10")])
+            #expect(tail.status == 206 && tail.body == Array(image.bytes.suffix(10)))
+            let unsatisfiable = try await phone.fetch(id, headers: [("Range", "bytes=\(image.count)-")])
+            #expect(unsatisfiable.status == 416 && unsatisfiable.header("Content-Range") == "bytes */\(image.count)")
+            let notModified = try await phone.fetch(id, headers: [("If-None-Match", #""other", \#(etag)"#)])
+            #expect(notModified.status == 304 && notModified.body.isEmpty && notModified.header("ETag") == etag)
+            let stale = try await phone.fetch(id, headers: [("Range", "bytes=0-15"), ("If-Range", #""stale""#)])
+            #expect(stale.status == 200 && stale.body == image.bytes)
+            let fresh = try await phone.fetch(id, headers: [("Range", "bytes=0-15"), ("If-Range", etag)])
+            #expect(fresh.status == 206 && fresh.body.count == 16)
+            let headOnly = try await backend.call(.HEAD, "/api/notifications/\(id)", as: "alice")
+            #expect(headOnly.status == 200 && headOnly.body.isEmpty && headOnly.header("Content-Length") == String(image.count))
+
+            // Neither a 416 nor a HEAD hands over the image: the notification stays unread.
+            let unread = try await backend.notify(as: "alice", #"{"kind": "rich", "message": "later"}"#)
+            #expect(try await phone.fetch(unread, headers: [("Range", "bytes=\(image.count)-")]).status == 416)
+            #expect(try await backend.call(.HEAD, "/api/notifications/\(unread)", as: "alice").status == 200)
+            let list = try await backend.call(.GET, "/api/notifications", as: "alice").json()
+            #expect(list.root["notifications"]?[0]?["id"]?.string == unread && list.root["notifications"]?[0]?["read"]?.bool == false)
+            #expect(list.root["notifications"]?[1]?["read"]?.bool == true)
+        }
+    }
+
+    @Test("A message with quotes, backslashes, emoji and newlines arrives intact; one too long for 4096 bytes is refused, nothing stored or sent")
+    func messageLimits() async throws {
+        try await withBackend { backend in
+            let phone = DeviceSimulator(user: "alice", backend: backend)
+            try await phone.register()
+            // Each "\u{1}" is written as a six-byte escape: the limit counts encoded bytes.
+            let tricky = String(repeating: "\"\\\u{1}😀\n", count: 200)
+            let id = try await backend.notify(as: "alice", #"{"kind": "rich", "message": \#(jsonString(tricky))}"#)
+            #expect(try phone.lastPush().root["richMessage"]?.string == tricky && phone.lastPush().root["richId"]?.string == id)
+
+            let long = String(repeating: "é", count: 2100)  // 4200 bytes
+            let refused = try await backend.call(.POST, "/api/notifications", as: "alice", json: #"{"kind": "rich", "message": "\#(long)"}"#)
+            #expect(refused.status == 413 && refused.errorCode == "payloadTooLarge")
+            #expect(refused.text.contains("4096"))
+            #expect(try phone.pushes().count == 1)
+            let list = try await backend.call(.GET, "/api/notifications", as: "alice").json()
+            #expect(list.root["notifications"]?.count == 1)
+        }
+    }
+}
+
+@Suite("Reference backend: authentication and authorisation")
+struct BackendAccessTests {
+    @Test("Wrong password, unknown user, no or malformed credentials: 401 with WWW-Authenticate")
+    func unauthorized() async throws {
+        try await withBackend { backend in
+            let attempts: [(user: String?, password: String?, raw: String?)] = [
+                ("alice", "wrong", nil), ("nobody", "x", nil), (nil, nil, nil), (nil, nil, "Basic !!!"), (nil, nil, "Bearer abc"),
+                (nil, nil, "Basic " + Data("no-colon".utf8).base64EncodedString()), ("alice", "", nil), ("ALICE", "alice-pw", nil),
+            ]
+            for attempt in attempts {
+                let reply = try await backend.call(
+                    .GET, "/api/notifications", as: attempt.user, password: attempt.password, headers: attempt.raw.map { [("Authorization", $0)] } ?? [])
+                #expect(reply.status == 401 && reply.errorCode == "unauthorized", "\(attempt)")
+                #expect(reply.header("WWW-Authenticate")?.hasPrefix("Basic realm=") == true)
+            }
+            // The right password after a wrong one (nothing cached from the failure).
+            #expect(try await backend.call(.GET, "/api/notifications", as: "alice").status == 200)
+        }
+    }
+
+    @Test("Only the recipient reads a notification: others, unknown and malformed ids all get the same 404")
+    func othersGet404() async throws {
+        try await withBackend { backend in
+            let id = try await backend.notify(as: "alice", #"{"kind": "secure", "payload": "mine"}"#)
+            #expect(id.utf8.count == 32 && id.utf8.allSatisfy { hexDigitValue($0) <= 15 })
+            let other = try await backend.call(.GET, "/api/notifications/\(id)", as: "carol")
+            let unknown = try await backend.call(.GET, "/api/notifications/\(String(repeating: "0", count: 32))", as: "carol")
+            let malformed = try await backend.call(.GET, "/api/notifications/1", as: "carol")
+            #expect(other.status == 404 && unknown.status == 404 && malformed.status == 404)
+            #expect(other.body == unknown.body && unknown.body == malformed.body)
+            // Even the sender role does not read other people's notifications.
+            #expect(try await backend.call(.GET, "/api/notifications/\(id)", as: "bob").status == 404)
+            let list = try await backend.call(.GET, "/api/notifications", as: "carol").json()
+            #expect(list.root["notifications"]?.count == 0)
+            // Ids are random: two in a row share no counter.
+            let next = try await backend.notify(as: "alice", #"{"kind": "secure", "payload": "again"}"#)
+            #expect(next != id)
+        }
+    }
+
+    @Test("Notifying others needs the sender role; an unknown recipient is refused")
+    func senderRole() async throws {
+        try await withBackend { backend in
+            let forbidden = try await backend.call(.POST, "/api/notifications", as: "alice", json: #"{"kind": "secure", "payload": "x", "to": "carol"}"#)
+            #expect(forbidden.status == 403 && forbidden.errorCode == "forbidden")
+            #expect(try await backend.call(.GET, "/api/notifications", as: "carol").json().root["notifications"]?.count == 0)
+            _ = try await backend.notify(as: "alice", #"{"kind": "secure", "payload": "x", "to": "alice"}"#)
+            _ = try await backend.notify(as: "bob", #"{"kind": "secure", "payload": "x", "to": "carol"}"#)
+            let unknown = try await backend.call(.POST, "/api/notifications", as: "bob", json: #"{"kind": "secure", "payload": "x", "to": "zed"}"#)
+            #expect(unknown.status == 422 && unknown.errorCode == "unknownRecipient")
+        }
+    }
+
+    @Test("Registration creates or moves the device's installation, tagged username:{name}; only the owner deletes it")
+    func registration() async throws {
+        try await withBackend { backend in
+            let phone = DeviceSimulator(user: "alice", backend: backend)
+            let first = try await phone.register()
+            var installations = backend.emulator.installations(in: "hub")
+            #expect(installations.count == 1 && installations[0].installationID == RegistrationRecord.installationID(deviceToken: phone.token))
+            #expect(installations[0].tags == ["username:alice"] && installations[0].pushChannel == phone.token)
+            #expect(try await phone.register() != first)  // again: a fresh id for the same installation, not a second one
+            #expect(backend.emulator.installations(in: "hub").count == 1)
+
+            // The same phone, now signed in as carol: the installation moves to her.
+            let moved = DeviceSimulator(user: "carol", backend: backend, token: phone.token)
+            let id = try await moved.register()
+            installations = backend.emulator.installations(in: "hub")
+            #expect(installations.count == 1 && installations[0].tags == ["username:carol"])
+
+            #expect(try await backend.call(.DELETE, "/api/register/\(id)", as: "alice").status == 404)
+            #expect(try await backend.call(.DELETE, "/api/register/\(id)", as: "carol").status == 204)
+            #expect(backend.emulator.installations(in: "hub").isEmpty)
+            #expect(try await backend.call(.DELETE, "/api/register/\(id)", as: "carol").status == 404)
+
+            let bad = try await backend.call(.POST, "/api/register", as: "alice", json: #"{"deviceToken": "not hex"}"#)
+            #expect(bad.status == 400 && bad.errorCode == "invalidDeviceToken")
+        }
+    }
+}
+
+@Suite("Reference backend: bad requests get typed errors")
+struct BackendRequestTests {
+    @Test("Bodies, fields, methods, media types and paths")
+    func badRequests() async throws {
+        try await withBackend { backend in
+            let cases: [(json: String, status: Int, code: String)] = [
+                (#"{"kind": "rich", "message": "x",}"#, 400, "invalidJSON"),
+                (#"[1]"#, 400, "invalidJSON"),
+                (#"{"message": "x"}"#, 400, "missingField"),
+                (#"{"kind": "loud"}"#, 400, "invalidField"),
+                (#"{"kind": "rich"}"#, 400, "missingField"),
+                (#"{"kind": "rich", "message": 5}"#, 400, "invalidField"),
+                (#"{"kind": "rich", "mesage": "typo"}"#, 400, "unknownField"),
+                (#"{"kind": "rich", "message": "x", "message": "y"}"#, 400, "duplicateField"),
+                (#"{"kind": "rich", "richType": "coupon", "message": "x"}"#, 400, "unsupportedRichType"),
+                (#"{"kind": "rich", "message": "x", "resource": "../etc/passwd"}"#, 400, "unknownResource"),
+                (#"{"kind": "secure", "payload": "\#(String(repeating: "s", count: 40_000))"}"#, 413, "payloadTooLarge"),
+                (#"{"kind": "secure", "payload": "x", "to": "no:colons"}"#, 422, "unknownRecipient"),
+            ]
+            for (json, status, code) in cases {
+                let reply = try await backend.call(.POST, "/api/notifications", as: "bob", json: json)
+                #expect(reply.status == status && reply.errorCode == code, "\(json.prefix(60)) → \(reply.status) \(reply.text.prefix(200))")
+            }
+            let form = try await backend.call(.POST, "/api/notifications", as: "alice", json: "kind=rich", contentType: "application/x-www-form-urlencoded")
+            #expect(form.status == 415 && form.errorCode == "unsupportedMediaType")
+            let huge = try await backend.call(.POST, "/api/notifications", as: "alice", json: String(repeating: " ", count: 100_000))
+            #expect(huge.status == 413 && huge.errorCode == "bodyTooLarge")
+            let method = try await backend.call(.PUT, "/api/notifications", as: "alice")
+            #expect(method.status == 405 && method.header("Allow") == "GET, POST")
+            for path in ["/", "/api", "/api/other", "/api/notifications/a/b", "/api//notifications"] {
+                #expect(try await backend.call(.GET, path, as: "alice").status == 404, "\(path)")
+            }
+            let limit = try await backend.call(.GET, "/api/notifications?limit=0", as: "alice")
+            #expect(limit.status == 400 && limit.errorCode == "invalidQuery")
+            #expect(backend.emulator.deliveries.isEmpty)
+        }
+    }
+
+    @Test("A hub that refuses the push: 502 and the notification is withdrawn")
+    func hubFailure() async throws {
+        try await withBackend { backend in
+            backend.emulator.inject([.status(403, retryAfter: nil)])
+            let reply = try await backend.call(.POST, "/api/notifications", as: "alice", json: #"{"kind": "secure", "payload": "x"}"#)
+            #expect(reply.status == 502 && reply.errorCode == "hubError")
+            #expect(try await backend.call(.GET, "/api/notifications", as: "alice").json().root["notifications"]?.count == 0)
+        }
+    }
+}
+
+@Suite("Reference backend: storage")
+struct BackendStorageTests {
+    @Test("Restart keeps users, notifications and their read state")
+    func restart() async throws {
+        let directory = try temporaryDirectory()
+        let created = Mutex<[String]>([])
+        try await withBackend(dataDirectory: directory) { backend in
+            let rich = try await backend.notify(as: "alice", #"{"kind": "rich", "message": "before restart"}"#)
+            let secure = try await backend.notify(as: "alice", #"{"kind": "secure", "payload": "kept"}"#)
+            #expect(try await backend.call(.GET, "/api/notifications/\(rich)", as: "alice").status == 200)
+            created.withLock { $0 = [rich, secure] }
+        }
+        let ids = created.withLock { $0 }
+        try #require(ids.count == 2)
+        try await withBackend(dataDirectory: directory) { backend in
+            let list = try await backend.call(.GET, "/api/notifications", as: "alice").json()
+            #expect(list.root["notifications"]?.count == 2)
+            #expect(list.root["notifications"]?[0]?["id"]?.string == ids[1] && list.root["notifications"]?[0]?["read"]?.bool == false)
+            #expect(list.root["notifications"]?[1]?["id"]?.string == ids[0] && list.root["notifications"]?[1]?["read"]?.bool == true)
+            let secure = try await backend.call(.GET, "/api/notifications/\(ids[1])", as: "alice").json()
+            #expect(secure.root["Payload"]?.string == "kept")
+        }
+        let store = try await SQLiteBackendStore.open(dataDirectory: directory)
+        #expect(try await store.schemaVersion() == SQLiteBackendStore.migrations.count)
+        await store.close()
+    }
+
+    @Test("Concurrent writes and reads through one store lose nothing")
+    func concurrentStore() async throws {
+        let store = try await SQLiteBackendStore.open(dataDirectory: try temporaryDirectory())
+        try await store.addUser(UserRecord(name: "alice", passwordHash: "x", role: .user))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<200 {
+                group.addTask {
+                    let id = String(format: "%032x", index)
+                    try await store.addNotification(
+                        NotificationRecord(id: id, sender: "alice", recipient: "alice", content: .secure(payload: "n\(index)"), createdAt: Int64(index)))
+                    try await store.markRead(id: id, at: 1)
+                    let read = try await store.notification(id: id, recipient: "alice")
+                    #expect(read?.readAt == 1 && read?.content == .secure(payload: "n\(index)"))
+                }
+            }
+            try await group.waitForAll()
+        }
+        let all = try await store.notifications(recipient: "alice", limit: 1000)
+        #expect(all.count == 200 && Set(all.map(\.id)).count == 200 && all.first?.createdAt == 199)
+        do throws(StoreError) {
+            try await store.addUser(UserRecord(name: "alice", passwordHash: "y", role: .sender))
+            Issue.record("a second alice was added")
+        } catch {
+            #expect(error.code == .conflict)
+        }
+        #expect(try await store.removeUser(named: "alice"))
+        #expect(try await store.notifications(recipient: "alice", limit: 10).isEmpty)
+        await store.close()
+    }
+
+    @Test("A database from a newer version is refused, not downgraded; a file where the directory should be is refused")
+    func refusals() async throws {
+        let directory = try temporaryDirectory()
+        let store = try await SQLiteBackendStore.open(dataDirectory: directory)
+        await store.close()
+        let raw = try await SQLiteConnection.open(storage: .file(path: directory + "/" + SQLiteBackendStore.fileName))
+        _ = try await raw.query("INSERT INTO schema_migrations (version, applied_at) VALUES (99, 0)")
+        try await raw.close()
+        do throws(StoreError) {
+            _ = try await SQLiteBackendStore.open(dataDirectory: directory)
+            Issue.record("a newer schema was opened")
+        } catch {
+            #expect(error.code == .schemaTooNew)
+        }
+        do throws(StoreError) {
+            _ = try await SQLiteBackendStore.open(dataDirectory: directory + "/" + SQLiteBackendStore.fileName)
+            Issue.record("a file was used as the data directory")
+        } catch {
+            #expect(error.code == .unavailable)
+        }
+    }
+}
+
+/// `text` as a JSON string literal, written by PushCore.
+func jsonString(_ text: String) -> String {
+    var bytes: [UInt8] = []
+    try? JSON.string(text).write(into: &bytes)
+    return String(decoding: bytes, as: UTF8.self)
+}

@@ -1,0 +1,383 @@
+import AsyncHTTPClient
+import Foundation
+import HubEmulator
+import Logging
+import NIOCore
+import NotificationHubs
+@testable import PushBackend
+import PushCore
+import Synchronization
+import HubTestSupport
+import PushTestSupport
+import Testing
+
+@Suite("Reference backend: connection and login floods")
+struct FloodTests {
+    @Test("1,000 idle sockets do not keep a request from being answered; idle sockets and trickled heads are closed")
+    func idleConnections() async throws {
+        try await withBackend(configure: { $0.server = ServerLimits(idleTimeout: .seconds(2), requestHeadTimeout: .seconds(1)) }) { backend in
+            let port = backend.port
+            var idle = try await offPool {
+                try (0..<1000).map { index in
+                    let connection = try RawConnection(port: port)
+                    if index % 2 == 0 { try connection.send("G") }  // half of them start a request and stop
+                    return connection
+                }
+            }
+            let answered = try await backend.call(.GET, "/api/notifications", as: "alice")
+            #expect(answered.status == 200)
+
+            // Silent sockets are closed once idle for the timeout; a fresh one is, too.
+            let silent = try RawConnection(port: backend.port)
+            #expect(try await silent.closed(within: .seconds(15)).closed)
+            #expect(try await idle[1].closed(within: .seconds(15)).closed)  // silent
+            #expect(try await idle[0].closed(within: .seconds(15)).closed)  // one byte, then nothing
+            idle.removeAll()
+        }
+        // A head trickled a byte at a time keeps the idle timer from firing, but not the head deadline.
+        try await withBackend(configure: { $0.server = ServerLimits(idleTimeout: .seconds(60), requestHeadTimeout: .seconds(1)) }) { backend in
+            let trickle = try RawConnection(port: backend.port)
+            try trickle.send("GET /api/notifications HTTP/1.1\r\n")
+            let started = ContinuousClock.now
+            var closed = false
+            for _ in 0..<100 where !closed {
+                do {
+                    try trickle.send("X")
+                } catch {
+                    closed = true  // reset by the server
+                }
+                if !closed { closed = try await trickle.closed(within: .milliseconds(200)).closed }
+            }
+            #expect(closed && ContinuousClock.now - started < .seconds(20), "a trickled head was held open")
+            // A keep-alive connection that sends whole requests is not cut by the head deadline.
+            let keepAlive = try RawConnection(port: backend.port)
+            for _ in 0..<3 {
+                try keepAlive.send(rawGet("/api/notifications", user: "alice", password: "alice-pw").replacingOccurrences(of: "Connection: close\r\n", with: ""))
+                try await Task.sleep(for: .milliseconds(1500))
+            }
+            let replies = String(decoding: try await keepAlive.closed(within: .milliseconds(500)).bytes, as: UTF8.self)
+            #expect(replies.components(separatedBy: "HTTP/1.1 200").count == 4, "\(replies.prefix(300))")
+        }
+    }
+
+    @Test("During a wrong-password flood from 127.0.0.2, a first login from 127.0.0.1 succeeds within a second; the flood gets 429s")
+    func loginFlood() async throws {
+        try await withBackend { backend in
+            let port = backend.port
+            let statuses = Mutex<[Int: Int]>([:])
+            let stop = Atomic<Bool>(false)
+            // Unknown names: each wrong login costs a full-strength scrypt run (the decoy hash).
+            let threads = (0..<40).map { thread in
+                Thread {
+                    var attempt = 0
+                    while !stop.load(ordering: .relaxed) {
+                        attempt += 1
+                        guard let connection = try? RawConnection(port: port, from: "127.0.0.2"),
+                            let status = try? connection.statusOf(rawGet("/api/notifications", user: "flood\(thread)-\(attempt)", password: "guess\(attempt)"))
+                        else { continue }
+                        statuses.withLock { $0[status, default: 0] += 1 }
+                    }
+                }
+            }
+            threads.forEach { $0.start() }
+            defer { stop.store(true, ordering: .relaxed) }
+            // Once the flood has spent its burst (its checks answered), its requests are refused without a check.
+            let burst = LoginLimits().perAddress.burst
+            for _ in 0..<300 where statuses.withLock({ ($0[401] ?? 0) < burst || ($0[429] ?? 0) < 50 }) {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+
+            let loginStarted = ContinuousClock.now
+            let login = try await backend.call(.GET, "/api/notifications", as: "carol")
+            let elapsed = ContinuousClock.now - loginStarted
+            stop.store(true, ordering: .relaxed)
+            #expect(login.status == 200, "a first login answered \(login.status) after \(elapsed) during the flood")
+            #if !DEBUG
+            // In a debug build (the sanitizer run) one scrypt check takes about 1.5 s, so the flood's
+            // steady one check a second already keeps both hashing threads mostly busy: the time says
+            // something about the budgets only where checks run at their real speed.
+            #expect(elapsed < .seconds(1), "a first login took \(elapsed) during the flood")
+            #endif
+            let seen = statuses.withLock { $0 }
+            #expect((seen[429] ?? 0) >= 50 && (seen[401] ?? 0) >= 1, "\(seen)")
+            #expect(Set(seen.keys).isSubset(of: [401, 429, 503]), "\(seen)")
+            try await Task.sleep(for: .milliseconds(500))  // the threads' last requests
+        }
+    }
+
+    @Test("Budgets: per address, per name, remembered logins untouched, successes refunded, the queue bounded")
+    func loginBudgets() async throws {
+        let store = try await SQLiteBackendStore.open(dataDirectory: try temporaryDirectory())
+        for name in ["alice", "carol"] {
+            try await store.addUser(UserRecord(name: name, passwordHash: PasswordHash(hashing: name + "-pw", parameters: .cheapForTests).encoded, role: .user))
+        }
+        let authenticator = Authenticator(
+            store: store, limits: LoginLimits(perAddress: RateLimit(burst: 3, perSecond: 0.01), perUser: RateLimit(burst: 5, perSecond: 0.01)))
+        func login(_ name: String, _ password: String, from client: String) async -> APIError? {
+            do throws(APIError) {
+                _ = try await authenticator.authenticate(authorization: "Basic " + Data("\(name):\(password)".utf8).base64EncodedString(), client: client)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        #expect(await login("alice", "alice-pw", from: "10.0.0.1") == nil)  // remembered from now on
+        for _ in 0..<3 { #expect(await login("alice", "wrong", from: "10.0.0.1")?.status == 401) }
+        let refused = await login("alice", "wrong", from: "10.0.0.1")
+        #expect(refused?.code == "tooManyLogins" && refused?.headers.contains { $0.0 == "Retry-After" && Int($0.1)! >= 1 } == true)
+        #expect(await login("carol", "carol-pw", from: "10.0.0.1")?.code == "tooManyLogins")  // that address is out
+        #expect(await login("alice", "alice-pw", from: "10.0.0.1") == nil)  // remembered: no check, no budget
+        #expect(await login("carol", "carol-pw", from: "10.0.0.2") == nil)
+        for _ in 0..<3 { #expect(await login("carol", "carol-pw", from: "10.0.0.3") == nil) }  // successes cost nothing
+        // The name's budget: two more wrong guesses for alice from elsewhere reach its five.
+        #expect(await login("alice", "wrong", from: "10.0.0.4")?.status == 401)
+        #expect(await login("alice", "wrong", from: "10.0.0.5")?.status == 401)
+        #expect(await login("alice", "wrong", from: "10.0.0.6")?.code == "tooManyLogins")
+        #expect(await login("alice", "alice-pw", from: "10.0.0.6") == nil)  // still remembered
+        await authenticator.shutdown()
+
+        // Full-strength checks pile up: beyond the queue's bound they are refused at once.
+        let queued = Authenticator(store: store, limits: LoginLimits(maximumPendingChecks: 2))
+        let codes = await withTaskGroup(of: String.self) { group in
+            for index in 0..<12 {
+                group.addTask {
+                    do throws(APIError) {
+                        _ = try await queued.authenticate(authorization: "Basic " + Data("nobody\(index):x".utf8).base64EncodedString(), client: "10.1.0.\(index)")
+                        return "ok"
+                    } catch {
+                        return error.code
+                    }
+                }
+            }
+            return await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(codes.contains("loginBusy") && codes.contains("unauthorized") && !codes.contains("ok"), "\(codes)")
+        await queued.shutdown()
+        await store.close()
+    }
+}
+
+@Suite("Reference backend: registrations converge")
+struct RegistrationRaceTests {
+    @Test("50 concurrent registrations of one token by two users leave one installation, tagged with the stored owner; the other user's pushes never reach it")
+    func racingRegistrations() async throws {
+        try await withBackend { backend in
+            let token = String(repeating: "ab", count: 32)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<50 {
+                    group.addTask {
+                        let reply = try await backend.call(.POST, "/api/register", as: index % 2 == 0 ? "alice" : "carol", json: #"{"deviceToken": "\#(token)"}"#)
+                        #expect(reply.status == 201, "\(reply.status) \(reply.text)")
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let installations = backend.emulator.installations(in: "hub")
+            let store = try await SQLiteBackendStore.open(dataDirectory: backend.dataDirectory)
+            let owner = try #require(try await store.registration(deviceToken: token)?.owner)
+            await store.close()
+            #expect(installations.count == 1)
+            #expect(installations.first?.tags == ["username:\(owner)"] && installations.first?.pushChannel == token)
+            #expect(installations.first?.installationID == RegistrationRecord.installationID(deviceToken: token))
+
+            let other = owner == "alice" ? "carol" : "alice"
+            _ = try await backend.notify(as: "bob", #"{"kind": "secure", "payload": "for \#(other)", "to": "\#(other)"}"#)
+            _ = try await backend.notify(as: "bob", #"{"kind": "secure", "payload": "for \#(owner)", "to": "\#(owner)"}"#)
+            #expect(backend.emulator.deliveries.filter { $0.deviceHandle == token }.count == 1)
+        }
+    }
+
+    @Test("Registering a known token answers as for a new one: 201 and a fresh id, never the previous owner's")
+    func registrationAnswersLeakNothing() async throws {
+        try await withBackend { backend in
+            let phone = DeviceSimulator(user: "alice", backend: backend)
+            let first = try await backend.call(.POST, "/api/register", as: "alice", json: #"{"deviceToken": "\#(phone.token)"}"#)
+            let second = try await backend.call(.POST, "/api/register", as: "carol", json: #"{"deviceToken": "\#(phone.token)"}"#)
+            let unknown = try await backend.call(.POST, "/api/register", as: "carol", json: #"{"deviceToken": "\#(String(repeating: "cd", count: 32))"}"#)
+            #expect(first.status == 201 && second.status == 201 && unknown.status == 201)
+            let firstID = try #require(try first.json().root["id"]?.string)
+            let secondID = try #require(try second.json().root["id"]?.string)
+            #expect(firstID != secondID && firstID.utf8.count == 32 && secondID.utf8.count == 32)
+            // The id alice held no longer deletes anything.
+            #expect(try await backend.call(.DELETE, "/api/register/\(firstID)", as: "alice").status == 404)
+            #expect(backend.emulator.installations(in: "hub").count == 2)
+        }
+    }
+
+    @Test("A registration stored before installations were named by token: registering again removes the old installation")
+    func formerInstallation() async throws {
+        let directory = try temporaryDirectory()
+        let token = String(repeating: "ef", count: 32)
+        try await withBackend(dataDirectory: directory) { backend in
+            // What version 1 left: an installation under a random id, and its row.
+            try await client(backend.hubBase).createOrUpdate(
+                Installation(installationID: "legacy-id", pushChannel: token, tags: ["username:alice"], userID: "alice"))
+            let store = try await SQLiteBackendStore.open(dataDirectory: directory)
+            try await store.saveRegistration(RegistrationRecord(id: "legacy-id", owner: "alice", deviceToken: token, installationID: "legacy-id", updatedAt: 0))
+            await store.close()
+            #expect(try await backend.call(.POST, "/api/register", as: "carol", json: #"{"deviceToken": "\#(token)"}"#).status == 201)
+            let installations = backend.emulator.installations(in: "hub")
+            #expect(installations.count == 1 && installations[0].tags == ["username:carol"] && installations[0].installationID != "legacy-id")
+        }
+    }
+}
+
+@Suite("Reference backend: quotas, retention, files and request checks")
+struct QuotaTests {
+    @Test("Each user has a send rate: beyond it 429 rateLimited with Retry-After, and other users are unaffected")
+    func sendRate() async throws {
+        try await withBackend(configure: { $0.sendQuota = RateLimit(burst: 3, perSecond: 0.01) }) { backend in
+            for _ in 0..<3 { _ = try await backend.notify(as: "alice", #"{"kind": "secure", "payload": "x"}"#) }
+            let refused = try await backend.call(.POST, "/api/notifications", as: "alice", json: #"{"kind": "secure", "payload": "x"}"#)
+            #expect(refused.status == 429 && refused.errorCode == "rateLimited" && (Int(refused.header("Retry-After") ?? "") ?? 0) >= 1)
+            _ = try await backend.notify(as: "carol", #"{"kind": "secure", "payload": "x"}"#)
+            #expect(try await backend.call(.GET, "/api/notifications", as: "alice").json().root["notifications"]?.count == 3)
+        }
+    }
+
+    @Test("Notifications past the retention period are deleted by the periodic sweep")
+    func retention() async throws {
+        try await withBackend(configure: { $0.retention = .milliseconds(300); $0.retentionSweepInterval = .milliseconds(100) }) { backend in
+            let id = try await backend.notify(as: "alice", #"{"kind": "secure", "payload": "short-lived"}"#)
+            var remaining = -1
+            for _ in 0..<100 {
+                remaining = try await backend.call(.GET, "/api/notifications", as: "alice").json().root["notifications"]?.count ?? -1
+                if remaining == 0 { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(remaining == 0)
+            #expect(try await backend.call(.GET, "/api/notifications/\(id)", as: "alice").status == 404)
+        }
+        let store = try await SQLiteBackendStore.open(dataDirectory: try temporaryDirectory())
+        try await store.addUser(UserRecord(name: "alice", passwordHash: "x", role: .user))
+        for (index, created) in [Int64(100), 200, 300].enumerated() {
+            try await store.addNotification(
+                NotificationRecord(id: String(format: "%032x", index), sender: "alice", recipient: "alice", content: .secure(payload: "n"), createdAt: created))
+        }
+        #expect(try await store.deleteNotifications(createdBefore: 250) == 2)
+        #expect(try await store.notifications(recipient: "alice", limit: 10).map(\.createdAt) == [300])
+        await store.close()
+    }
+
+    @Test("The database and its -wal and -shm files are private (0600) even in a directory that is not")
+    func privateFiles() async throws {
+        let directory = try temporaryDirectory()
+        #expect(chmod(directory, 0o755) == 0)
+        let previous = umask(0o022)
+        defer { umask(previous) }
+        let store = try await SQLiteBackendStore.open(dataDirectory: directory)
+        try await store.addUser(UserRecord(name: "alice", passwordHash: "x", role: .user))
+        for suffix in ["", "-wal", "-shm"] {
+            var info = stat()
+            let path = directory + "/" + SQLiteBackendStore.fileName + suffix
+            #expect(stat(path, &info) == 0 && info.st_mode & 0o777 == 0o600, "\(path): \(String(info.st_mode & 0o777, radix: 8))")
+        }
+        await store.close()
+        // Files an earlier version left world-readable are made private on open.
+        #expect(chmod(directory + "/" + SQLiteBackendStore.fileName, 0o644) == 0)
+        let reopened = try await SQLiteBackendStore.open(dataDirectory: directory)
+        var info = stat()
+        #expect(stat(directory + "/" + SQLiteBackendStore.fileName, &info) == 0 && info.st_mode & 0o777 == 0o600)
+        await reopened.close()
+    }
+
+    @Test("Content-Type must be application/json exactly (parameters allowed); a missing one is refused")
+    func mediaTypes() async throws {
+        try await withBackend { backend in
+            for type in ["application/jsonpwned", "application/json-patch+json", "text/json", "application/x-json; x=application/json"] {
+                let reply = try await backend.call(.POST, "/api/notifications", as: "alice", json: #"{"kind": "secure", "payload": "x"}"#, contentType: type)
+                #expect(reply.status == 415 && reply.errorCode == "unsupportedMediaType", "\(type)")
+            }
+            let untyped = try await backend.call(
+                .POST, "/api/notifications", as: "alice", headers: [("Content-Length", "0")])
+            #expect(untyped.status == 415)
+            for type in ["application/json", "Application/JSON; charset=utf-8", " application/json ;charset=UTF-8"] {
+                let reply = try await backend.call(.POST, "/api/notifications", as: "alice", json: #"{"kind": "secure", "payload": "x"}"#, contentType: type)
+                #expect(reply.status == 201, "\(type)")
+            }
+        }
+    }
+
+    @Test("A request the HTTP parser refuses (NUL in a header, headers over 80 KiB) gets Hummingbird's own empty 400 and a closed connection, as documented")
+    func malformedRequests() async throws {
+        try await withBackend { backend in
+            let nul = try RawConnection(port: backend.port)
+            try nul.send("GET /api/notifications HTTP/1.1\r\nHost: x\r\nX-A: a\u{0}b\r\n\r\n")
+            let (bytes, closed) = try await nul.closed(within: .seconds(10))
+            let response = String(decoding: bytes, as: UTF8.self)
+            #expect(response.hasPrefix("HTTP/1.1 400 ") && response.hasSuffix("Content-Length: 0\r\n\r\n") && closed, "\(response.debugDescription)")
+            // Headers over the limit: the same 400, though the client may see only the reset of a
+            // connection closed with its request unread.
+            let long = try RawConnection(port: backend.port)
+            try? long.send("GET /api/notifications HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 100_000))\r\n\r\n")
+            let (longBytes, longClosed) = try await long.closed(within: .seconds(10))
+            #expect(longClosed && (longBytes.isEmpty || String(decoding: longBytes, as: UTF8.self).hasPrefix("HTTP/1.1 400 ")))
+            #expect(try await backend.call(.GET, "/api/notifications", as: "alice").status == 200)
+        }
+    }
+
+    @Test("A conflict's body carries our code and message, never the engine's")
+    func conflictBody() {
+        let error = APIError.storage(StoreError(.conflict, "UNIQUE constraint failed: registrations.device_token"))
+        let body = String(decoding: error.body, as: UTF8.self)
+        #expect(error.status == 409 && error.code == "conflict" && !body.contains("UNIQUE") && !body.contains("registrations"))
+        #expect(error.detail?.contains("UNIQUE") == true)  // for the log
+    }
+}
+
+@Suite("Hub emulator: test hooks that cannot take it down")
+struct EmulatorHookTests {
+    @Test("Fault requests are validated field by field; nothing traps", arguments: [
+        #"{"status":5000}"#, #"{"status":99}"#, #"{"status":429.5}"#, #"{"delaySeconds":1e16}"#, #"{"delaySeconds":-1}"#,
+        #"{"status":500,"count":1000000000000}"#, #"{"status":500,"count":0}"#, #"{"status":500,"count":100000000}"#,
+        #"{"status":500,"retryAfter":"1\r\nX-Evil: 1"}"#, #"{"status":500,"delaySeconds":1}"#, #"{"count":1}"#, #"{"status":500,"extra":1}"#, "[1]", "nope",
+    ])
+    func faultValidation(_ body: String) async throws {
+        try await withEmulator { emulator, base in
+            var request = HTTPClientRequest(url: base + "/_emulator/faults")
+            request.method = .POST
+            request.body = .bytes(ByteBuffer(string: body))
+            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(5))
+            #expect(response.status.code == 400 || response.status.code == 409, "\(body)")
+            // The emulator still sends as it should.
+            _ = try await client(base).send(.silentSecurePush(secureId: "1"), to: .tag("username:x"))
+            #expect(emulator.requestCount == 1)
+        }
+    }
+
+    @Test("Deliveries are a bounded ring read with a cursor (?since=)")
+    func deliveryRing() async throws {
+        let emulator = HubEmulator(hubs: [EmulatedHub(name: "hub", connection: try ConnectionString(fullAccess))], deliveryCapacity: 3)
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        let server = Task { try await emulator.run(port: 0) { continuation.yield($0) } }
+        defer { server.cancel() }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+        let hub = try client("http://127.0.0.1:\(port)")
+        for index in 0..<5 { _ = try await hub.send(.silentSecurePush(secureId: "\(index)"), toDevice: String(repeating: "a", count: 64)) }
+        #expect(emulator.deliveries.map(\.sequence) == [3, 4, 5])
+        #expect(emulator.deliveries(since: 4).map(\.sequence) == [5])
+        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/_emulator/deliveries?since=3"), timeout: .seconds(5))
+        var parser = JSONParser()
+        let listed = try parser.parse(Array(try await response.body.collect(upTo: 1 << 20).readableBytesView))
+        #expect(listed.root.elements.map { $0["sequence"]?.int } == [4, 5])
+    }
+
+    @Test("push-backend --demo serves no fault hook")
+    func demoHasNoFaultHook() async throws {
+        let directory = try temporaryDirectory()
+        var logger = Logger(label: "push-backend")
+        logger.logLevel = .critical
+        let (addresses, continuation) = AsyncStream.makeStream(of: BackendAddresses.self)
+        let server = Task { try await PushBackendServer.run(BackendConfiguration(dataDirectory: directory, port: 0), logger: logger) { continuation.yield($0) } }
+        defer { server.cancel() }
+        var iterator = addresses.makeAsyncIterator()
+        let emulatorPort = try #require(await iterator.next()?.emulatorPort)
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(emulatorPort)/_emulator/faults")
+        request.method = .POST
+        request.body = .bytes(ByteBuffer(string: #"{"status":500}"#))
+        #expect(try await HTTPClient.shared.execute(request, timeout: .seconds(5)).status.code == 404)
+        server.cancel()
+        _ = await server.result
+    }
+}
