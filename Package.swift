@@ -87,7 +87,7 @@ let package = Package(
         .target(
             name: "PushBackend",
             dependencies: [
-                "PushCore", "NotificationHubs", "RichPushImages", "HubEmulator",
+                "PushCore", "NotificationHubs", "RichPushImages",
                 serverProduct("Hummingbird", "hummingbird"), serverProduct("HummingbirdCore", "hummingbird"),
                 serverProduct("NIOHTTPTypes", "swift-nio-extras"), serverProduct("SQLiteNIO", "sqlite-nio"),
                 serverProduct("ServiceLifecycle", "swift-service-lifecycle"),

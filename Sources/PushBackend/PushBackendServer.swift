@@ -1,4 +1,3 @@
-import HubEmulator
 import Hummingbird
 import Logging
 import NIOCore
@@ -26,8 +25,6 @@ public struct BackendConfiguration: Sendable {
     public var host: String
     /// 0 picks a free port.
     public var port: Int
-    /// nil: start the hub emulator in-process on loopback (demo mode).
-    public var hub: HubSettings?
     /// The image a rich notification shows when it names none.
     public var defaultImage: String
     /// Idle timeout, request head deadline, connection cap.
@@ -41,14 +38,13 @@ public struct BackendConfiguration: Sendable {
     public var retentionSweepInterval: Duration
 
     public init(
-        dataDirectory: String, host: String = "127.0.0.1", port: Int = 8080, hub: HubSettings? = nil, defaultImage: String = "pushcore-logo.png",
+        dataDirectory: String, host: String = "127.0.0.1", port: Int = 8080, defaultImage: String = "pushcore-logo.png",
         server: ServerLimits = ServerLimits(), logins: LoginLimits = LoginLimits(), sendQuota: RateLimit = Self.defaultSendQuota,
         retention: Duration = Self.defaultRetention, retentionSweepInterval: Duration = .seconds(3600)
     ) {
         self.dataDirectory = dataDirectory
         self.host = host
         self.port = port
-        self.hub = hub
         self.defaultImage = defaultImage
         self.server = server
         self.logins = logins
@@ -77,76 +73,66 @@ struct BackendRequestContext: RequestContext {
     var client: String { remoteAddress?.ipAddress ?? "unknown" }
 }
 
-/// The addresses a started backend reports.
-public struct BackendAddresses: Sendable {
-    public let port: Int
-    /// The in-process hub emulator's port in demo mode (its `/_emulator/deliveries` shows what was pushed).
-    public let emulatorPort: Int?
-}
+/// The reference backend as a service: it opens the store, serves until its service group shuts
+/// down (or its task is cancelled), lets requests in flight finish, and closes the database.
+///
+/// The hub may be given late: the demo wiring in `push-backend` starts a hub emulator in the same
+/// service group and hands its address over once the emulator listens.
+public struct PushBackendService: Service {
+    let configuration: BackendConfiguration
+    let hub: @Sendable () async throws -> HubSettings
+    let logger: Logger
+    let onListening: @Sendable (_ port: Int) async -> Void
 
-/// Runs the reference backend until cancelled or, with `handlingSignals`, until SIGTERM or SIGINT;
-/// then stops accepting, lets requests in flight finish, and closes the database.
-public enum PushBackendServer {
-    /// The hub the demo mode emulates.
-    public static let demoHubName = "pushcore-demo"
+    public init(
+        _ configuration: BackendConfiguration, hub: HubSettings, logger: Logger = Logger(label: "push-backend"),
+        onListening: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
+    ) {
+        self.init(configuration, hub: { hub }, logger: logger, onListening: onListening)
+    }
 
-    public static func run(
-        _ configuration: BackendConfiguration, handlingSignals: Bool = false, logger: Logger = Logger(label: "push-backend"),
-        onListening: @escaping @Sendable (BackendAddresses) async -> Void
-    ) async throws {
+    public init(
+        _ configuration: BackendConfiguration, hub: @escaping @Sendable () async throws -> HubSettings,
+        logger: Logger = Logger(label: "push-backend"), onListening: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
+    ) {
+        self.configuration = configuration
+        self.hub = hub
+        self.logger = logger
+        self.onListening = onListening
+    }
+
+    public func run() async throws {
+        let (configuration, logger, onListening) = (self.configuration, self.logger, self.onListening)
+        _ = try RichPushImages.registry.resource(named: configuration.defaultImage)
         let store = try await SQLiteBackendStore.open(dataDirectory: configuration.dataDirectory, logger: logger)
         let authenticator = Authenticator(store: store, limits: configuration.logins)
         do {
+            let hub = try await self.hub()
+            let client = try NotificationHubClient(
+                connectionString: hub.connectionString, hubName: hub.hubName, endpointOverride: hub.endpoint, logger: logger)
+            let api = BackendAPI(
+                store: store, authenticator: authenticator, hub: client, images: RichPushImages.registry,
+                defaultImage: configuration.defaultImage, sendQuota: configuration.sendQuota, logger: logger)
+            let maximumConnections = configuration.server.effectiveMaximumConnections()
+            if maximumConnections < configuration.server.maximumConnections {
+                logger.notice("connection cap lowered to fit the file descriptor limit", metadata: ["connections": "\(maximumConnections)"])
+            }
+            let application = Application(
+                responder: CallbackResponder<BackendRequestContext> { request, context in await api.respond(to: request, client: context.client) },
+                server: .http1(limits: configuration.server),
+                configuration: ApplicationConfiguration(
+                    address: .hostname(configuration.host, port: configuration.port), serverName: "push-backend",
+                    availableConnectionsDelegate: ConnectionCap(maximum: maximumConnections, logger: logger)),
+                onServerRunning: { channel in await onListening(channel.localAddress?.port ?? configuration.port) },
+                logger: logger
+            )
             try await withThrowingTaskGroup(of: Void.self) { group in
-                let hub: HubSettings
-                var demoHub: ServiceGroup?
-                var emulatorPort: Int?
-                if let configured = configuration.hub {
-                    hub = configured
-                } else {
-                    let (settings, services, port) = try await startDemoHub(in: &group, logger: logger)
-                    (hub, demoHub, emulatorPort) = (settings, services, port)
-                    logger.notice("demo mode: pushes go to the hub emulator", metadata: ["emulator": "\(settings.endpoint ?? "")"])
-                }
-                let listeningEmulatorPort = emulatorPort
-                let client = try NotificationHubClient(
-                    connectionString: hub.connectionString, hubName: hub.hubName, endpointOverride: hub.endpoint, logger: logger)
-                _ = try RichPushImages.registry.resource(named: configuration.defaultImage)
-                let api = BackendAPI(
-                    store: store, authenticator: authenticator, hub: client, images: RichPushImages.registry,
-                    defaultImage: configuration.defaultImage, sendQuota: configuration.sendQuota, logger: logger)
-                let maximumConnections = configuration.server.effectiveMaximumConnections()
-                if maximumConnections < configuration.server.maximumConnections {
-                    logger.notice("connection cap lowered to fit the file descriptor limit", metadata: ["connections": "\(maximumConnections)"])
-                }
-                let application = Application(
-                    responder: CallbackResponder<BackendRequestContext> { request, context in await api.respond(to: request, client: context.client) },
-                    server: .http1(limits: configuration.server),
-                    configuration: ApplicationConfiguration(
-                        address: .hostname(configuration.host, port: configuration.port), serverName: "push-backend",
-                        availableConnectionsDelegate: ConnectionCap(maximum: maximumConnections, logger: logger)),
-                    onServerRunning: { channel in
-                        await onListening(BackendAddresses(port: channel.localAddress?.port ?? configuration.port, emulatorPort: listeningEmulatorPort))
-                    },
-                    logger: logger
-                )
                 group.addTask {
-                    await sweepExpiredNotifications(store, retention: configuration.retention, every: configuration.retentionSweepInterval, logger: logger)
+                    await Self.sweepExpiredNotifications(
+                        store, retention: configuration.retention, every: configuration.retentionSweepInterval, logger: logger)
                 }
-                do {
-                    if handlingSignals {
-                        try await application.runService(gracefulShutdownSignals: [.sigterm, .sigint])
-                    } else {
-                        try await application.run()
-                    }
-                } catch {
-                    await demoHub?.triggerGracefulShutdown()
-                    throw error
-                }
-                // The emulator last: requests still in flight may have been sending to it.
-                await demoHub?.triggerGracefulShutdown()
+                try await application.run()
                 group.cancelAll()  // the sweep
-                try await group.waitForAll()
             }
         } catch {
             await authenticator.shutdown()
@@ -170,32 +156,5 @@ public enum PushBackendServer {
             }
             try? await Task.sleep(for: interval)
         }
-    }
-
-    /// Starts an emulated namespace with a fresh random key in its own service group (so that it
-    /// shuts down gracefully after the backend), and waits until it listens.
-    private static func startDemoHub(
-        in group: inout ThrowingTaskGroup<Void, any Error>, logger: Logger
-    ) async throws -> (HubSettings, ServiceGroup, port: Int) {
-        var generator = SystemRandomNumberGenerator()
-        let key = (0..<4).map { _ in String(generator.next() as UInt64, radix: 36) }.joined()
-        let connectionString =
-            "Endpoint=sb://pushcore-demo.servicebus.windows.net/;SharedAccessKeyName=DefaultFullSharedAccessSignature;SharedAccessKey=\(key)"
-        // No fault injection: anyone who can reach the emulator's port could otherwise break sends.
-        let emulator = HubEmulator(
-            hubs: [EmulatedHub(name: demoHubName, connection: try ConnectionString(connectionString))], allowsFaultInjection: false)
-        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        var emulatorLogger = logger
-        emulatorLogger[metadataKey: "component"] = "hub-emulator"
-        let services = ServiceGroup(
-            configuration: ServiceGroupConfiguration(
-                services: [emulator.application(port: 0, logger: emulatorLogger) { port in continuation.yield(port) }], logger: emulatorLogger))
-        group.addTask {
-            defer { continuation.finish() }  // an emulator that fails to start ends the wait below
-            try await services.run()
-        }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw CancellationError() }
-        return (HubSettings(connectionString: connectionString, hubName: demoHubName, endpoint: "http://127.0.0.1:\(port)"), services, port)
     }
 }

@@ -1,8 +1,10 @@
 import ArgumentParser
 import Foundation
+import HubEmulator
 import Logging
 import PushBackend
 import PushCore
+import ServiceLifecycle
 
 #if canImport(Glibc)
 import Glibc
@@ -116,21 +118,39 @@ struct Serve: AsyncParsableCommand {
             return handler
         }
         let hub = resolvedHub
-        var configuration = BackendConfiguration(
+        let configuration = BackendConfiguration(
             dataDirectory: dataDirectory.path, host: host, port: port,
             server: ServerLimits(idleTimeout: .seconds(idleTimeout), requestHeadTimeout: .seconds(requestHeadTimeout), maximumConnections: maxConnections),
             sendQuota: RateLimit(burst: sendBurst, perSecond: Double(sendPerMinute) / 60),
             retention: .seconds(retentionDays * 24 * 3600))
-        if !demo, let connectionString = hub.connectionString, let name = hub.name {
-            configuration.hub = HubSettings(connectionString: connectionString, hubName: name, endpoint: hub.endpoint)
-        }
         let host = self.host
-        do {
-            try await PushBackendServer.run(configuration, handlingSignals: true) { addresses in
-                print("listening on http://\(host):\(addresses.port)")
-                if let emulator = addresses.emulatorPort { print("hub emulator on http://127.0.0.1:\(emulator)") }
+        var services: [any Service] = []
+        let backend: PushBackendService
+        if !demo, let connectionString = hub.connectionString, let name = hub.name {
+            let settings = HubSettings(connectionString: connectionString, hubName: name, endpoint: hub.endpoint)
+            backend = PushBackendService(configuration, hub: settings) { port in
+                print("listening on http://\(host):\(port)")
                 fflush(nil)  // stdout is a pipe when scripts read it
             }
+        } else {
+            var emulatorLogger = Logger(label: "hub-emulator")
+            emulatorLogger[metadataKey: "component"] = "hub-emulator"
+            let demoHub = try DemoHub(logger: emulatorLogger)
+            services.append(demoHub.service)
+            Logger(label: "push-backend").notice("demo mode: pushes go to the hub emulator")
+            backend = PushBackendService(configuration, hub: { try await demoHub.settings() }) { port in
+                print("listening on http://\(host):\(port)")
+                if let emulator = demoHub.port { print("hub emulator on http://127.0.0.1:\(emulator)") }
+                fflush(nil)
+            }
+        }
+        // The backend last, so that it stops first: requests in flight may still send to the emulator.
+        services.append(backend)
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "push-backend")))
+        do {
+            try await group.run()
         } catch let error as StoreError {
             throw fail("\(error)")
         }

@@ -102,12 +102,12 @@ func withBackend(
 
     try await withEmulator { emulator, hubBase in
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        var configuration = BackendConfiguration(
-            dataDirectory: directory, port: 0, hub: HubSettings(connectionString: fullAccess, hubName: "hub", endpoint: hubBase))
+        var configuration = BackendConfiguration(dataDirectory: directory, port: 0)
         configure(&configuration)
         var logger = Logger(label: "push-backend")
         logger.logLevel = .warning
-        let server = Task { try await PushBackendServer.run(configuration, logger: logger) { continuation.yield($0.port) } }
+        let hub = HubSettings(connectionString: fullAccess, hubName: "hub", endpoint: hubBase)
+        let server = Task { try await PushBackendService(configuration, hub: hub, logger: logger) { continuation.yield($0) }.run() }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else { throw StoreError(.unavailable, "the backend did not start") }
         do {

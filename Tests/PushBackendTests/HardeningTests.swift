@@ -366,18 +366,21 @@ struct EmulatorHookTests {
     @Test("push-backend --demo serves no fault hook")
     func demoHasNoFaultHook() async throws {
         let directory = try temporaryDirectory()
-        var logger = Logger(label: "push-backend")
-        logger.logLevel = .critical
-        let (addresses, continuation) = AsyncStream.makeStream(of: BackendAddresses.self)
-        let server = Task { try await PushBackendServer.run(BackendConfiguration(dataDirectory: directory, port: 0), logger: logger) { continuation.yield($0) } }
-        defer { server.cancel() }
-        var iterator = addresses.makeAsyncIterator()
-        let emulatorPort = try #require(await iterator.next()?.emulatorPort)
+        let process = Process()
+        process.executableURL = PushCoreBinary.builtExecutable("push-backend")
+        process.arguments = ["serve", "--data-dir", directory, "--port", "0", "--demo", "--log-level", "critical"]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        let lines = await readLines(2, from: output.fileHandleForReading)
+        try #require(lines.count == 2 && lines[1].hasPrefix("hub emulator on http://127.0.0.1:"))
+        let emulatorPort = try #require(Int(lines[1].split(separator: ":").last ?? ""))
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(emulatorPort)/_emulator/faults")
         request.method = .POST
         request.body = .bytes(ByteBuffer(string: #"{"status":500}"#))
         #expect(try await HTTPClient.shared.execute(request, timeout: .seconds(5)).status.code == 404)
-        server.cancel()
-        _ = await server.result
+        process.terminate()
+        process.waitUntilExit()
     }
 }

@@ -1,0 +1,53 @@
+import HubEmulator
+import Logging
+import PushBackend
+import PushSAS
+import ServiceLifecycle
+import Synchronization
+
+/// `serve --demo`'s hub: an emulated namespace with a fresh random key on a free loopback port, run
+/// as a service beside the backend. Fault injection is off: anyone who can reach the emulator's
+/// port could otherwise break sends.
+final class DemoHub: Sendable {
+    static let hubName = "pushcore-demo"
+
+    let service: any Service
+    private let connectionString: String
+    private let listening: AsyncStream<Int>
+    private let boundPort: BoundPort
+
+    init(logger: Logger) throws {
+        var generator = SystemRandomNumberGenerator()
+        let key = (0..<4).map { _ in String(generator.next() as UInt64, radix: 36) }.joined()
+        connectionString =
+            "Endpoint=sb://pushcore-demo.servicebus.windows.net/;SharedAccessKeyName=DefaultFullSharedAccessSignature;SharedAccessKey=\(key)"
+        let emulator = HubEmulator(
+            hubs: [EmulatedHub(name: Self.hubName, connection: try ConnectionString(connectionString))], allowsFaultInjection: false)
+        let (listening, continuation) = AsyncStream.makeStream(of: Int.self)
+        let boundPort = BoundPort()
+        self.listening = listening
+        self.boundPort = boundPort
+        service = emulator.application(port: 0, logger: logger) { port in
+            boundPort.value.withLock { $0 = port }
+            continuation.yield(port)
+            continuation.finish()
+        }
+    }
+
+    /// The emulator's port once it listens.
+    var port: Int? { boundPort.value.withLock { $0 } }
+
+    /// The hub settings of the emulated namespace, once the emulator listens; the backend waits for
+    /// them. Throws when the emulator stopped before it listened.
+    func settings() async throws -> HubSettings {
+        for await port in listening {
+            return HubSettings(connectionString: connectionString, hubName: Self.hubName, endpoint: "http://127.0.0.1:\(port)")
+        }
+        if let port { return HubSettings(connectionString: connectionString, hubName: Self.hubName, endpoint: "http://127.0.0.1:\(port)") }
+        throw CancellationError()
+    }
+}
+
+private final class BoundPort: Sendable {
+    let value = Mutex<Int?>(nil)
+}
