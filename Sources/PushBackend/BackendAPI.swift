@@ -39,7 +39,8 @@ final class BackendAPI: Sendable {
     static let imageChunkSize = 4096
 
     /// Rounds of bringing a device's installation in line with its stored registration before
-    /// giving up (each round is one hub call; more than one only while others register the same token).
+    /// giving up (each round is one hub call; more than one only while another process sharing the
+    /// store registers the same token, since this one registers a token one request at a time).
     static let maximumSyncRounds = 8
 
     let store: any BackendStore
@@ -48,6 +49,9 @@ final class BackendAPI: Sendable {
     let images: ResourceRegistry
     let defaultImage: String
     let logger: Logger
+    /// Registrations of one device token, one at a time in this process: each stores its row and
+    /// brings the hub in line before the next starts, so the hub's writes keep the rows' order.
+    private let registrations = KeyedSerializer<String>()
     /// Notifications each user may create: a burst, then a steady rate.
     private let sendBudget: RateLimiter<String>
     /// Each embedded image once as a `ByteBuffer`: responses send slices of it, never copies.
@@ -177,17 +181,19 @@ final class BackendAPI: Sendable {
         }
         // A device token names one device: registering it again (as whoever is signed in on it now)
         // moves it to the caller. The row is decided first; the installation then follows the row.
-        let previous: RegistrationRecord?
         let registration = RegistrationRecord(
             id: randomHex(bytes: 16), owner: caller.name, deviceToken: deviceToken, installationID: installationID, updatedAt: unixMilliseconds())
-        do {
-            previous = try await store.registration(deviceToken: deviceToken)
-            try await store.saveRegistration(registration)
-        } catch {
-            throw .storage(error)
+        try await registrations.run(deviceToken) { () async throws(APIError) in
+            let previous: RegistrationRecord?
+            do throws(StoreError) {
+                previous = try await store.registration(deviceToken: deviceToken)
+                try await store.saveRegistration(registration)
+            } catch {
+                throw .storage(error)
+            }
+            try await syncInstallation(deviceToken: deviceToken)
+            if let previous { try await removeFormerInstallation(of: previous) }
         }
-        try await syncInstallation(deviceToken: deviceToken)
-        if let previous { try await removeFormerInstallation(of: previous) }
         // The same answer whether the token was known: a new id, 201.
         return .json(201, .object([JSONMember("id", .string(registration.id))]))
     }
@@ -203,8 +209,10 @@ final class BackendAPI: Sendable {
         }
         // Someone else's, or registered again (under a new id) since it was read.
         guard let registration, deleted else { throw .notFound("no such registration") }
-        try await syncInstallation(deviceToken: registration.deviceToken)
-        try await removeFormerInstallation(of: registration)
+        try await registrations.run(registration.deviceToken) { () async throws(APIError) in
+            try await syncInstallation(deviceToken: registration.deviceToken)
+            try await removeFormerInstallation(of: registration)
+        }
         return Answer(status: 204)
     }
 
