@@ -1,6 +1,6 @@
 SWIFT ?= swift
 
-.PHONY: deps build bench bench-quick test test-debug test-release test-asan test-tsan fuzz fuzz-smoke robustness load clean
+.PHONY: deps build bench bench-quick test test-debug test-release test-asan test-tsan fuzz fuzz-smoke robustness check-modules load clean
 
 FUZZ_SECONDS ?= 300
 
@@ -18,11 +18,15 @@ bench: deps
 bench-quick: deps
 	$(SWIFT) run -c release bench --quick
 
+# The tests run the built `pushcore`, `hub-emulator` and `push-backend` binaries, so everything is
+# built first (`--build-tests` builds every product too); no test target links an executable.
 test-debug: deps
-	$(SWIFT) test
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
 
 test-release: deps
-	$(SWIFT) test -c release
+	$(SWIFT) build -c release --build-tests
+	$(SWIFT) test -c release --skip-build
 
 # Release mode (optimised code is what ships; allocation counts are asserted there). Debug code
 # is tested by `make test-asan`, which CI runs too, and `make test-debug` runs it alone.
@@ -30,11 +34,13 @@ test: bench-quick test-release
 
 # The whole suite under AddressSanitizer (the CLI tests then run an ASan-built pushcore too).
 test-asan: deps
-	LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan-suppressions.txt $(SWIFT) test --sanitize=address --scratch-path .build-asan
+	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
+	LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan-suppressions.txt $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
 
 # The concurrent parts under ThreadSanitizer: the SAS token cache and the resource streams.
 test-tsan: deps
-	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter 'SASTokenCacheTests|EmbeddedResourceTests|FileResourceTests'
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
+	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter 'SASTokenCacheTests|EmbeddedResourceTests|FileResourceTests'
 
 # Every libFuzzer target for FUZZ_SECONDS each (default 300); see scripts/fuzz.
 fuzz: deps
@@ -51,6 +57,11 @@ LOAD_CONNECTIONS ?= 50
 load:
 	@scripts/install-system-deps wrk curl
 	scripts/load-backend $(LOAD_SECONDS) $(LOAD_CONNECTIONS)
+
+# The module graph's rules: the codec depends on nothing, the APNs model on the codec alone, and
+# no production target on an emulator (scripts/check-module-graph).
+check-modules:
+	scripts/check-module-graph
 
 # What CI runs after `make test`.
 robustness: test-asan fuzz-smoke
