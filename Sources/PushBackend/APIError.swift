@@ -9,7 +9,7 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
     public let message: String
     public var headers: [(String, String)] = []
     /// For the log only: what failed behind a 5xx, which the client is not told.
-    var detail: String?
+    package var detail: String?
 
     public init(status: Int, code: String, _ message: String, headers: [(String, String)] = []) {
         self.status = status
@@ -51,7 +51,7 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
     static let loginBusy = APIError(status: 503, code: "loginBusy", "too many logins are being checked; try again", headers: [("Retry-After", "1")])
 
     /// The engine's own text goes to the log only: bodies carry our codes and messages.
-    static func storage(_ error: StoreError) -> APIError {
+    package static func storage(_ error: StoreError) -> APIError {
         var refusal = error.code == .conflict
             ? APIError(status: 409, code: "conflict", "the request conflicts with what is stored; try again")
             : APIError(status: 503, code: "storageUnavailable", "the database failed; try again")
@@ -66,7 +66,7 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The body, built by PushCore's writer.
-    var body: [UInt8] {
+    package var body: [UInt8] {
         var bytes: [UInt8] = []
         try? JSON.object([JSONMember("error", .object([JSONMember("code", .string(code)), JSONMember("message", .string(message))]))])
             .write(into: &bytes)

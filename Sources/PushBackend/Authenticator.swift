@@ -164,7 +164,7 @@ public final class Authenticator: Sendable {
 
     /// `Basic base64(name:password)` (RFC 7617): the scheme in any case, canonical base64, UTF-8,
     /// the name up to the first colon.
-    static func basicCredentials(_ header: String) -> (name: String, password: String)? {
+    package static func basicCredentials(_ header: String) -> (name: String, password: String)? {
         let bytes = Array(header.utf8)
         guard bytes.count > 6, bytes.count <= 4096, String(decoding: bytes[0..<6], as: UTF8.self).lowercased() == "basic " else { return nil }
         let encoded = Array(bytes[6...].drop { $0 == UInt8(ascii: " ") })

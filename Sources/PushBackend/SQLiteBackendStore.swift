@@ -20,7 +20,7 @@ public final class SQLiteBackendStore: BackendStore {
 
     /// The schema, one entry per version, applied in order and recorded in `schema_migrations`.
     /// Append new versions; never edit one that has shipped.
-    static let migrations: [[String]] = [
+    package static let migrations: [[String]] = [
         [
             """
             CREATE TABLE users (

@@ -1,5 +1,5 @@
 import Foundation
-@testable import PushBackend
+import PushBackend
 import PushCore
 import PushTestSupport
 import Testing

@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOHTTP1
-@testable import PushBackend
+import PushBackend
 import PushCore
 import RichPushImages
 import SQLiteNIO

@@ -4,7 +4,7 @@ import HubEmulator
 import Logging
 import NIOCore
 import NotificationHubs
-@testable import PushBackend
+import PushBackend
 import PushCore
 import Synchronization
 import HubTestSupport
