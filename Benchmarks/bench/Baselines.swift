@@ -53,7 +53,7 @@ func isBoolean(_ number: NSNumber) -> Bool {
 /// Builds PushCore's model from JSONSerialization's output: the decode.corpus baseline.
 func payloadFromFoundation(_ object: Any) -> APNsPayload? {
     guard let root = object as? [String: Any], let apsObject = root["aps"] as? [String: Any] else { return nil }
-    var aps = APS()
+    var aps = APNsAPS()
     for (key, value) in apsObject {
         switch key {
         case "alert":
@@ -68,7 +68,7 @@ func payloadFromFoundation(_ object: Any) -> APNsPayload? {
                 aps.sound = .named(name)
             } else if let critical = value as? [String: Any] {
                 aps.sound = .critical(
-                    CriticalSound(
+                    APNsCriticalSound(
                         critical: (critical["critical"] as? NSNumber)?.intValue == 1, name: critical["name"] as? String ?? "",
                         volume: (critical["volume"] as? NSNumber)?.doubleValue))
             }
@@ -77,12 +77,12 @@ func payloadFromFoundation(_ object: Any) -> APNsPayload? {
         case "content-available": aps.contentAvailable = (value as? NSNumber)?.intValue == 1
         case "mutable-content": aps.mutableContent = (value as? NSNumber)?.intValue == 1
         case "target-content-id": aps.targetContentID = value as? String
-        case "interruption-level": aps.interruptionLevel = (value as? String).flatMap(InterruptionLevel.init(rawValue:))
+        case "interruption-level": aps.interruptionLevel = (value as? String).flatMap(APNsInterruptionLevel.init(rawValue:))
         case "relevance-score": aps.relevanceScore = (value as? NSNumber)?.doubleValue
         case "filter-criteria": aps.filterCriteria = value as? String
         case "stale-date": aps.staleDate = (value as? NSNumber)?.intValue
         case "timestamp": aps.timestamp = (value as? NSNumber)?.intValue
-        case "event": aps.event = (value as? String).flatMap(LiveActivityEvent.init(rawValue:))
+        case "event": aps.event = (value as? String).flatMap(APNsLiveActivityEvent.init(rawValue:))
         case "dismissal-date": aps.dismissalDate = (value as? NSNumber)?.intValue
         case "content-state": aps.contentState = jsonFromFoundation(value)
         case "attributes-type": aps.attributesType = value as? String
@@ -99,13 +99,13 @@ func payloadFromFoundation(_ object: Any) -> APNsPayload? {
     return payload
 }
 
-func alertFromFoundation(_ fields: [String: Any]) -> AlertFields {
-    func text(_ value: Any?) -> AlertText? {
+func alertFromFoundation(_ fields: [String: Any]) -> APNsAlertFields {
+    func text(_ value: Any?) -> APNsAlertText? {
         if let text = value as? String { return .text(text) }
         guard let object = value as? [String: Any], let key = object["loc-key"] as? String else { return nil }
         return .localized(key: key, arguments: object["loc-args"] as? [String] ?? [])
     }
-    var alert = AlertFields(
+    var alert = APNsAlertFields(
         title: text(fields["title"]), subtitle: fields["subtitle"] as? String, body: text(fields["body"]),
         launchImage: fields["launch-image"] as? String, titleLocKey: fields["title-loc-key"] as? String,
         titleLocArgs: fields["title-loc-args"] as? [String], subtitleLocKey: fields["subtitle-loc-key"] as? String,

@@ -87,8 +87,8 @@ guard !jsonFiles.isEmpty else { usage("no JSON files that every parser accepts i
 let silentRich = APNsPayload.silentRichPush(
     richId: "4f1c2a9e8d0b4c7e9a513b6f0e2d7c11", richType: "img", richMessage: "Look at \"this\" photo from the hike!")
 var alertPayload = APNsPayload(
-    aps: APS(
-        alert: .fields(AlertFields(title: "Game Request", subtitle: "Five Card Draw", body: "Bob wants to play poker with you tonight — bring snacks & chips")),
+    aps: APNsAPS(
+        alert: .fields(APNsAlertFields(title: "Game Request", subtitle: "Five Card Draw", body: "Bob wants to play poker with you tonight — bring snacks & chips")),
         badge: 9, sound: .named("bingbong.aiff"), threadID: "poker-night", category: "GAME_INVITATION",
         interruptionLevel: .timeSensitive, relevanceScore: 0.75))
 alertPayload["gameID"] = "12345678"

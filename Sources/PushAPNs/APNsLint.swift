@@ -61,7 +61,7 @@ public enum APNsLinter {
     }
 
     /// Lints a parsed payload of `size` bytes.
-    public static func lint(_ root: UnsafeJSONValue, size: Int, pushType: APNsPushType? = nil) -> [APNsDiagnostic] {
+    package static func lint(_ root: UnsafeJSONValue, size: Int, pushType: APNsPushType? = nil) -> [APNsDiagnostic] {
         var reader = APNsPayloadReader(keepsWarnings: true)
         var payload = APNsPayload()
         let isPayload = reader.read(root, into: &payload)
@@ -79,7 +79,7 @@ public enum APNsLinter {
         return diagnostics
     }
 
-    static func pushTypeFindings(_ aps: APS, pushType: APNsPushType, apsOffset: Int) -> [APNsDiagnostic] {
+    static func pushTypeFindings(_ aps: APNsAPS, pushType: APNsPushType, apsOffset: Int) -> [APNsDiagnostic] {
         switch pushType {
         case .background where !aps.contentAvailable:
             return [APNsDiagnostic(.error, .pushTypeMismatch, at: apsOffset, "a background push needs aps.content-available: 1")]
@@ -111,7 +111,7 @@ extension APNsPayload {
     }
 
     /// Decodes a parsed payload into the model.
-    public init(decoding root: UnsafeJSONValue) throws(JSONError) {
+    package init(decoding root: UnsafeJSONValue) throws(JSONError) {
         var reader = APNsPayloadReader(keepsWarnings: false)
         var payload = APNsPayload()
         // read(_:into:) returns false only together with an error diagnostic.

@@ -47,7 +47,7 @@ extension APNsPayload {
     /// `aps` in its box and the custom keys in their array, by pointer, for the duration of `body`.
     @inlinable
     func withUnsafeParts<Result>(
-        _ body: (UnsafeMutablePointer<APS>, UnsafeBufferPointer<JSONMember>) -> Result
+        _ body: (UnsafeMutablePointer<APNsAPS>, UnsafeBufferPointer<JSONMember>) -> Result
     ) -> Result {
         apsBox.withUnsafeMutablePointerToHeader { aps in
             customKeys.withUnsafeBufferPointer { customKeys in body(aps, customKeys) }
@@ -119,21 +119,18 @@ extension APNsPayload {
     /// iterating the array would retain every key and value.
     @inlinable
     static func write<Output: JSONOutput>(
-        aps: UnsafeMutablePointer<APS>, customKeys: UnsafeBufferPointer<JSONMember>, to output: inout Output
+        aps: UnsafeMutablePointer<APNsAPS>, customKeys: UnsafeBufferPointer<JSONMember>, to output: inout Output
     ) throws(JSONError) {
         JSONWriter.writeStatic("{\"aps\":", to: &output)
         try aps.pointee.writeInPlace(to: &output)
         if !customKeys.isEmpty {
             try checkUniqueKeys(customKeys)
-            // Written through a mutable pointer only to pass each member by address (see
-            // `JSONMember.writeInPlace`); nothing is written to the array.
-            let members = UnsafeMutablePointer(mutating: customKeys.baseAddress!)
-            for index in customKeys.indices {
-                guard customKeys[index].key != "aps" else {
+            try forEachInPlace(customKeys) { (_, member) throws(JSONError) in
+                guard member.key != "aps" else {
                     throw JSONError(.duplicateKey, at: 0, "a custom key named \"aps\" would repeat the aps dictionary")
                 }
                 output.append(ASCII.comma)
-                try members[index].writeInPlace(to: &output, depth: 1)
+                try member.writeInPlace(to: &output, depth: 1)
             }
         }
         output.append(ASCII.closeBrace)
@@ -181,15 +178,13 @@ struct ObjectWriter<Output: JSONOutput> {
         guard !members.isEmpty else { return }
         try checkUniqueKeys(members)
         try members.withUnsafeBufferPointer { (buffer) throws(JSONError) in
-            // By address: see `JSONMember.writeInPlace`. Nothing is written to the array.
-            let members = UnsafeMutablePointer(mutating: buffer.baseAddress!)
-            for index in buffer.indices {
-                guard !known.contains(buffer[index].key) else {
-                    throw JSONError(.duplicateKey, at: 0, "\"\(buffer[index].key)\" is a named field; set it there, not among the other keys")
+            try forEachInPlace(buffer) { (_, member) throws(JSONError) in
+                guard !known.contains(member.key) else {
+                    throw JSONError(.duplicateKey, at: 0, "\"\(member.key)\" is a named field; set it there, not among the other keys")
                 }
                 if !isFirst { output.append(ASCII.comma) }
                 isFirst = false
-                try members[index].writeInPlace(to: &output, depth: 2)
+                try member.writeInPlace(to: &output, depth: 2)
             }
         }
     }
@@ -205,7 +200,7 @@ func writeStringArray<Output: JSONOutput>(_ values: [String], to output: inout O
     output.append(ASCII.closeBracket)
 }
 
-extension APS {
+extension APNsAPS {
     /// Writes the `aps` dictionary. Mutating only so that `self` is passed by address: the
     /// caller reaches it through the box's pointer, and a non-mutating method called on a
     /// pointer's `pointee` gets a copy of the whole value first (480 bytes copied, and a
@@ -276,7 +271,7 @@ extension APS {
     }
 }
 
-extension AlertFields {
+extension APNsAlertFields {
     @inlinable
     func write<Output: JSONOutput>(to output: inout Output) throws(JSONError) {
         output.append(ASCII.openBrace)
@@ -303,7 +298,7 @@ extension AlertFields {
     }
 }
 
-extension AlertText {
+extension APNsAlertText {
     @inlinable
     func write<Output: JSONOutput>(to output: inout Output) {
         switch self {
@@ -319,7 +314,7 @@ extension AlertText {
     }
 }
 
-extension CriticalSound {
+extension APNsCriticalSound {
     @inlinable
     func write<Output: JSONOutput>(to output: inout Output) throws(JSONError) {
         JSONWriter.writeStatic(critical ? "{\"critical\":1,\"name\":" : "{\"critical\":0,\"name\":", to: &output)

@@ -1,7 +1,7 @@
 import PushJSON
 
 /// How ``APNsPayload/fit(limit:options:)`` shortens alert text.
-public struct FitOptions: Sendable, Hashable {
+public struct APNsFitOptions: Sendable, Hashable {
     /// Appended to shortened text; its escaped bytes are counted.
     public var ellipsis: String
     /// Cut at the end of the last whole word that fits, when there is one.
@@ -14,7 +14,7 @@ public struct FitOptions: Sendable, Hashable {
 }
 
 /// What ``APNsPayload/fit(limit:options:)`` changed.
-public struct FitReport: Sendable, Hashable {
+public struct APNsFitReport: Sendable, Hashable {
     public enum Field: String, Sendable, Hashable {
         case body, subtitle, title
     }
@@ -44,12 +44,12 @@ extension APNsPayload {
     ///   example, custom data alone is too large), leaving the payload unchanged; or an encoding
     ///   error for a model that cannot be encoded at all.
     @discardableResult
-    public mutating func fit(limit: Int = APNsLimits.payloadSize, options: FitOptions = FitOptions()) throws(JSONError) -> FitReport {
+    public mutating func fit(limit: Int = APNsLimits.payloadSize, options: APNsFitOptions = APNsFitOptions()) throws(JSONError) -> APNsFitReport {
         var size = try encodedSize()
-        guard size > limit else { return FitReport(cuts: [], encodedSize: size) }
+        guard size > limit else { return APNsFitReport(cuts: [], encodedSize: size) }
         var shortened = self
-        var cuts: [FitReport.Cut] = []
-        for field in [FitReport.Field.body, .subtitle, .title] where size > limit {
+        var cuts: [APNsFitReport.Cut] = []
+        for field in [APNsFitReport.Field.body, .subtitle, .title] where size > limit {
             guard let text = shortened.text(of: field) else { continue }
             let textSize = JSONWriter.escapedCount(text)
             let budget = textSize - (size - limit)
@@ -57,7 +57,7 @@ extension APNsPayload {
             guard replacement != text else { continue }
             shortened.setText(replacement, of: field)
             let newSize = size - textSize + JSONWriter.escapedCount(replacement)
-            cuts.append(FitReport.Cut(field: field, original: text, shortened: replacement, bytesSaved: size - newSize))
+            cuts.append(APNsFitReport.Cut(field: field, original: text, shortened: replacement, bytesSaved: size - newSize))
             size = newSize
         }
         guard size <= limit else {
@@ -66,12 +66,12 @@ extension APNsPayload {
                 "payload is \(size) bytes with its alert text emptied, over the limit of \(limit) bytes: the rest of the payload alone is too large")
         }
         self = shortened
-        return FitReport(cuts: cuts, encodedSize: size)
+        return APNsFitReport(cuts: cuts, encodedSize: size)
     }
 
     /// The longest prefix of whole grapheme clusters that, with the ellipsis, takes at most
     /// `budget` escaped bytes; `""` when not even the ellipsis fits after one cluster.
-    static func prefix(of text: String, fittingEscaped budget: Int, options: FitOptions) -> String {
+    static func prefix(of text: String, fittingEscaped budget: Int, options: APNsFitOptions) -> String {
         let ellipsisSize = JSONWriter.escapedCount(options.ellipsis)
         let available = budget - ellipsisSize
         guard available > 0 else { return "" }
@@ -96,7 +96,7 @@ extension APNsPayload {
         return kept.isEmpty ? "" : kept + options.ellipsis
     }
 
-    func text(of field: FitReport.Field) -> String? {
+    func text(of field: APNsFitReport.Field) -> String? {
         switch (aps.alert, field) {
         case (.text(let text)?, .body): return text
         case (.fields(let fields)?, .body):
@@ -109,7 +109,7 @@ extension APNsPayload {
         return nil
     }
 
-    mutating func setText(_ text: String, of field: FitReport.Field) {
+    mutating func setText(_ text: String, of field: APNsFitReport.Field) {
         switch (aps.alert, field) {
         case (.text?, .body): aps.alert = .text(text)
         case (.fields(var fields)?, _):

@@ -3,7 +3,7 @@ import PushJSON
 /// A whole APNs payload: the `aps` dictionary and the app's own root keys, in order.
 ///
 /// ```swift
-/// var payload = APNsPayload(aps: APS(alert: .fields(AlertFields(title: "Hello", body: "World")), badge: 3))
+/// var payload = APNsPayload(aps: APNsAPS(alert: .fields(APNsAlertFields(title: "Hello", body: "World")), badge: 3))
 /// payload["orderId"] = "A-1042"
 /// var buffer: [UInt8] = []
 /// try payload.encode(into: &buffer)
@@ -14,9 +14,9 @@ public struct APNsPayload: Sendable, Hashable {
     /// box is only mutated after a uniqueness check, so sharing it between tasks is safe.
     @usableFromInline nonisolated(unsafe) var apsBox: APSBox
 
-    public var aps: APS {
+    public var aps: APNsAPS {
         // A `get`, not `_read`: yielding the box's value corrupted memory in unoptimised builds
-        // (Swift 6.3.1). The encoder reads the value in place through the box's pointer instead.
+        // (docs/performance.md). The encoder reads the value in place through the box's pointer.
         @inlinable get { apsBox.header }
         @inlinable _modify {
             makeAPSUnique()
@@ -33,7 +33,7 @@ public struct APNsPayload: Sendable, Hashable {
     /// `aps` in place, through the box's pointer: `_modify` on the box's `header` property pays
     /// for a dynamic exclusivity check on every access, which the decoder does not need.
     @usableFromInline
-    mutating func withUniqueAPS<Result>(_ body: (inout APS) -> Result) -> Result {
+    mutating func withUniqueAPS<Result>(_ body: (inout APNsAPS) -> Result) -> Result {
         makeAPSUnique()
         return apsBox.withUnsafeMutablePointerToHeader { body(&$0.pointee) }
     }
@@ -41,14 +41,14 @@ public struct APNsPayload: Sendable, Hashable {
     /// Root keys other than `aps`, written after it in this order.
     public var customKeys: [JSONMember]
 
-    public init(aps: APS = APS(), customKeys: [JSONMember] = []) {
+    public init(aps: APNsAPS = APNsAPS(), customKeys: [JSONMember] = []) {
         self.apsBox = APSBox.make(aps)
         self.customKeys = customKeys
     }
 
-    /// An empty payload. Its box is filled from one shared empty `APS`: building the 500-byte
-    /// value afresh cost four stack copies before it reached the box (the decoder starts every
-    /// payload from here; 50 ns of `decode.corpus`).
+    /// An empty payload. Its box is filled from one shared empty `APNsAPS`: building the 500-byte
+    /// value afresh cost four stack copies before it reached the box, and the decoder starts every
+    /// payload from here.
     public init() {
         self.apsBox = APSBox.makeEmpty()
         self.customKeys = []
@@ -80,7 +80,7 @@ public struct APNsPayload: Sendable, Hashable {
     /// the stored item named by `richId` (`content-available: 1`, no alert, badge or sound).
     public static func silentRichPush(richId: String, richType: String, richMessage: String) -> APNsPayload {
         APNsPayload(
-            aps: APS(contentAvailable: true),
+            aps: APNsAPS(contentAvailable: true),
             customKeys: [
                 JSONMember("richId", .string(richId)),
                 JSONMember("richType", .string(richType)),
@@ -91,11 +91,11 @@ public struct APNsPayload: Sendable, Hashable {
     /// The secure-push flow's silent notification: it carries only `secureId`; the app fetches
     /// the content over its own authenticated connection.
     public static func silentSecurePush(secureId: String) -> APNsPayload {
-        APNsPayload(aps: APS(contentAvailable: true), customKeys: [JSONMember("secureId", .string(secureId))])
+        APNsPayload(aps: APNsAPS(contentAvailable: true), customKeys: [JSONMember("secureId", .string(secureId))])
     }
 }
 
-extension APS {
+extension APNsAPS {
     // `alert != nil` copied the whole optional (about 200 bytes, retaining each string) to
     // compare it; a pattern match reads only its tag.
     var hasAlert: Bool {
@@ -113,40 +113,40 @@ extension APS {
 /// `ManagedBuffer` because it hands out a pointer to its header: writing the value through it
 /// avoids copying 500 bytes (and retaining every string in them) per payload encoded.
 @usableFromInline
-final class APSBox: ManagedBuffer<APS, UInt8> {
+final class APSBox: ManagedBuffer<APNsAPS, UInt8> {
     @inlinable
-    static func make(_ value: APS) -> APSBox {
+    static func make(_ value: APNsAPS) -> APSBox {
         // `create` called on the subclass makes an instance of the subclass.
         unsafeDowncast(APSBox.create(minimumCapacity: 0) { _ in value }, to: APSBox.self)
     }
 
     @inlinable
     static func makeEmpty() -> APSBox {
-        unsafeDowncast(APSBox.create(minimumCapacity: 0) { _ in APS.empty }, to: APSBox.self)
+        unsafeDowncast(APSBox.create(minimumCapacity: 0) { _ in APNsAPS.empty }, to: APSBox.self)
     }
 }
 
 /// The `aps` dictionary. `nil` and `false` fields are left out when encoding; `true` flags are
 /// written the way APNs expects them (`1` for `content-available`, `mutable-content` and
 /// `input-push-token`, `true` for `content-changed`).
-public struct APS: Sendable, Hashable {
-    public var alert: Alert?
+public struct APNsAPS: Sendable, Hashable {
+    public var alert: APNsAlert?
     /// `0` clears the badge.
     public var badge: Int?
-    public var sound: Sound?
+    public var sound: APNsSound?
     public var threadID: String?
     public var category: String?
     public var contentAvailable: Bool
     public var mutableContent: Bool
     public var targetContentID: String?
-    public var interruptionLevel: InterruptionLevel?
+    public var interruptionLevel: APNsInterruptionLevel?
     /// 0...1 for notifications; any finite value orders Live Activities.
     public var relevanceScore: Double?
     public var filterCriteria: String?
     /// Live Activity fields; dates are Unix seconds.
     public var staleDate: Int?
     public var timestamp: Int?
-    public var event: LiveActivityEvent?
+    public var event: APNsLiveActivityEvent?
     public var dismissalDate: Int?
     /// An object; the Live Activity's `ContentState`.
     public var contentState: JSON?
@@ -163,11 +163,11 @@ public struct APS: Sendable, Hashable {
     public var otherKeys: [JSONMember]
 
     public init(
-        alert: Alert? = nil, badge: Int? = nil, sound: Sound? = nil, threadID: String? = nil,
+        alert: APNsAlert? = nil, badge: Int? = nil, sound: APNsSound? = nil, threadID: String? = nil,
         category: String? = nil, contentAvailable: Bool = false, mutableContent: Bool = false,
-        targetContentID: String? = nil, interruptionLevel: InterruptionLevel? = nil,
+        targetContentID: String? = nil, interruptionLevel: APNsInterruptionLevel? = nil,
         relevanceScore: Double? = nil, filterCriteria: String? = nil, staleDate: Int? = nil,
-        timestamp: Int? = nil, event: LiveActivityEvent? = nil, dismissalDate: Int? = nil,
+        timestamp: Int? = nil, event: APNsLiveActivityEvent? = nil, dismissalDate: Int? = nil,
         contentState: JSON? = nil, attributesType: String? = nil, attributes: JSON? = nil,
         inputPushToken: Bool = false, inputPushChannel: String? = nil, contentChanged: Bool = false,
         urlArgs: [String]? = nil, otherKeys: [JSONMember] = []
@@ -198,7 +198,7 @@ public struct APS: Sendable, Hashable {
     }
 
     /// What ``APNsPayload/init()`` copies into a new box (see there for why).
-    @usableFromInline static let empty = APS()
+    @usableFromInline static let empty = APNsAPS()
 
     /// True for a push that only wakes the app: `content-available` with nothing to show.
     public var isBackgroundOnly: Bool {
@@ -207,14 +207,14 @@ public struct APS: Sendable, Hashable {
 }
 
 /// `aps.alert`: a plain string, or a dictionary.
-public enum Alert: Sendable, Hashable {
+public enum APNsAlert: Sendable, Hashable {
     case text(String)
-    case fields(AlertFields)
+    case fields(APNsAlertFields)
 }
 
 /// A title or body: text, or — in Live Activity alerts — a localised key with arguments,
 /// written as `{"loc-key": …, "loc-args": […]}`.
-public enum AlertText: Sendable, Hashable, ExpressibleByStringLiteral {
+public enum APNsAlertText: Sendable, Hashable, ExpressibleByStringLiteral {
     case text(String)
     case localized(key: String, arguments: [String])
 
@@ -222,10 +222,10 @@ public enum AlertText: Sendable, Hashable, ExpressibleByStringLiteral {
 }
 
 /// The dictionary form of `aps.alert`.
-public struct AlertFields: Sendable, Hashable {
-    public var title: AlertText?
+public struct APNsAlertFields: Sendable, Hashable {
+    public var title: APNsAlertText?
     public var subtitle: String?
-    public var body: AlertText?
+    public var body: APNsAlertText?
     public var launchImage: String?
     public var titleLocKey: String?
     public var titleLocArgs: [String]?
@@ -239,7 +239,7 @@ public struct AlertFields: Sendable, Hashable {
     public var otherKeys: [JSONMember]
 
     public init(
-        title: AlertText? = nil, subtitle: String? = nil, body: AlertText? = nil, launchImage: String? = nil,
+        title: APNsAlertText? = nil, subtitle: String? = nil, body: APNsAlertText? = nil, launchImage: String? = nil,
         titleLocKey: String? = nil, titleLocArgs: [String]? = nil, subtitleLocKey: String? = nil,
         subtitleLocArgs: [String]? = nil, locKey: String? = nil, locArgs: [String]? = nil,
         sound: String? = nil, otherKeys: [JSONMember] = []
@@ -260,13 +260,13 @@ public struct AlertFields: Sendable, Hashable {
 }
 
 /// `aps.sound`: a file name, or the critical-alert dictionary.
-public enum Sound: Sendable, Hashable {
+public enum APNsSound: Sendable, Hashable {
     case named(String)
-    case critical(CriticalSound)
+    case critical(APNsCriticalSound)
 }
 
 /// `{"critical": 1, "name": …, "volume": …}`.
-public struct CriticalSound: Sendable, Hashable {
+public struct APNsCriticalSound: Sendable, Hashable {
     public var critical: Bool
     public var name: String
     /// 0...1; `0` is silent and representable.
@@ -279,14 +279,14 @@ public struct CriticalSound: Sendable, Hashable {
     }
 }
 
-public enum InterruptionLevel: String, Sendable, Hashable, CaseIterable {
+public enum APNsInterruptionLevel: String, Sendable, Hashable, CaseIterable {
     case passive
     case active
     case timeSensitive = "time-sensitive"
     case critical
 }
 
-public enum LiveActivityEvent: String, Sendable, Hashable, CaseIterable {
+public enum APNsLiveActivityEvent: String, Sendable, Hashable, CaseIterable {
     case start
     case update
     case end

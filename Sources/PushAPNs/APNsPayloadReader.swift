@@ -80,7 +80,7 @@ struct APNsPayloadReader {
 
     // MARK: aps
 
-    mutating func readAPS(_ object: UnsafeJSONValue, into aps: inout APS) {
+    mutating func readAPS(_ object: UnsafeJSONValue, into aps: inout APNsAPS) {
         checkUniqueKeys(object)
         for member in object.members {
             let value = member.value
@@ -106,7 +106,7 @@ struct APNsPayloadReader {
             case .sound:
                 switch value.kind {
                 case .string: aps.sound = .named(value.string!)
-                case .object: aps.sound = readCriticalSound(value).map(Sound.critical)
+                case .object: aps.sound = readCriticalSound(value).map(APNsSound.critical)
                 default: error(.typeMismatch, at: value.byteOffset, "aps.sound must be a string or an object")
                 }
             case .threadID: aps.threadID = string(value, "aps.thread-id")
@@ -116,7 +116,7 @@ struct APNsPayloadReader {
             case .targetContentID: aps.targetContentID = string(value, "aps.target-content-id")
             case .interruptionLevel:
                 if let level = string(value, "aps.interruption-level") {
-                    aps.interruptionLevel = InterruptionLevel(rawValue: level)
+                    aps.interruptionLevel = APNsInterruptionLevel(rawValue: level)
                     if aps.interruptionLevel == nil {
                         error(
                             .invalidValue, at: value.byteOffset,
@@ -130,7 +130,7 @@ struct APNsPayloadReader {
             case .timestamp: aps.timestamp = integer(value, "aps.timestamp")
             case .event:
                 if let event = string(value, "aps.event") {
-                    aps.event = LiveActivityEvent(rawValue: event)
+                    aps.event = APNsLiveActivityEvent(rawValue: event)
                     if aps.event == nil {
                         error(.invalidValue, at: value.byteOffset, "aps.event must be start, update or end")
                     }
@@ -155,7 +155,7 @@ struct APNsPayloadReader {
 
     /// Rules between keys, reported at the aps object. `aps` is borrowed: a copy of the 500-byte
     /// value retains every field in it.
-    mutating func checkRules(_ aps: borrowing APS, _ object: UnsafeJSONValue) {
+    mutating func checkRules(_ aps: borrowing APNsAPS, _ object: UnsafeJSONValue) {
         let offset = object.byteOffset
         if let score = aps.relevanceScore, aps.event == nil, !(0...1).contains(score) {
             error(.invalidValue, at: object["relevance-score"]!.byteOffset, "aps.relevance-score must be within 0...1")
@@ -184,11 +184,11 @@ struct APNsPayloadReader {
 
     // MARK: alert and sound
 
-    mutating func readAlert(_ object: UnsafeJSONValue) -> AlertFields {
+    mutating func readAlert(_ object: UnsafeJSONValue) -> APNsAlertFields {
         checkUniqueKeys(object)
         // Fields gathered in locals and the value built once at the end: starting from
-        // `AlertFields()` and assigning into it built, copied and destroyed an empty value first.
-        var title: AlertText?, body: AlertText?
+        // `APNsAlertFields()` and assigning into it built, copied and destroyed an empty value first.
+        var title: APNsAlertText?, body: APNsAlertText?
         var subtitle: String?, launchImage: String?, titleLocKey: String?, subtitleLocKey: String?
         var locKey: String?, sound: String?
         var titleLocArgs: [String]?, subtitleLocArgs: [String]?, locArgs: [String]?
@@ -213,14 +213,14 @@ struct APNsPayloadReader {
             case .sound: sound = string(value, "aps.alert.sound")
             }
         }
-        return AlertFields(
+        return APNsAlertFields(
             title: title, subtitle: subtitle, body: body, launchImage: launchImage, titleLocKey: titleLocKey,
             titleLocArgs: titleLocArgs, subtitleLocKey: subtitleLocKey, subtitleLocArgs: subtitleLocArgs, locKey: locKey,
             locArgs: locArgs, sound: sound, otherKeys: otherKeys)
     }
 
     /// A title or body: a string, or the Live Activity form `{"loc-key": …, "loc-args": […]}`.
-    mutating func alertText(_ value: UnsafeJSONValue, _ path: String) -> AlertText? {
+    mutating func alertText(_ value: UnsafeJSONValue, _ path: String) -> APNsAlertText? {
         if value.kind == .string { return .text(value.string!) }
         guard value.kind == .object else {
             error(.typeMismatch, at: value.byteOffset, "\(path) must be a string or a {loc-key, loc-args} object")
@@ -245,9 +245,9 @@ struct APNsPayloadReader {
         return .localized(key: key, arguments: arguments)
     }
 
-    mutating func readCriticalSound(_ object: UnsafeJSONValue) -> CriticalSound? {
+    mutating func readCriticalSound(_ object: UnsafeJSONValue) -> APNsCriticalSound? {
         checkUniqueKeys(object)
-        var sound = CriticalSound()
+        var sound = APNsCriticalSound()
         var sawName = false
         for member in object.members {
             let value = member.value

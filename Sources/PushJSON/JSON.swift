@@ -139,7 +139,7 @@ extension JSON {
 
     /// An owned copy of a parsed value.
     /// - Throws: `duplicateKey` when an object repeats a key (at the second occurrence).
-    public init(_ value: UnsafeJSONValue) throws(JSONError) {
+    package init(_ value: UnsafeJSONValue) throws(JSONError) {
         switch value.kind {
         case .null: self = .null
         case .bool: self = .bool(value.bool!)
@@ -186,12 +186,9 @@ extension JSON {
             try checkDepth(depth)
             output.append(ASCII.openBracket)
             try elements.withUnsafeBufferPointer { (buffer) throws(JSONError) in
-                guard let first = buffer.baseAddress else { return }
-                // By address, as in `JSONMember.writeInPlace`: nothing is written to the array.
-                let elements = UnsafeMutablePointer(mutating: first)
-                for index in buffer.indices {
+                try forEachInPlace(buffer) { (index, element) throws(JSONError) in
                     if index > 0 { output.append(ASCII.comma) }
-                    try elements[index].writeInPlace(to: &output, depth: depth + 1)
+                    try element.writeInPlace(to: &output, depth: depth + 1)
                 }
             }
             output.append(ASCII.closeBracket)
@@ -200,11 +197,9 @@ extension JSON {
             try checkUniqueKeys(members)
             output.append(ASCII.openBrace)
             try members.withUnsafeBufferPointer { (buffer) throws(JSONError) in
-                guard let first = buffer.baseAddress else { return }
-                let members = UnsafeMutablePointer(mutating: first)
-                for index in buffer.indices {
+                try forEachInPlace(buffer) { (index, member) throws(JSONError) in
                     if index > 0 { output.append(ASCII.comma) }
-                    try members[index].writeInPlace(to: &output, depth: depth + 1)
+                    try member.writeInPlace(to: &output, depth: depth + 1)
                 }
             }
             output.append(ASCII.closeBrace)
@@ -252,7 +247,7 @@ package func checkUniqueKeys(_ members: UnsafeBufferPointer<JSONMember>) throws(
 extension UnsafeJSONValue {
     /// Throws `duplicateKey` at the second occurrence of a repeated key in this object. Pairwise
     /// for small objects (no allocation), hashed for large ones (no quadratic time).
-    public func checkUniqueKeys() throws(JSONError) {
+    package func checkUniqueKeys() throws(JSONError) {
         let object = entries[index]
         guard object.kind == .object else { return }
         let count = Int(object.length)
@@ -309,7 +304,7 @@ extension UnsafeJSONValue {
 
     /// Appends the minified, lossless re-encoding: key order, duplicates and number spellings
     /// as in the input; strings with minimal escaping and raw UTF-8.
-    public func writeCanonical(into bytes: inout [UInt8]) {
+    package func writeCanonical(into bytes: inout [UInt8]) {
         bytes.withJSONOutput { (output: inout ByteArrayOutput) in writeCanonical(to: &output) }
     }
 
@@ -390,5 +385,21 @@ extension JSONMember {
         JSONWriter.writeString(key, to: &output)
         output.append(ASCII.colon)
         try value.write(to: &output, depth: depth)
+    }
+}
+
+/// Calls `body` with each element of `elements` in place, by address. Reading an element out of
+/// a buffer for a call copies it first, a retain and a release of every reference it holds; passed
+/// `inout`, it is not copied. The pointer is mutable only because `inout` needs one: the callers
+/// (`writeInPlace`) read and never write, so the array behind `elements` is not modified. This is
+/// the one place the codec turns an immutable buffer into a mutable pointer (docs/unsafe.md).
+@inlinable @inline(__always)
+package func forEachInPlace<Element, Failure: Error>(
+    _ elements: UnsafeBufferPointer<Element>, _ body: (_ index: Int, _ element: inout Element) throws(Failure) -> Void
+) throws(Failure) {
+    guard let first = elements.baseAddress else { return }
+    let mutable = UnsafeMutablePointer(mutating: first)
+    for index in elements.indices {
+        try body(index, &mutable[index])
     }
 }

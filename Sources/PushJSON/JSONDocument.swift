@@ -17,7 +17,7 @@ public struct JSONDocument: Sendable {
     /// Like the pointer of `withUnsafeBytes`, the view and every value reached from it are valid
     /// only inside `body` and must not escape it.
     @inlinable
-    public func withUnsafeRoot<Result, Failure: Error>(
+    package func withUnsafeRoot<Result, Failure: Error>(
         _ body: (UnsafeJSONValue) throws(Failure) -> Result
     ) throws(Failure) -> Result {
         try storage.withUnsafeValue(at: 0, body)
@@ -45,7 +45,8 @@ extension JSONTapeStorage {
 /// A value inside a ``JSONDocument``, read straight from the tape and the input: no reference
 /// counting, no copies. Valid only inside the ``JSONDocument/withUnsafeRoot(_:)`` call it came
 /// from (or ``JSONValue/withUnsafeValue(_:)``).
-public struct UnsafeJSONValue {
+@usableFromInline
+package struct UnsafeJSONValue {
     @usableFromInline let entries: UnsafePointer<TapeEntry>
     @usableFromInline let input: UnsafePointer<UInt8>
     @usableFromInline let index: Int
@@ -68,18 +69,18 @@ public struct UnsafeJSONValue {
     @inlinable var entry: TapeEntry { entries[index] }
 
     @inlinable
-    public var kind: JSONValue.Kind { JSONValue.Kind(entry.kind) }
+    package var kind: JSONValue.Kind { JSONValue.Kind(entry.kind) }
 
     /// Offset of the value's first byte in the input (a string's opening quote).
     @inlinable
-    public var byteOffset: Int {
+    package var byteOffset: Int {
         let entry = self.entry
         return Int(entry.offset) - (entry.kind == .string ? 1 : 0)
     }
 
     /// The bytes of the value in the input, brackets and quotes included.
     @inlinable
-    public var byteRange: Range<Int> {
+    package var byteRange: Range<Int> {
         let entry = self.entry
         switch entry.kind {
         case .object, .array:
@@ -99,10 +100,10 @@ public struct UnsafeJSONValue {
 
     // MARK: Scalars
 
-    @inlinable public var isNull: Bool { entry.kind == .null }
+    @inlinable package var isNull: Bool { entry.kind == .null }
 
     @inlinable
-    public var bool: Bool? {
+    package var bool: Bool? {
         switch entry.kind {
         case .true: return true
         case .false: return false
@@ -112,7 +113,7 @@ public struct UnsafeJSONValue {
 
     /// The decoded string, or `nil` when this is not a string.
     @inlinable
-    public var string: String? {
+    package var string: String? {
         let entry = self.entry
         guard entry.kind == .string else { return nil }
         if entry.flags & TapeEntry.stringHasEscapes == 0 {
@@ -122,24 +123,24 @@ public struct UnsafeJSONValue {
     }
 
     /// True for a string spelled with backslash escapes in the input.
-    @inlinable public var stringHasEscapes: Bool { entry.flags & TapeEntry.stringHasEscapes != 0 }
+    @inlinable package var stringHasEscapes: Bool { entry.flags & TapeEntry.stringHasEscapes != 0 }
 
     /// The string's bytes as they appear in the input (between the quotes, escapes not
     /// decoded), or `nil` when this is not a string.
     @inlinable
-    public var rawStringBytes: UnsafeRawBufferPointer? {
+    package var rawStringBytes: UnsafeRawBufferPointer? {
         entry.kind == .string ? contentBytes : nil
     }
 
     /// Compares the decoded string with `other`; no allocation unless it has escapes.
     @inlinable
-    public func stringEquals(_ other: StaticString) -> Bool {
+    package func stringEquals(_ other: StaticString) -> Bool {
         stringEquals(UnsafeRawBufferPointer(start: other.utf8Start, count: other.utf8CodeUnitCount))
     }
 
     /// Compares the decoded string with UTF-8 bytes; no allocation unless it has escapes.
     @inlinable
-    public func stringEquals(_ other: UnsafeRawBufferPointer) -> Bool {
+    package func stringEquals(_ other: UnsafeRawBufferPointer) -> Bool {
         let entry = self.entry
         guard entry.kind == .string else { return false }
         if entry.flags & TapeEntry.stringHasEscapes != 0 {
@@ -150,7 +151,7 @@ public struct UnsafeJSONValue {
 
     /// True when both are strings with the same decoded content.
     @inlinable
-    public func sameString(as other: UnsafeJSONValue) -> Bool {
+    package func sameString(as other: UnsafeJSONValue) -> Bool {
         if !stringHasEscapes && !other.stringHasEscapes {
             return entry.kind == .string && other.entry.kind == .string && bytesEqual(contentBytes, other.contentBytes)
         }
@@ -159,13 +160,13 @@ public struct UnsafeJSONValue {
 
     /// The number as spelled in the input, or `nil` when this is not a number.
     @inlinable
-    public var numberSpelling: String? {
+    package var numberSpelling: String? {
         entry.kind == .number ? makeString(validatedUTF8: contentBytes, isASCII: true) : nil
     }
 
     /// True for a number spelled without fraction or exponent.
     @inlinable
-    public var isIntegerSpelling: Bool {
+    package var isIntegerSpelling: Bool {
         let entry = self.entry
         return entry.kind == .number
             && entry.flags & (TapeEntry.numberHasFraction | TapeEntry.numberHasExponent) == 0
@@ -173,7 +174,7 @@ public struct UnsafeJSONValue {
 
     /// The value as an `Int` when it is an integer spelling (no fraction, no exponent) that fits.
     @inlinable
-    public var int: Int? {
+    package var int: Int? {
         guard isIntegerSpelling else { return nil }
         return parseInteger(contentBytes)
     }
@@ -181,7 +182,7 @@ public struct UnsafeJSONValue {
     /// The number as the nearest `Double` (infinite when out of range), or `nil` when this is
     /// not a number.
     @inlinable
-    public var double: Double? {
+    package var double: Double? {
         guard entry.kind == .number else { return nil }
         return correctlyRoundedDouble(contentBytes)
     }
@@ -190,7 +191,7 @@ public struct UnsafeJSONValue {
 
     /// Elements of an array or members of an object; 0 for scalars.
     @inlinable
-    public var count: Int {
+    package var count: Int {
         let entry = self.entry
         return entry.kind == .object || entry.kind == .array ? Int(entry.length) : 0
     }
@@ -204,7 +205,7 @@ public struct UnsafeJSONValue {
 
     /// The elements of an array, in document order; empty for anything else.
     @inlinable @inline(__always)
-    public var elements: Elements {
+    package var elements: Elements {
         let entry = self.entry
         let end = entry.kind == .array ? Int(entry.link) - 1 : index + 1
         return Elements(entries: entries, input: input, first: index + 1, end: end)
@@ -212,7 +213,7 @@ public struct UnsafeJSONValue {
 
     /// The members of an object in document order, duplicates included; empty for anything else.
     @inlinable @inline(__always)
-    public var members: Members {
+    package var members: Members {
         let entry = self.entry
         let end = entry.kind == .object ? Int(entry.link) - 1 : index + 1
         return Members(entries: entries, input: input, first: index + 1, end: end)
@@ -224,7 +225,7 @@ public struct UnsafeJSONValue {
     /// statistics pass) visits any depth the parser accepts at the same cost per value and
     /// without recursion.
     @inlinable @inline(__always)
-    public var descendants: Descendants {
+    package var descendants: Descendants {
         let entry = self.entry
         let end = entry.kind == .object || entry.kind == .array ? Int(entry.link) - 1 : index + 1
         return Descendants(entries: entries, input: input, first: index + 1, end: end)
@@ -232,18 +233,18 @@ public struct UnsafeJSONValue {
 
     /// True for a string that is an object's key rather than a value.
     @inlinable
-    public var isObjectKey: Bool { entry.flags & TapeEntry.isKey != 0 }
+    package var isObjectKey: Bool { entry.flags & TapeEntry.isKey != 0 }
 
     /// The first member named `key`, or `nil` (also when this is not an object).
     @inlinable
-    public subscript(key: StaticString) -> UnsafeJSONValue? {
+    package subscript(key: StaticString) -> UnsafeJSONValue? {
         for member in members where member.key.stringEquals(key) { return member.value }
         return nil
     }
 
-    public struct Member {
-        public let key: UnsafeJSONValue
-        public let value: UnsafeJSONValue
+    @usableFromInline package struct Member {
+        @usableFromInline package let key: UnsafeJSONValue
+        @usableFromInline package let value: UnsafeJSONValue
 
         @inlinable
         init(key: UnsafeJSONValue, value: UnsafeJSONValue) {
@@ -252,7 +253,7 @@ public struct UnsafeJSONValue {
         }
     }
 
-    public struct Elements: Sequence, IteratorProtocol {
+    @usableFromInline package struct Elements: Sequence, IteratorProtocol {
         @usableFromInline let entries: UnsafePointer<TapeEntry>
         @usableFromInline let input: UnsafePointer<UInt8>
         @usableFromInline var nextIndex: Int
@@ -267,7 +268,7 @@ public struct UnsafeJSONValue {
         }
 
         @inlinable
-        public mutating func next() -> UnsafeJSONValue? {
+        package mutating func next() -> UnsafeJSONValue? {
             guard nextIndex < end else { return nil }
             let value = UnsafeJSONValue(entries: entries, input: input, index: nextIndex)
             nextIndex = value.nextSiblingIndex
@@ -277,7 +278,7 @@ public struct UnsafeJSONValue {
 
     /// The entries of an ``Elements`` range stepped one by one instead of sibling by sibling,
     /// as ``Members`` reads them in pairs.
-    public struct Descendants: Sequence, IteratorProtocol {
+    @usableFromInline package struct Descendants: Sequence, IteratorProtocol {
         @usableFromInline var entries: Elements
 
         @inlinable
@@ -286,7 +287,7 @@ public struct UnsafeJSONValue {
         }
 
         @inlinable
-        public mutating func next() -> UnsafeJSONValue? {
+        package mutating func next() -> UnsafeJSONValue? {
             while entries.nextIndex < entries.end {
                 let index = entries.nextIndex
                 entries.nextIndex &+= 1
@@ -302,7 +303,7 @@ public struct UnsafeJSONValue {
 
     /// An object's entries are its keys and values in turn, so members are elements read in
     /// pairs.
-    public struct Members: Sequence, IteratorProtocol {
+    @usableFromInline package struct Members: Sequence, IteratorProtocol {
         @usableFromInline var entries: Elements
 
         @inlinable
@@ -311,7 +312,7 @@ public struct UnsafeJSONValue {
         }
 
         @inlinable
-        public mutating func next() -> Member? {
+        package mutating func next() -> Member? {
             guard let key = entries.next(), let value = entries.next() else { return nil }
             return Member(key: key, value: value)
         }
@@ -349,7 +350,7 @@ public struct JSONValue: Sendable {
 
     /// Calls `body` with the unsafe view of this value, valid only inside `body`.
     @inlinable
-    public func withUnsafeValue<Result, Failure: Error>(
+    package func withUnsafeValue<Result, Failure: Error>(
         _ body: (UnsafeJSONValue) throws(Failure) -> Result
     ) throws(Failure) -> Result {
         try storage.withUnsafeValue(at: index, body)
@@ -433,6 +434,46 @@ public struct JSONValue: Sendable {
             let value = JSONValue(storage: storage, index: nextIndex)
             nextIndex = value.withUnsafeValue { $0.nextSiblingIndex }
             return value
+        }
+    }
+
+    /// Every value nested inside this one, depth first in document order, object keys included
+    /// (as strings whose ``isObjectKey`` is true); empty for scalars. A walk straight along the
+    /// tape: any depth the parser accepts, without recursion.
+    @inlinable
+    public var descendants: Descendants {
+        withUnsafeValue { value in
+            let descendants = value.descendants
+            return Descendants(storage: storage, first: descendants.entries.nextIndex, end: descendants.entries.end)
+        }
+    }
+
+    /// True for a string that is an object's key rather than a value.
+    @inlinable public var isObjectKey: Bool { withUnsafeValue { $0.isObjectKey } }
+
+    /// The values under one value, entry by entry (see ``descendants``).
+    public struct Descendants: Sequence, IteratorProtocol, Sendable {
+        @usableFromInline let storage: JSONTapeStorage
+        @usableFromInline var nextIndex: Int
+        @usableFromInline let end: Int
+
+        @inlinable
+        init(storage: JSONTapeStorage, first: Int, end: Int) {
+            self.storage = storage
+            self.nextIndex = first
+            self.end = end
+        }
+
+        @inlinable
+        public mutating func next() -> JSONValue? {
+            while nextIndex < end {
+                let index = nextIndex
+                nextIndex &+= 1
+                // Closing brackets are entries of the tape, not values.
+                let kind = storage.entries[index].kind
+                if kind != .objectEnd && kind != .arrayEnd { return JSONValue(storage: storage, index: index) }
+            }
+            return nil
         }
     }
 

@@ -82,7 +82,7 @@ public struct JSONParser: Sendable {
     /// The value and everything reached from it are valid only inside `body`.
     /// - Throws: ``JSONError`` for invalid input, or what `body` throws.
     @inlinable
-    public mutating func parse<Result>(
+    package mutating func parse<Result>(
         _ bytes: UnsafeRawBufferPointer, _ body: (UnsafeJSONValue) throws(JSONError) -> Result
     ) throws(JSONError) -> Result {
         prepareStorage()
@@ -95,7 +95,7 @@ public struct JSONParser: Sendable {
 
     /// Parses `bytes` and calls `body` with the top-level value; see ``parse(_:_:)-(UnsafeRawBufferPointer,_)``.
     @inlinable
-    public mutating func parse<Result>(
+    package mutating func parse<Result>(
         _ bytes: [UInt8], _ body: (UnsafeJSONValue) throws(JSONError) -> Result
     ) throws(JSONError) -> Result {
         try bytes.withUnsafeBufferPointer { (buffer) throws(JSONError) in try parse(UnsafeRawBufferPointer(buffer), body) }

@@ -150,11 +150,9 @@ func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
 /// blocks are computed here, and each code continues copies of them (two compressions for a
 /// message under 56 bytes, one more per further 64).
 ///
-/// The hash is swift-crypto's; the few lines of HMAC around it are ours. swift-crypto's
-/// `HMAC<SHA256>` keeps the same two states, but it is generic and not inlinable, so each code
-/// went through unspecialised `DataProtocol` iteration and metadata lookups: about 450 ns
-/// around 120 ns of hashing (perf, `sas.mint`). The tests check this against `HMAC<SHA256>`
-/// over random keys and messages, and against RFC 4231.
+/// The hash is swift-crypto's; the few lines of HMAC around it are ours, because its generic
+/// `HMAC<SHA256>` cannot be specialised from here (docs/performance.md). The tests check this
+/// against `HMAC<SHA256>` over random keys and messages, and against RFC 4231.
 ///
 /// The states are never mutated in place: swift-crypto's digests copy their context on the
 /// first update of a shared copy and finalize from a copy, so sharing them between threads

@@ -32,7 +32,7 @@ struct BuildCommand: ParsableCommand {
     @Flag(name: .customLong("mutable-content"), help: "Let a notification service extension modify it.")
     var mutableContent = false
     @Option(name: .customLong("interruption-level"), help: "passive, active, time-sensitive or critical.")
-    var interruptionLevel: InterruptionLevel?
+    var interruptionLevel: APNsInterruptionLevel?
     @Option(name: .customLong("custom"), help: "A custom root key, KEY=VALUE (repeatable).")
     var custom: [String] = []
     @Option(name: .customLong("rich-id"), help: "Rich-push flow: the stored item's id.") var richID: String?
@@ -76,13 +76,13 @@ struct BuildCommand: ParsableCommand {
         var payload = basePayload()
         var aps = payload.aps
         if title != nil || subtitle != nil {
-            aps.alert = .fields(AlertFields(title: title.map(AlertText.text), subtitle: subtitle, body: body.map(AlertText.text)))
+            aps.alert = .fields(APNsAlertFields(title: title.map(APNsAlertText.text), subtitle: subtitle, body: body.map(APNsAlertText.text)))
         } else if let body {
             aps.alert = .text(body)
         }
         if let badge { aps.badge = badge }
         if let criticalVolume {
-            aps.sound = .critical(CriticalSound(name: sound ?? "default", volume: criticalVolume))
+            aps.sound = .critical(APNsCriticalSound(name: sound ?? "default", volume: criticalVolume))
         } else if let sound {
             aps.sound = .named(sound)
         }

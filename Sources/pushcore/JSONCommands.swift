@@ -75,7 +75,7 @@ struct CanonCommand: ParsableCommand {
 }
 
 extension APNsPushType: ExpressibleByArgument {}
-extension InterruptionLevel: ExpressibleByArgument {}
+extension APNsInterruptionLevel: ExpressibleByArgument {}
 
 struct LintCommand: ParsableCommand {
     enum Format: String, ExpressibleByArgument, CaseIterable {

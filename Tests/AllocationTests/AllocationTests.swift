@@ -21,9 +21,9 @@ struct AllocationTests {
     func encodingDoesNotAllocate() throws {
         try #require(pushcore_allocation_counting_available(), "allocation counting needs glibc and no sanitizer")
         var payload = APNsPayload(
-            aps: APS(
-                alert: .fields(AlertFields(title: "Game Request", subtitle: "Five Card Draw", body: "Bob wants to play \"poker\" tonight")),
-                badge: 9, sound: .critical(CriticalSound(name: "alarm.caf", volume: 0.5)), threadID: "poker",
+            aps: APNsAPS(
+                alert: .fields(APNsAlertFields(title: "Game Request", subtitle: "Five Card Draw", body: "Bob wants to play \"poker\" tonight")),
+                badge: 9, sound: .critical(APNsCriticalSound(name: "alarm.caf", volume: 0.5)), threadID: "poker",
                 interruptionLevel: .timeSensitive, relevanceScore: 0.75))
         payload["gameID"] = "12345678"
         payload["players"] = ["alice", "bob", 3, 4.5, nil, true]

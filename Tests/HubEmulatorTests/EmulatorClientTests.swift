@@ -80,7 +80,7 @@ struct EmulatorClientTests {
         try await withEmulator { emulator, base in
             let forged = try client(base, connectionString: namespace + "d3Jvbmcta2V5")
             do throws(NotificationHubError) {
-                _ = try await forged.send(APNsPayload(aps: APS(alert: .text("Hi"))), to: .broadcast)
+                _ = try await forged.send(APNsPayload(aps: APNsAPS(alert: .text("Hi"))), to: .broadcast)
                 Issue.record("a wrong key was accepted")
             } catch {
                 #expect(error.code == .unauthorized && error.status == 401 && error.message.contains("InvalidSignature"))
@@ -91,7 +91,7 @@ struct EmulatorClientTests {
         try await withEmulator(connectionString: listenOnly) { emulator, base in
             let listener = try client(base, connectionString: listenOnly)
             do throws(NotificationHubError) {
-                _ = try await listener.send(APNsPayload(aps: APS(alert: .text("Hi"))), to: .broadcast)
+                _ = try await listener.send(APNsPayload(aps: APNsAPS(alert: .text("Hi"))), to: .broadcast)
                 Issue.record("a listen-only key could send")
             } catch {
                 #expect(error.code == .forbidden && error.status == 403)
@@ -107,7 +107,7 @@ struct EmulatorClientTests {
             let now = Mutex(SASClock.system.now())
             let clock = SASClock { now.withLock { $0 } }
             let hub = try client(base, clock: clock)
-            let payload = APNsPayload(aps: APS(alert: .text("Hi")))
+            let payload = APNsPayload(aps: APNsAPS(alert: .text("Hi")))
             _ = try await hub.send(payload, toDevice: alice)
             _ = try await hub.send(payload, toDevice: alice)
             now.withLock { $0 += 19 * 60 }  // past the refresh point (expiry − 2 minutes)
@@ -125,7 +125,7 @@ struct EmulatorClientTests {
     func throttling() async throws {
         try await withEmulator { emulator, base in
             let hub = try client(base, retry: RetryPolicy(initialBackoff: .milliseconds(50), jitter: 0))
-            let payload = APNsPayload(aps: APS(alert: .text("Hi")))
+            let payload = APNsPayload(aps: APNsAPS(alert: .text("Hi")))
             emulator.inject([.status(429, retryAfter: "1")])
             let clock = ContinuousClock()
             let start = clock.now
@@ -154,7 +154,7 @@ struct EmulatorClientTests {
             let hub = try client(base, timeout: .milliseconds(500))
             emulator.inject([.delay(.seconds(2))])
             do throws(NotificationHubError) {
-                _ = try await hub.send(APNsPayload(aps: APS(alert: .text("Hi"))), toDevice: alice)
+                _ = try await hub.send(APNsPayload(aps: APNsAPS(alert: .text("Hi"))), toDevice: alice)
                 Issue.record("a timed-out send was reported as a success")
             } catch {
                 #expect(error.code == .transportFailed && error.status == nil && error.message.contains("may have been delivered"))
@@ -172,7 +172,7 @@ struct EmulatorClientTests {
     func payloads() async throws {
         try await withEmulator { emulator, base in
             let hub = try client(base)
-            var big = APNsPayload(aps: APS(alert: .text("x")))
+            var big = APNsPayload(aps: APNsAPS(alert: .text("x")))
             big["blob"] = .string(String(repeating: "b", count: 5000))
             do throws(NotificationHubError) {
                 _ = try await hub.send(big, to: .broadcast)
@@ -193,7 +193,7 @@ struct EmulatorClientTests {
             #expect(emulator.requestCount == 0)
 
             // Pre-encoded JSON is passed through as it is; the hub's lint finds the duplicate key.
-            var duplicated = APNsPayload(aps: APS(alert: .text("Hi")))
+            var duplicated = APNsPayload(aps: APNsAPS(alert: .text("Hi")))
             duplicated["extra"] = .raw(try RawJSON(#"{"a":1,"a":2}"#))
             do throws(NotificationHubError) {
                 _ = try await hub.send(duplicated, to: .broadcast)
@@ -222,7 +222,7 @@ struct HubEmulatorCommandTests {
         let base = String(first.dropFirst("listening on ".count))
 
         let hub = try client(base)
-        _ = try await hub.send(APNsPayload(aps: APS(alert: .text("Hi"))), toDevice: alice)
+        _ = try await hub.send(APNsPayload(aps: APNsAPS(alert: .text("Hi"))), toDevice: alice)
 
         // What `curl` sends with a token from `pushcore sas sign` (the README shows it).
         let token = try SASSigner(ConnectionString(fullAccess)).token(for: "https://test-ns.servicebus.windows.net/hub", ttl: 60)

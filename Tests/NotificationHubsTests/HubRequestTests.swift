@@ -35,7 +35,7 @@ struct HubRequestTests {
 
     @Test("Broadcast is explicit; lists of tags become ||; bad targets are refused")
     func targets() throws {
-        let payload = APNsPayload(aps: APS(alert: .text("Hi")))
+        let payload = APNsPayload(aps: APNsAPS(alert: .text("Hi")))
         let headers = APNsHeaders(for: payload)
         let broadcast = try endpoint.sendRequest(payload, headers: headers, to: .broadcast, authorization: token)
         #expect(broadcast.header("ServiceBusNotification-Tags") == nil)
@@ -48,7 +48,7 @@ struct HubRequestTests {
 
     @Test("A 5 KB payload is refused before anything is sent; VoIP allows 5120 bytes")
     func tooLarge() throws {
-        var payload = APNsPayload(aps: APS(alert: .text("x")))
+        var payload = APNsPayload(aps: APNsAPS(alert: .text("x")))
         payload["blob"] = .string(String(repeating: "b", count: 5000))
         do {
             _ = try endpoint.sendRequest(payload, headers: APNsHeaders(for: payload), to: .broadcast, authorization: token)
@@ -64,7 +64,7 @@ struct HubRequestTests {
 
     @Test("Header values cannot smuggle a line break")
     func headerInjection() {
-        let payload = APNsPayload(aps: APS(alert: .text("Hi")))
+        let payload = APNsPayload(aps: APNsAPS(alert: .text("Hi")))
         let headers = APNsHeaders(for: payload, collapseID: "a\r\nX-Evil: 1")
         #expect(throws: NotificationHubError.self) { try endpoint.sendRequest(payload, headers: headers, to: .broadcast, authorization: token) }
         #expect(throws: NotificationHubError.self) {
@@ -74,7 +74,7 @@ struct HubRequestTests {
 
     @Test("Direct send names the device handle; batch direct send splits at 1000 handles into multipart bodies")
     func direct() throws {
-        let payload = APNsPayload(aps: APS(alert: .text("Hi")))
+        let payload = APNsPayload(aps: APNsAPS(alert: .text("Hi")))
         let headers = APNsHeaders(for: payload)
         let direct = try endpoint.directSendRequest(payload, headers: headers, deviceHandle: deviceToken, authorization: token)
         #expect(direct.url == "https://my-ns.servicebus.windows.net/my-hub/messages/?direct&api-version=2020-06")

@@ -6,7 +6,7 @@ import Testing
 @Suite("Fit")
 struct FitTests {
     func payload(title: String = "Title", subtitle: String? = "Subtitle", body: String, extra: Int = 0) -> APNsPayload {
-        var payload = APNsPayload(aps: APS(alert: .fields(AlertFields(title: .text(title), subtitle: subtitle, body: .text(body)))))
+        var payload = APNsPayload(aps: APNsAPS(alert: .fields(APNsAlertFields(title: .text(title), subtitle: subtitle, body: .text(body)))))
         if extra > 0 { payload["data"] = .string(String(repeating: "d", count: extra)) }
         return payload
     }
@@ -75,7 +75,7 @@ struct FitTests {
     func wordBoundary() throws {
         let text = String(repeating: "lorem ipsum dolor ", count: 300)
         var payload = payload(subtitle: nil, body: text)
-        try payload.fit(options: FitOptions(ellipsis: "...", cutAtWordBoundary: true))
+        try payload.fit(options: APNsFitOptions(ellipsis: "...", cutAtWordBoundary: true))
         let kept = body(of: payload)
         #expect(kept.hasSuffix("..."))
         let words = kept.dropLast(3).split(separator: " ")
@@ -93,7 +93,7 @@ struct FitTests {
 
     @Test("a plain string alert counts as the body")
     func stringAlert() throws {
-        var payload = APNsPayload(aps: APS(alert: .text(String(repeating: "é", count: 3000))))
+        var payload = APNsPayload(aps: APNsAPS(alert: .text(String(repeating: "é", count: 3000))))
         let report = try payload.fit()
         #expect(report.cuts.map(\.field) == [.body])
         #expect(try payload.encodedSize() <= 4096)

@@ -61,10 +61,10 @@ struct LintTests {
 struct HeaderTests {
     @Test("derived push type and priority")
     func derived() {
-        #expect(APNsHeaders(for: APNsPayload(aps: APS(alert: .text("x")))).fields.map(\.value) == ["alert", "10"])
+        #expect(APNsHeaders(for: APNsPayload(aps: APNsAPS(alert: .text("x")))).fields.map(\.value) == ["alert", "10"])
         #expect(APNsHeaders(for: .silentSecurePush(secureId: "1")).fields.map(\.value) == ["background", "5"])
-        #expect(APNsHeaders(for: APNsPayload(aps: APS(timestamp: 1, event: .end))).pushType == .liveactivity)
-        #expect(APNsHeaders(for: APNsPayload(aps: APS(contentChanged: true))).pushType == .widgets)
+        #expect(APNsHeaders(for: APNsPayload(aps: APNsAPS(timestamp: 1, event: .end))).pushType == .liveactivity)
+        #expect(APNsHeaders(for: APNsPayload(aps: APNsAPS(contentChanged: true))).pushType == .widgets)
     }
 
     @Test("validation")

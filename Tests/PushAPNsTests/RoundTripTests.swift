@@ -49,18 +49,18 @@ struct ModelGenerator {
         .object((0..<Int.random(in: 0..<4, using: &random)).map { JSONMember("k\($0)\(string())", json(depth: depth)) })
     }
 
-    mutating func alertText() -> AlertText {
+    mutating func alertText() -> APNsAlertText {
         chance(80) ? .text(string()) : .localized(key: string(), arguments: strings())
     }
 
     mutating func payload() -> APNsPayload {
-        var aps = APS()
+        var aps = APNsAPS()
         if chance(60) {
             if chance(30) {
                 aps.alert = .text(string())
             } else {
                 aps.alert = .fields(
-                    AlertFields(
+                    APNsAlertFields(
                         title: chance(70) ? alertText() : nil, subtitle: optionalString(40), body: chance(80) ? alertText() : nil,
                         launchImage: optionalString(10), titleLocKey: optionalString(10), titleLocArgs: chance(10) ? strings() : nil,
                         subtitleLocKey: optionalString(10), subtitleLocArgs: chance(10) ? strings() : nil,
@@ -72,17 +72,17 @@ struct ModelGenerator {
         if chance(40) {
             aps.sound = chance(70)
                 ? .named(string())
-                : .critical(CriticalSound(critical: chance(80), name: string(), volume: chance(70) ? double(in: 0...1) : nil))
+                : .critical(APNsCriticalSound(critical: chance(80), name: string(), volume: chance(70) ? double(in: 0...1) : nil))
         }
         aps.threadID = optionalString()
         aps.category = optionalString()
         aps.contentAvailable = chance(40)
         aps.mutableContent = chance(30)
         aps.targetContentID = optionalString(20)
-        if chance(30) { aps.interruptionLevel = InterruptionLevel.allCases.randomElement(using: &random) }
+        if chance(30) { aps.interruptionLevel = APNsInterruptionLevel.allCases.randomElement(using: &random) }
         aps.filterCriteria = optionalString(10)
         if chance(20) {
-            let event = LiveActivityEvent.allCases.randomElement(using: &random)!
+            let event = APNsLiveActivityEvent.allCases.randomElement(using: &random)!
             aps.event = event
             aps.timestamp = Int.random(in: 0...2_000_000_000, using: &random)
             if event != .end || chance(50) { aps.contentState = object(depth: 1) }
@@ -132,7 +132,7 @@ struct RoundTripTests {
 
     @Test("payloads are values: changing a copy leaves the original alone")
     func valueSemantics() throws {
-        var original = APNsPayload(aps: APS(alert: .text("hello"), badge: 1))
+        var original = APNsPayload(aps: APNsAPS(alert: .text("hello"), badge: 1))
         var copy = original
         copy.aps.alert = .text("changed")
         copy.aps.badge = 2
@@ -157,21 +157,21 @@ struct RoundTripTests {
 
     @Test("models no payload can express are refused with typed errors")
     func invalidModels() {
-        #expect(throws: JSONError.self) { try APNsPayload(aps: APS(badge: -1)).encoded() }
-        #expect(throws: JSONError.self) { try APNsPayload(aps: APS(relevanceScore: 2)).encoded() }
-        #expect(throws: JSONError.self) { try APNsPayload(aps: APS(relevanceScore: .nan)).encoded() }
+        #expect(throws: JSONError.self) { try APNsPayload(aps: APNsAPS(badge: -1)).encoded() }
+        #expect(throws: JSONError.self) { try APNsPayload(aps: APNsAPS(relevanceScore: 2)).encoded() }
+        #expect(throws: JSONError.self) { try APNsPayload(aps: APNsAPS(relevanceScore: .nan)).encoded() }
         #expect(throws: JSONError.self) {
-            try APNsPayload(aps: APS(sound: .critical(CriticalSound(name: "a", volume: 1.01)))).encoded()
+            try APNsPayload(aps: APNsAPS(sound: .critical(APNsCriticalSound(name: "a", volume: 1.01)))).encoded()
         }
-        #expect(throws: JSONError.self) { try APNsPayload(aps: APS(contentState: [1])).encoded() }
+        #expect(throws: JSONError.self) { try APNsPayload(aps: APNsAPS(contentState: [1])).encoded() }
         #expect(throws: JSONError.self) { try APNsPayload(customKeys: [JSONMember("aps", 1)]).encoded() }
         #expect(throws: JSONError.self) { try APNsPayload(customKeys: [JSONMember("a", 1), JSONMember("a", 2)]).encoded() }
-        #expect(throws: JSONError.self) { try APNsPayload(aps: APS(otherKeys: [JSONMember("badge", 1)])).encoded() }
+        #expect(throws: JSONError.self) { try APNsPayload(aps: APNsAPS(otherKeys: [JSONMember("badge", 1)])).encoded() }
     }
 
     @Test("encoding over the limit names the size and the limit, and leaves the buffer alone")
     func limit() throws {
-        let payload = APNsPayload(aps: APS(alert: .text(String(repeating: "x", count: 5000))))
+        let payload = APNsPayload(aps: APNsAPS(alert: .text(String(repeating: "x", count: 5000))))
         var buffer: [UInt8] = [1, 2, 3]
         #expect(throws: JSONError(.payloadTooLarge, at: 4096, "")) { try payload.encode(into: &buffer) }
         #expect(buffer == [1, 2, 3])

@@ -15,8 +15,8 @@ struct ReadmeExamples {
     func build() throws {
         // Build a payload.
         var payload = APNsPayload(
-            aps: APS(
-                alert: .fields(AlertFields(title: "Game Request", body: "Bob wants to play poker")),
+            aps: APNsAPS(
+                alert: .fields(APNsAlertFields(title: "Game Request", body: "Bob wants to play poker")),
                 badge: 3, sound: .named("bingbong.aiff"), interruptionLevel: .timeSensitive))
         payload["gameID"] = "12345678"
 
@@ -27,7 +27,7 @@ struct ReadmeExamples {
 
         // The exact size without encoding, and shortening to fit.
         let size = try payload.encodedSize()
-        let report = try payload.fit(limit: APNsPushType.alert.payloadLimit, options: FitOptions(cutAtWordBoundary: true))
+        let report = try payload.fit(limit: APNsPushType.alert.payloadLimit, options: APNsFitOptions(cutAtWordBoundary: true))
         print(size, report.cuts)
 
         // The silent pushes of the rich-push and secure-push flows, and their headers.
@@ -54,20 +54,18 @@ struct ReadmeExamples {
         let badge = document.root["aps"]?["badge"]?.int  // 2
         let richId = document.root["richId"]?.string  // "4f1c"
 
-        // In hot loops, the unsafe view skips reference counting; it must not escape the closure.
-        let keyBytes = document.withUnsafeRoot { root in
-            root.members.reduce(0) { $0 + $1.key.rawStringBytes!.count }
-        }
+        // Members in document order; a key's bytes without making a String.
+        let keyBytes = document.root.members.reduce(0) { $0 + ($1.key.withRawStringBytes { $0.count } ?? 0) }
         // Every key and value at any depth, in document order, straight off the tape (no recursion).
-        let strings = document.withUnsafeRoot { root in root.descendants.filter { $0.kind == .string }.count }  // 6
+        let strings = document.root.descendants.filter { $0.kind == .string }.count  // 6
 
         // The typed model, APNs lint, and the canonical (minified, lossless) form.
         let model = try APNsPayload(decoding: document)
         let diagnostics = APNsLinter.lint(document, pushType: .alert)
         let canonical = document.canonicalBytes()
 
-        // The fastest read path makes no document at all.
-        let count = try parser.parse(bytes) { root in root.count }  // or parse(UnsafeRawBufferPointer) { … }
+        // Straight from bytes to the model or the findings, reusing the parser.
+        let count = document.root.count
         let decoded = try APNsPayload(decoding: bytes, parser: &parser)
         let findings = APNsLinter.lint(bytes, pushType: .background, parser: &parser)
 
