@@ -210,7 +210,7 @@ let workloads: [Workload] = [
         implementations: [
             Implementation(name: "pushcore") {
                 var checksum = 0
-                for index in payloadFiles.indices { checksum &+= APNsLinter.lint(payloadFiles[index], parser: &parser).count }
+                for index in payloadFiles.indices { checksum &+= try! APNsLinter.lint(payloadFiles[index], parser: &parser).count }
                 return checksum
             },
             parseSerialization(payloadData),

@@ -125,7 +125,12 @@ extension HubEmulator {
         }
 
         let pushType = headers[HTTPField.Name("apns-push-type")!].flatMap(APNsPushType.init(rawValue:)) ?? .alert
-        let findings = APNsLinter.lint(payload, pushType: pushType).filter { $0.severity == .error }
+        let findings: [APNsDiagnostic]
+        do throws(JSONError) {
+            findings = try APNsLinter.lint(payload, pushType: pushType).filter { $0.severity == .error }
+        } catch {
+            return .error(400, "Invalid APNs payload: \(error)", trackingID: trackingID)
+        }
         if let tooLarge = findings.first(where: { $0.code == .payloadTooLarge }) {
             return .error(413, "The payload is too large: \(tooLarge.message)", trackingID: trackingID)
         }

@@ -213,7 +213,7 @@ extension HubEndpoint {
 
     private func encode(_ payload: APNsPayload, _ apnsHeaders: APNsHeaders) throws(NotificationHubError) -> [UInt8] {
         let limit = apnsHeaders.pushType.payloadLimit
-        do throws(JSONError) {
+        do throws(APNsPayloadError) {
             return try payload.encoded(limit: limit)
         } catch {
             let code: NotificationHubError.Code = error.code == .payloadTooLarge ? .payloadTooLarge : .badRequest

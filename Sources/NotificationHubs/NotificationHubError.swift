@@ -1,40 +1,36 @@
 /// An error from the Notification Hubs client: a refused request (with the hub's tracking id), a
 /// transport failure, or input refused before anything was sent.
 public struct NotificationHubError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// A stable error code; new codes may be added without breaking clients.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        public let rawValue: String
-        public init(_ rawValue: String) { self.rawValue = rawValue }
-        public var description: String { rawValue }
-
+    /// A stable error code. Later versions may add codes: match with a `default` case.
+    public enum Code: String, Sendable {
         // Refused before sending.
         /// A tag longer than 120 characters, with a character outside `A-Z a-z 0-9 _ @ # . : -`, or starting with `$`.
-        public static let invalidTag = Code("invalidTag")
+        case invalidTag
         /// A tag expression that does not parse.
-        public static let invalidTagExpression = Code("invalidTagExpression")
+        case invalidTagExpression
         /// More than 20 tags in an expression of only `||`, or more than 6 in any other.
-        public static let tooManyTags = Code("tooManyTags")
+        case tooManyTags
         // Answers from the hub.
         /// 400: the hub refused the request as malformed.
-        public static let badRequest = Code("badRequest")
+        case badRequest
         /// 401: an invalid signature or an expired token.
-        public static let unauthorized = Code("unauthorized")
+        case unauthorized
         /// 403 without `Retry-After`: the key lacks the right (Send, Listen, Manage).
-        public static let forbidden = Code("forbidden")
+        case forbidden
         /// 429, or 403 with `Retry-After`: quota or rate exceeded.
-        public static let throttled = Code("throttled")
+        case throttled
         /// 404: no such hub, installation or notification.
-        public static let notFound = Code("notFound")
+        case notFound
         /// 413: the payload is over the platform's limit.
-        public static let payloadTooLarge = Code("payloadTooLarge")
+        case payloadTooLarge
         /// 5xx.
-        public static let serverError = Code("serverError")
+        case serverError
         /// Another status the client does not expect.
-        public static let unexpectedStatus = Code("unexpectedStatus")
+        case unexpectedStatus
         // No answer.
         /// The connection failed or the answer did not come in time; `status` is nil. The message
         /// says whether the request may have reached the hub.
-        public static let transportFailed = Code("transportFailed")
+        case transportFailed
     }
 
     public let code: Code

@@ -115,16 +115,13 @@ public struct APNsHeaders: Sendable, Hashable {
     }
 
     public struct ValidationError: Error, Hashable, Sendable, CustomStringConvertible {
-        public struct Code: Hashable, Sendable, CustomStringConvertible {
-            public let rawValue: String
-            public init(_ rawValue: String) { self.rawValue = rawValue }
-            public var description: String { rawValue }
-
-            public static let invalidPriority = Code("invalidPriority")
-            public static let invalidExpiration = Code("invalidExpiration")
-            public static let invalidCollapseID = Code("invalidCollapseID")
-            public static let invalidID = Code("invalidID")
-            public static let invalidTopic = Code("invalidTopic")
+        /// A stable error code. Later versions may add codes: match with a `default` case.
+        public enum Code: String, Sendable {
+            case invalidPriority
+            case invalidExpiration
+            case invalidCollapseID
+            case invalidID
+            case invalidTopic
         }
 
         public let code: Code

@@ -8,29 +8,25 @@ public struct APNsDiagnostic: Sendable, Hashable, CustomStringConvertible {
     }
 
     public let severity: Severity
-    public let code: JSONError.Code
-    /// Byte offset of the value or key concerned.
-    public let offset: Int
-    public let message: String
+    /// What was found, with the key's path and its byte offset in the payload.
+    public let error: APNsPayloadError
 
-    public init(_ severity: Severity, _ code: JSONError.Code, at offset: Int, _ message: String) {
+    public init(_ severity: Severity, _ error: APNsPayloadError) {
         self.severity = severity
-        self.code = code
-        self.offset = offset
-        self.message = message
+        self.error = error
+    }
+
+    public var code: APNsPayloadError.Code { error.code }
+    /// Byte offset of the key or value concerned (for a payload over its limit, the first byte past it).
+    public var offset: Int { error.offset ?? 0 }
+    public var message: String { error.message }
+
+    /// The 1-based line and column of ``offset`` in the payload's bytes.
+    public func location(in input: some Collection<UInt8>) -> (line: Int, column: Int) {
+        JSONError.location(ofByte: offset, in: input)
     }
 
     public var description: String { "\(severity): \(code) at byte \(offset): \(message)" }
-
-    public var error: JSONError { JSONError(code, at: offset, message) }
-}
-
-extension JSONError.Code {
-    /// Lint warnings.
-    public static let unknownKey = JSONError.Code("unknownKey")
-    public static let backgroundPushWithAlert = JSONError.Code("backgroundPushWithAlert")
-    /// The payload does not match the push type it is sent as.
-    public static let pushTypeMismatch = JSONError.Code("pushTypeMismatch")
 }
 
 /// APNs rules on top of JSON, reported with byte offsets.
@@ -44,20 +40,17 @@ public enum APNsLinter {
         document.withUnsafeRoot { lint($0, size: document.bytes.count, pushType: pushType) }
     }
 
-    /// Parses and lints bytes with a reused parser; a JSON syntax error is returned as the only
-    /// diagnostic.
-    public static func lint(_ bytes: [UInt8], pushType: APNsPushType? = nil, parser: inout JSONParser) -> [APNsDiagnostic] {
-        do {
-            return try parser.parse(bytes) { lint($0, size: bytes.count, pushType: pushType) }
-        } catch {
-            return [APNsDiagnostic(.error, error.code, at: error.offset, error.message)]
-        }
+    /// Parses and lints bytes with a reused parser.
+    /// - Throws: ``JSONError`` when the bytes are not JSON; there is nothing to lint then.
+    public static func lint(_ bytes: [UInt8], pushType: APNsPushType? = nil, parser: inout JSONParser) throws(JSONError) -> [APNsDiagnostic] {
+        try parser.parse(bytes) { lint($0, size: bytes.count, pushType: pushType) }
     }
 
-    /// Parses and lints bytes; a JSON syntax error is returned as the only diagnostic.
-    public static func lint(_ bytes: [UInt8], pushType: APNsPushType? = nil) -> [APNsDiagnostic] {
+    /// Parses and lints bytes.
+    /// - Throws: ``JSONError`` when the bytes are not JSON.
+    public static func lint(_ bytes: [UInt8], pushType: APNsPushType? = nil) throws(JSONError) -> [APNsDiagnostic] {
         var parser = JSONParser()
-        return lint(bytes, pushType: pushType, parser: &parser)
+        return try lint(bytes, pushType: pushType, parser: &parser)
     }
 
     /// Lints a parsed payload of `size` bytes.
@@ -68,10 +61,8 @@ public enum APNsLinter {
         var diagnostics = reader.diagnostics
         let effectiveType = pushType ?? (isPayload ? APNsHeaders.inferredPushType(for: payload) : .alert)
         if size > effectiveType.payloadLimit {
-            diagnostics.append(
-                APNsDiagnostic(
-                    .error, .payloadTooLarge, at: effectiveType.payloadLimit,
-                    "payload is \(size) bytes, over the \(effectiveType.rawValue) limit of \(effectiveType.payloadLimit) bytes"))
+            let limit = effectiveType.payloadLimit
+            diagnostics.append(APNsDiagnostic(.error, .tooLarge(size: size, limit: limit, offset: limit, pushType: effectiveType)))
         }
         if isPayload, let pushType {
             diagnostics += pushTypeFindings(payload.aps, pushType: pushType, apsOffset: reader.apsOffset)
@@ -82,41 +73,21 @@ public enum APNsLinter {
     static func pushTypeFindings(_ aps: APNsAPS, pushType: APNsPushType, apsOffset: Int) -> [APNsDiagnostic] {
         switch pushType {
         case .background where !aps.contentAvailable:
-            return [APNsDiagnostic(.error, .pushTypeMismatch, at: apsOffset, "a background push needs aps.content-available: 1")]
+            return [
+                APNsDiagnostic(
+                    .error, APNsPayloadError(.pushTypeMismatch, path: "aps", offset: apsOffset, "a background push needs aps.content-available: 1"))
+            ]
         case .liveactivity where aps.event == nil:
-            return [APNsDiagnostic(.error, .missingKey, at: apsOffset, "a liveactivity push needs aps.event")]
+            return [APNsDiagnostic(.error, APNsPayloadError(.missingKey, path: "aps.event", offset: apsOffset, "a liveactivity push needs aps.event"))]
         case .alert where aps.isBackgroundOnly:
             return [
                 APNsDiagnostic(
-                    .warning, .pushTypeMismatch, at: apsOffset,
-                    "nothing to show in an alert push: send it as background with priority 5")
+                    .warning,
+                    APNsPayloadError(
+                        .pushTypeMismatch, path: "aps", offset: apsOffset, "nothing to show in an alert push: send it as background with priority 5"))
             ]
         default:
             return []
         }
-    }
-}
-
-extension APNsPayload {
-    /// Parses and decodes a payload into the model with a reused parser.
-    /// - Throws: ``JSONError`` for a syntax error, or the first error ``APNsLinter`` would report
-    ///   (size limits aside: they depend on the push type).
-    public init(decoding bytes: [UInt8], parser: inout JSONParser) throws(JSONError) {
-        self = try parser.parse(bytes) { (root) throws(JSONError) in try APNsPayload(decoding: root) }
-    }
-
-    /// Decodes a parsed payload into the model.
-    public init(decoding document: JSONDocument) throws(JSONError) {
-        self = try document.withUnsafeRoot { (root) throws(JSONError) in try APNsPayload(decoding: root) }
-    }
-
-    /// Decodes a parsed payload into the model.
-    package init(decoding root: UnsafeJSONValue) throws(JSONError) {
-        var reader = APNsPayloadReader(keepsWarnings: false)
-        var payload = APNsPayload()
-        // read(_:into:) returns false only together with an error diagnostic.
-        _ = reader.read(root, into: &payload)
-        if let error = reader.diagnostics.first(where: { $0.severity == .error }) { throw error.error }
-        self = consume payload
     }
 }

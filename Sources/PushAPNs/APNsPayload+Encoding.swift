@@ -7,10 +7,10 @@ extension APNsPayload {
     /// - Parameters:
     ///   - buffer: Bytes are appended; on error it is left as it was.
     ///   - limit: The most bytes the payload may take, by default the limit of ``APNsPushType/alert``.
-    /// - Throws: `payloadTooLarge` naming the size and the limit; `invalidValue`, `typeMismatch` or
-    ///   `duplicateKey` for a model no valid payload can express.
+    /// - Throws: ``APNsPayloadError``: `payloadTooLarge` with the size and the limit;
+    ///   `invalidValue`, `typeMismatch` or `duplicateKey` for a model no valid payload can express.
     @inlinable
-    public func encode(into buffer: inout [UInt8], limit: Int = APNsLimits.payloadSize) throws(JSONError) {
+    public func encode(into buffer: inout [UInt8], limit: Int = APNsLimits.payloadSize) throws(APNsPayloadError) {
         // Limits of 0 or less fit nothing; the growing path reports the size like any other overflow.
         guard limit > 0, limit <= Self.largestInPlaceLimit,
             #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *)
@@ -20,14 +20,14 @@ extension APNsPayload {
         // APNs limits are a few KiB: make room for `limit` bytes once (a reused buffer keeps it),
         // then write in place with one bounds check per fragment instead of an append, with its
         // uniqueness and capacity checks, per fragment.
-        var failure: JSONError?
+        var failure: APNsPayloadError?
         // The closures see the payload through pointers: capturing `self` in them retained and
         // released both of its references for every payload.
         withUnsafeParts { aps, customKeys in
             buffer.append(addingCapacity: limit) { (span: inout OutputSpan<UInt8>) in
                 span.withUnsafeMutableBufferPointer { space, initialized in
                     var output = BoundedOutput(UnsafeMutableRawBufferPointer(space))
-                    do throws(JSONError) {
+                    do throws(APNsPayloadError) {
                         try Self.write(aps: aps, customKeys: customKeys, to: &output)
                     } catch {
                         failure = error
@@ -58,10 +58,10 @@ extension APNsPayload {
     @usableFromInline static var largestInPlaceLimit: Int { 64 << 10 }
 
     @usableFromInline
-    func encodeGrowing(into buffer: inout [UInt8], limit: Int) throws(JSONError) {
+    func encodeGrowing(into buffer: inout [UInt8], limit: Int) throws(APNsPayloadError) {
         let start = buffer.count
         do {
-            try buffer.withJSONOutput { (output: inout ByteArrayOutput) throws(JSONError) in try write(to: &output) }
+            try buffer.withJSONOutput { (output: inout ByteArrayOutput) throws(APNsPayloadError) in try write(to: &output) }
         } catch {
             buffer.removeSubrange(start...)
             throw error
@@ -77,36 +77,36 @@ extension APNsPayload {
     @inlinable
     public func encode<Bytes: RangeReplaceableCollection<UInt8>>(
         into bytes: inout Bytes, limit: Int = APNsLimits.payloadSize
-    ) throws(JSONError) {
+    ) throws(APNsPayloadError) {
         var encoded: [UInt8] = []
         try encode(into: &encoded, limit: limit)
         bytes.append(contentsOf: encoded)
     }
 
     /// The encoded payload in a new array.
-    public func encoded(limit: Int = APNsLimits.payloadSize) throws(JSONError) -> [UInt8] {
+    public func encoded(limit: Int = APNsLimits.payloadSize) throws(APNsPayloadError) -> [UInt8] {
         var bytes: [UInt8] = []
         try encode(into: &bytes, limit: limit)
         return bytes
     }
 
     /// The exact number of bytes ``encode(into:limit:)`` writes, computed without writing them.
-    public func encodedSize() throws(JSONError) -> Int {
+    public func encodedSize() throws(APNsPayloadError) -> Int {
         var counter = ByteCountOutput()
         try write(to: &counter)
         return counter.count
     }
 
     @usableFromInline
-    static func tooLarge(size: Int, limit: Int) -> JSONError {
-        JSONError(.payloadTooLarge, at: limit, "payload is \(size) bytes, over the limit of \(limit) bytes")
+    static func tooLarge(size: Int, limit: Int) -> APNsPayloadError {
+        .tooLarge(size: size, limit: limit)
     }
 
     @inlinable
-    func write<Output: JSONOutput>(to output: inout Output) throws(JSONError) {
-        var failure: JSONError?
+    func write<Output: JSONOutput>(to output: inout Output) throws(APNsPayloadError) {
+        var failure: APNsPayloadError?
         withUnsafeParts { aps, customKeys in
-            do throws(JSONError) {
+            do throws(APNsPayloadError) {
                 try Self.write(aps: aps, customKeys: customKeys, to: &output)
             } catch {
                 failure = error
@@ -120,17 +120,21 @@ extension APNsPayload {
     @inlinable
     static func write<Output: JSONOutput>(
         aps: UnsafeMutablePointer<APNsAPS>, customKeys: UnsafeBufferPointer<JSONMember>, to output: inout Output
-    ) throws(JSONError) {
+    ) throws(APNsPayloadError) {
         JSONWriter.writeStatic("{\"aps\":", to: &output)
         try aps.pointee.writeInPlace(to: &output)
         if !customKeys.isEmpty {
-            try checkUniqueKeys(customKeys)
-            try forEachInPlace(customKeys) { (_, member) throws(JSONError) in
+            do throws(JSONError) {
+                try checkUniqueKeys(customKeys)
+            } catch {
+                throw APNsPayloadError(error, path: "")
+            }
+            try forEachInPlace(customKeys) { (index, member) throws(APNsPayloadError) in
                 guard member.key != "aps" else {
-                    throw JSONError(.duplicateKey, at: 0, "a custom key named \"aps\" would repeat the aps dictionary")
+                    throw APNsPayloadError(.duplicateKey, path: "aps", "a custom key named \"aps\" would repeat the aps dictionary")
                 }
                 output.append(ASCII.comma)
-                try member.writeInPlace(to: &output, depth: 1)
+                try member.writeInPlace(to: &output, depth: 1, path: customKeys[index].key)
             }
         }
         output.append(ASCII.closeBrace)
@@ -144,49 +148,98 @@ struct ObjectWriter<Output: JSONOutput> {
 
     @inlinable init() {}
 
-    /// `keyAndColon` is the quoted key followed by `:`, e.g. `"\"badge\":"`.
-    @inlinable
-    mutating func key(_ keyAndColon: StaticString, _ output: inout Output) {
+    /// Writes the key's `"name":`, after a comma unless it is the first.
+    @inlinable @inline(__always)
+    mutating func key(_ key: some PayloadKey, _ output: inout Output) {
         if !isFirst { output.append(ASCII.comma) }
         isFirst = false
-        JSONWriter.writeStatic(keyAndColon, to: &output)
+        JSONWriter.writeStatic(key.member, to: &output)
     }
 
     @inlinable @inline(__always)
-    mutating func string(_ keyAndColon: StaticString, _ value: String?, _ output: inout Output) {
+    mutating func string(_ key: some PayloadKey, _ value: String?, _ output: inout Output) {
         guard let value else { return }
-        key(keyAndColon, &output)
+        self.key(key, &output)
         JSONWriter.writeString(value, to: &output)
     }
 
     @inlinable @inline(__always)
-    mutating func integer(_ keyAndColon: StaticString, _ value: Int?, _ output: inout Output) {
+    mutating func integer(_ key: some PayloadKey, _ value: Int?, _ output: inout Output) {
         guard let value else { return }
-        key(keyAndColon, &output)
+        self.key(key, &output)
         JSONWriter.writeInteger(value, to: &output)
     }
 
     @inlinable @inline(__always)
-    mutating func strings(_ keyAndColon: StaticString, _ values: [String]?, _ output: inout Output) {
+    mutating func strings(_ key: some PayloadKey, _ values: [String]?, _ output: inout Output) {
         guard let values else { return }
-        key(keyAndColon, &output)
+        self.key(key, &output)
         writeStringArray(values, to: &output)
     }
 
+    /// A flag APNs wants as the number 1, written only when set.
+    @inlinable @inline(__always)
+    mutating func one(_ key: some PayloadKey, _ isSet: Bool, _ output: inout Output) {
+        guard isSet else { return }
+        self.key(key, &output)
+        output.append(UInt8(ascii: "1"))
+    }
+
     @inlinable
-    mutating func others(_ members: [JSONMember], known: KeyTable<some Sendable>, _ output: inout Output) throws(JSONError) {
+    mutating func others<Key: PayloadKey>(_ members: [JSONMember], known: KeyTable<Key>, _ output: inout Output) throws(APNsPayloadError) {
         guard !members.isEmpty else { return }
-        try checkUniqueKeys(members)
-        try members.withUnsafeBufferPointer { (buffer) throws(JSONError) in
-            try forEachInPlace(buffer) { (_, member) throws(JSONError) in
+        do throws(JSONError) {
+            try checkUniqueKeys(members)
+        } catch {
+            throw APNsPayloadError(error, path: Key.parentPath)
+        }
+        try members.withUnsafeBufferPointer { (buffer) throws(APNsPayloadError) in
+            try forEachInPlace(buffer) { (index, member) throws(APNsPayloadError) in
                 guard !known.contains(member.key) else {
-                    throw JSONError(.duplicateKey, at: 0, "\"\(member.key)\" is a named field; set it there, not among the other keys")
+                    throw APNsPayloadError(
+                        .duplicateKey, path: Key.parentPath + "." + member.key,
+                        "\"\(member.key)\" is a named field; set it there, not among the other keys")
                 }
                 if !isFirst { output.append(ASCII.comma) }
                 isFirst = false
-                try member.writeInPlace(to: &output, depth: 2)
+                try member.writeInPlace(to: &output, depth: 2, path: Key.parentPath + "." + buffer[index].key)
             }
         }
+    }
+}
+
+extension JSONMember {
+    /// Writes the member, reporting an error in its value (a repeated key, a non-finite number)
+    /// at `path`, which is built only then.
+    @inlinable
+    mutating func writeInPlace<Output: JSONOutput>(to output: inout Output, depth: Int, path: @autoclosure () -> String) throws(APNsPayloadError) {
+        do throws(JSONError) {
+            try writeInPlace(to: &output, depth: depth)
+        } catch {
+            throw APNsPayloadError(error, path: path())
+        }
+    }
+}
+
+extension JSON {
+    /// Writes the value, reporting an error in it at `path`.
+    @inlinable
+    func write<Output: JSONOutput>(to output: inout Output, depth: Int, path: @autoclosure () -> String) throws(APNsPayloadError) {
+        do throws(JSONError) {
+            try write(to: &output, depth: depth)
+        } catch {
+            throw APNsPayloadError(error, path: path())
+        }
+    }
+}
+
+/// Writes a finite number; NaN and infinities are refused at `path`.
+@inlinable
+func writeDouble<Output: JSONOutput>(_ value: Double, to output: inout Output, path: @autoclosure () -> String) throws(APNsPayloadError) {
+    do throws(JSONError) {
+        try JSONWriter.writeDouble(value, to: &output)
+    } catch {
+        throw APNsPayloadError(.invalidValue, path: path(), "\(path()) must be a finite number (got \(value))")
     }
 }
 
@@ -206,66 +259,70 @@ extension APNsAPS {
     /// pointer's `pointee` gets a copy of the whole value first (480 bytes copied, and a
     /// `memcpy` per payload). Nothing is written to `self`.
     @inlinable
-    mutating func writeInPlace<Output: JSONOutput>(to output: inout Output) throws(JSONError) {
+    mutating func writeInPlace<Output: JSONOutput>(to output: inout Output) throws(APNsPayloadError) {
         output.append(ASCII.openBrace)
         var members = ObjectWriter<Output>()
         if let alert {
-            members.key("\"alert\":", &output)
+            members.key(APSKey.alert, &output)
             switch alert {
             case .text(let text): JSONWriter.writeString(text, to: &output)
             case .fields(let fields): try fields.write(to: &output)
             }
         }
         if let badge {
-            guard badge >= 0 else { throw JSONError(.invalidValue, at: 0, "aps.badge must not be negative (got \(badge))") }
-            members.integer("\"badge\":", badge, &output)
+            guard badge >= 0 else { throw APNsPayloadError(.invalidValue, path: APSKey.badge.path, "\(APSKey.badge.path) must not be negative (got \(badge))") }
+            members.integer(APSKey.badge, badge, &output)
         }
         if let sound {
-            members.key("\"sound\":", &output)
+            members.key(APSKey.sound, &output)
             switch sound {
             case .named(let name): JSONWriter.writeString(name, to: &output)
             case .critical(let critical): try critical.write(to: &output)
             }
         }
-        members.string("\"thread-id\":", threadID, &output)
-        members.string("\"category\":", category, &output)
-        if contentAvailable { members.key("\"content-available\":1", &output) }
-        if mutableContent { members.key("\"mutable-content\":1", &output) }
-        members.string("\"target-content-id\":", targetContentID, &output)
+        members.string(APSKey.threadID, threadID, &output)
+        members.string(APSKey.category, category, &output)
+        members.one(APSKey.contentAvailable, contentAvailable, &output)
+        members.one(APSKey.mutableContent, mutableContent, &output)
+        members.string(APSKey.targetContentID, targetContentID, &output)
         if let interruptionLevel {
-            members.key("\"interruption-level\":", &output)
+            members.key(APSKey.interruptionLevel, &output)
             JSONWriter.writeString(interruptionLevel.rawValue, to: &output)
         }
         if let relevanceScore {
             guard event != nil || (0...1).contains(relevanceScore) else {
-                throw JSONError(.invalidValue, at: 0, "aps.relevance-score must be within 0...1 (got \(relevanceScore))")
+                throw APNsPayloadError(
+                    .invalidValue, path: APSKey.relevanceScore.path, "\(APSKey.relevanceScore.path) must be within 0...1 (got \(relevanceScore))")
             }
-            members.key("\"relevance-score\":", &output)
-            try JSONWriter.writeDouble(relevanceScore, to: &output)
+            members.key(APSKey.relevanceScore, &output)
+            try writeDouble(relevanceScore, to: &output, path: APSKey.relevanceScore.path)
         }
-        members.string("\"filter-criteria\":", filterCriteria, &output)
-        members.integer("\"stale-date\":", staleDate, &output)
-        members.integer("\"timestamp\":", timestamp, &output)
+        members.string(APSKey.filterCriteria, filterCriteria, &output)
+        members.integer(APSKey.staleDate, staleDate, &output)
+        members.integer(APSKey.timestamp, timestamp, &output)
         if let event {
-            members.key("\"event\":", &output)
+            members.key(APSKey.event, &output)
             JSONWriter.writeString(event.rawValue, to: &output)
         }
-        members.integer("\"dismissal-date\":", dismissalDate, &output)
+        members.integer(APSKey.dismissalDate, dismissalDate, &output)
         if let contentState {
-            try contentState.requireObject("aps.content-state")
-            members.key("\"content-state\":", &output)
-            try contentState.write(to: &output, depth: 2)
+            try contentState.requireObject(APSKey.contentState)
+            members.key(APSKey.contentState, &output)
+            try contentState.write(to: &output, depth: 2, path: APSKey.contentState.path)
         }
-        members.string("\"attributes-type\":", attributesType, &output)
+        members.string(APSKey.attributesType, attributesType, &output)
         if let attributes {
-            try attributes.requireObject("aps.attributes")
-            members.key("\"attributes\":", &output)
-            try attributes.write(to: &output, depth: 2)
+            try attributes.requireObject(APSKey.attributes)
+            members.key(APSKey.attributes, &output)
+            try attributes.write(to: &output, depth: 2, path: APSKey.attributes.path)
         }
-        if inputPushToken { members.key("\"input-push-token\":1", &output) }
-        members.string("\"input-push-channel\":", inputPushChannel, &output)
-        if contentChanged { members.key("\"content-changed\":true", &output) }
-        members.strings("\"url-args\":", urlArgs, &output)
+        members.one(APSKey.inputPushToken, inputPushToken, &output)
+        members.string(APSKey.inputPushChannel, inputPushChannel, &output)
+        if contentChanged {
+            members.key(APSKey.contentChanged, &output)
+            JSONWriter.writeStatic("true", to: &output)
+        }
+        members.strings(APSKey.urlArgs, urlArgs, &output)
         try members.others(otherKeys, known: APSKey.table, &output)
         output.append(ASCII.closeBrace)
     }
@@ -273,26 +330,26 @@ extension APNsAPS {
 
 extension APNsAlertFields {
     @inlinable
-    func write<Output: JSONOutput>(to output: inout Output) throws(JSONError) {
+    func write<Output: JSONOutput>(to output: inout Output) throws(APNsPayloadError) {
         output.append(ASCII.openBrace)
         var members = ObjectWriter<Output>()
         if let title {
-            members.key("\"title\":", &output)
+            members.key(AlertKey.title, &output)
             title.write(to: &output)
         }
-        members.string("\"subtitle\":", subtitle, &output)
+        members.string(AlertKey.subtitle, subtitle, &output)
         if let body {
-            members.key("\"body\":", &output)
+            members.key(AlertKey.body, &output)
             body.write(to: &output)
         }
-        members.string("\"launch-image\":", launchImage, &output)
-        members.string("\"title-loc-key\":", titleLocKey, &output)
-        members.strings("\"title-loc-args\":", titleLocArgs, &output)
-        members.string("\"subtitle-loc-key\":", subtitleLocKey, &output)
-        members.strings("\"subtitle-loc-args\":", subtitleLocArgs, &output)
-        members.string("\"loc-key\":", locKey, &output)
-        members.strings("\"loc-args\":", locArgs, &output)
-        members.string("\"sound\":", sound, &output)
+        members.string(AlertKey.launchImage, launchImage, &output)
+        members.string(AlertKey.titleLocKey, titleLocKey, &output)
+        members.strings(AlertKey.titleLocArgs, titleLocArgs, &output)
+        members.string(AlertKey.subtitleLocKey, subtitleLocKey, &output)
+        members.strings(AlertKey.subtitleLocArgs, subtitleLocArgs, &output)
+        members.string(AlertKey.locKey, locKey, &output)
+        members.strings(AlertKey.locArgs, locArgs, &output)
+        members.string(AlertKey.sound, sound, &output)
         try members.others(otherKeys, known: AlertKey.table, &output)
         output.append(ASCII.closeBrace)
     }
@@ -316,15 +373,15 @@ extension APNsAlertText {
 
 extension APNsCriticalSound {
     @inlinable
-    func write<Output: JSONOutput>(to output: inout Output) throws(JSONError) {
+    func write<Output: JSONOutput>(to output: inout Output) throws(APNsPayloadError) {
         JSONWriter.writeStatic(critical ? "{\"critical\":1,\"name\":" : "{\"critical\":0,\"name\":", to: &output)
         JSONWriter.writeString(name, to: &output)
         if let volume {
             guard (0...1).contains(volume) else {
-                throw JSONError(.invalidValue, at: 0, "aps.sound.volume must be within 0...1 (got \(volume))")
+                throw APNsPayloadError(.invalidValue, path: "aps.sound.volume", "aps.sound.volume must be within 0...1 (got \(volume))")
             }
             JSONWriter.writeStatic(",\"volume\":", to: &output)
-            try JSONWriter.writeDouble(volume, to: &output)
+            try writeDouble(volume, to: &output, path: "aps.sound.volume")
         }
         output.append(ASCII.closeBrace)
     }
@@ -332,11 +389,11 @@ extension APNsCriticalSound {
 
 extension JSON {
     @usableFromInline
-    func requireObject(_ path: String) throws(JSONError) {
+    func requireObject(_ key: APSKey) throws(APNsPayloadError) {
         switch self {
         case .object: return
         case .raw(let raw) where raw.bytes.first == ASCII.openBrace: return
-        default: throw JSONError(.typeMismatch, at: 0, "\(path) must be an object")
+        default: throw APNsPayloadError(.typeMismatch, path: key.path, "\(key.path) must be an object")
         }
     }
 }

@@ -44,7 +44,7 @@ extension APNsPayload {
     ///   example, custom data alone is too large), leaving the payload unchanged; or an encoding
     ///   error for a model that cannot be encoded at all.
     @discardableResult
-    public mutating func fit(limit: Int = APNsLimits.payloadSize, options: APNsFitOptions = APNsFitOptions()) throws(JSONError) -> APNsFitReport {
+    public mutating func fit(limit: Int = APNsLimits.payloadSize, options: APNsFitOptions = APNsFitOptions()) throws(APNsPayloadError) -> APNsFitReport {
         var size = try encodedSize()
         guard size > limit else { return APNsFitReport(cuts: [], encodedSize: size) }
         var shortened = self
@@ -61,8 +61,8 @@ extension APNsPayload {
             size = newSize
         }
         guard size <= limit else {
-            throw JSONError(
-                .cannotFit, at: limit,
+            throw APNsPayloadError(
+                .cannotFit, path: "", size: size, limit: limit,
                 "payload is \(size) bytes with its alert text emptied, over the limit of \(limit) bytes: the rest of the payload alone is too large")
         }
         self = shortened

@@ -296,7 +296,7 @@ final class BackendAPI: Sendable {
         }
         // The message travels in the silent push, which has no alert the codec could shorten:
         // a push over APNs' limit is refused here, before anything is stored or sent.
-        do throws(JSONError) {
+        do throws(APNsPayloadError) {
             _ = try payload.encoded()
         } catch {
             throw APIError(status: 413, code: "payloadTooLarge", "the push would not fit: \(error.message); shorten the message")

@@ -129,19 +129,16 @@ public struct NotificationRecord: Sendable, Hashable {
 }
 
 public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        public let rawValue: String
-        public init(_ rawValue: String) { self.rawValue = rawValue }
-        public var description: String { rawValue }
-
+    /// A stable error code. Later versions may add codes: match with a `default` case.
+    public enum Code: String, Sendable {
         /// The name or id is taken.
-        public static let conflict = Code("conflict")
+        case conflict
         /// The data directory cannot be created or opened.
-        public static let unavailable = Code("unavailable")
+        case unavailable
         /// The database was written by a newer version of this program.
-        public static let schemaTooNew = Code("schemaTooNew")
+        case schemaTooNew
         /// The engine failed a statement.
-        public static let storage = Code("storage")
+        case storage
     }
 
     public let code: Code

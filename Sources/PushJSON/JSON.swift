@@ -31,9 +31,9 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
     public init(_ value: Int) { spelling = String(value) }
 
     /// The shortest spelling that reads back as `value`.
-    /// - Throws: `invalidValue` for NaN and infinities.
+    /// - Throws: `invalidNumber` for NaN and infinities.
     public init(_ value: Double) throws(JSONError) {
-        guard value.isFinite else { throw JSONError(.invalidValue, at: 0, "\(value) is not a JSON number") }
+        guard value.isFinite else { throw JSONError(.invalidNumber, at: 0, "\(value) is not a JSON number") }
         spelling = value.description
     }
 
@@ -160,7 +160,7 @@ extension JSON {
     }
 
     /// Writes the value minified with minimal escaping.
-    /// - Throws: `invalidValue`/`duplicateKey`/`depthLimitExceeded` for values no valid JSON text
+    /// - Throws: `invalidNumber`/`duplicateKey`/`depthLimitExceeded` for values no valid JSON text
     ///   can hold.
     @inlinable
     public func write(into bytes: inout [UInt8]) throws(JSONError) {

@@ -1,36 +1,20 @@
-/// An error from parsing, decoding, linting or encoding JSON and APNs payloads.
+/// An error from parsing JSON, or from writing a value JSON cannot express.
 ///
-/// `code` is stable and safe to match on; `offset` is the byte offset in the input (or, for
-/// encoding errors, the encoded size). Line and column are not stored: compute them with
-/// ``location(in:)`` or ``rendered(in:fileName:)`` when a message is shown.
+/// `code` is stable and safe to match on; `offset` is the byte offset in the input (0 for a value
+/// being written). Line and column are not stored: compute them with ``location(in:)`` or
+/// ``rendered(in:fileName:)`` when a message is shown.
 public struct JSONError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// A stable error code. New codes may be added without breaking clients that match on the
-    /// existing ones.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        public let rawValue: String
-        public init(_ rawValue: String) { self.rawValue = rawValue }
-        public var description: String { rawValue }
-
+    /// A stable error code. Later versions may add codes: match with a `default` case.
+    public enum Code: String, Sendable {
         // Syntax (RFC 8259).
-        public static let unexpectedByte = Code("unexpectedByte")
-        public static let unexpectedEnd = Code("unexpectedEnd")
-        public static let invalidEscape = Code("invalidEscape")
-        public static let invalidUnicodeEscape = Code("invalidUnicodeEscape")
-        public static let loneSurrogate = Code("loneSurrogate")
-        public static let invalidUTF8 = Code("invalidUTF8")
-        public static let controlCharacterInString = Code("controlCharacterInString")
-        public static let invalidNumber = Code("invalidNumber")
-        public static let trailingData = Code("trailingData")
+        case unexpectedByte, unexpectedEnd, invalidEscape, invalidUnicodeEscape, loneSurrogate, invalidUTF8
+        case controlCharacterInString, trailingData
+        /// A malformed number, or NaN or an infinity, which JSON cannot spell.
+        case invalidNumber
+        /// An object names a key twice (refused when checked, and always when written).
+        case duplicateKey
         // Limits.
-        public static let depthLimitExceeded = Code("depthLimitExceeded")
-        public static let inputTooLarge = Code("inputTooLarge")
-        // APNs rules and the typed model.
-        public static let duplicateKey = Code("duplicateKey")
-        public static let typeMismatch = Code("typeMismatch")
-        public static let invalidValue = Code("invalidValue")
-        public static let missingKey = Code("missingKey")
-        public static let payloadTooLarge = Code("payloadTooLarge")
-        public static let cannotFit = Code("cannotFit")
+        case depthLimitExceeded, inputTooLarge
     }
 
     public let code: Code
@@ -60,6 +44,12 @@ public struct JSONError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The 1-based line and column of ``offset`` in `input`. Columns count Unicode scalars, so a
     /// multi-byte character counts once; a line ends at `\n`.
     public func location(in input: some Collection<UInt8>) -> (line: Int, column: Int) {
+        Self.location(ofByte: offset, in: input)
+    }
+
+    /// The 1-based line and column of byte `offset` in `input`, as ``location(in:)`` counts them;
+    /// for positions reported by other errors about the same text.
+    public static func location(ofByte offset: Int, in input: some Collection<UInt8>) -> (line: Int, column: Int) {
         var line = 1
         var column = 1
         var position = 0

@@ -127,11 +127,11 @@ package enum JSONWriter {
     }
 
     /// Writes a finite double in its shortest round-trip form (Swift's `description`).
-    /// - Throws: `invalidValue` for NaN and infinities, which JSON cannot express.
+    /// - Throws: `invalidNumber` for NaN and infinities, which JSON cannot express.
     @inlinable
     package static func writeDouble<Output: JSONOutput>(_ value: Double, to output: inout Output) throws(JSONError) {
         guard value.isFinite else {
-            throw JSONError(.invalidValue, at: 0, "\(value) cannot be written as a JSON number")
+            throw JSONError(.invalidNumber, at: 0, "\(value) cannot be written as a JSON number")
         }
         writeRaw(value.description, to: &output)
     }

@@ -1,19 +1,15 @@
 /// Why a `Range` header value was not understood.
 public struct ByteRangeError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// A stable error code; new codes may be added without breaking clients.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        public let rawValue: String
-        public init(_ rawValue: String) { self.rawValue = rawValue }
-        public var description: String { rawValue }
-
+    /// A stable error code. Later versions may add codes: match with a `default` case.
+    public enum Code: String, Sendable {
         /// The range unit is not `bytes` (RFC 9110 says to ignore such a header).
-        public static let unsupportedUnit = Code("unsupportedUnit")
+        case unsupportedUnit
         /// The value does not follow `bytes=first-last, first-, -suffix`, or a last is below its first.
-        public static let malformed = Code("malformed")
+        case malformed
         /// More than ``ByteRangeSet/maximumRanges`` ranges.
-        public static let tooManyRanges = Code("tooManyRanges")
+        case tooManyRanges
         /// Longer than ``ByteRangeSet/maximumHeaderLength`` bytes.
-        public static let tooLong = Code("tooLong")
+        case tooLong
     }
 
     public let code: Code

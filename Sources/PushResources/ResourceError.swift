@@ -7,30 +7,26 @@ import Darwin
 /// An error from looking up, opening or streaming a resource. Messages name the resource; a stream
 /// that ends with one of these has not delivered the whole resource.
 public struct ResourceError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// A stable error code; new codes may be added without breaking clients.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        public let rawValue: String
-        public init(_ rawValue: String) { self.rawValue = rawValue }
-        public var description: String { rawValue }
-
+    /// A stable error code. Later versions may add codes: match with a `default` case.
+    public enum Code: String, Sendable {
         /// The name is empty, too long, or uses a character outside `A-Z a-z 0-9 . _ -` (or starts with `.`).
-        public static let invalidName = Code("invalidName")
+        case invalidName
         /// No resource has this name (or no file exists at this path).
-        public static let notFound = Code("notFound")
+        case notFound
         /// A registry already holds a resource with this name.
-        public static let duplicateName = Code("duplicateName")
+        case duplicateName
         /// The path names a directory, a device, a socket or a symbolic link, not a regular file.
-        public static let notRegularFile = Code("notRegularFile")
+        case notRegularFile
         /// The file changed size or was modified while it was being read.
-        public static let changedDuringRead = Code("changedDuringRead")
+        case changedDuringRead
         /// The file was deleted while it was being read.
-        public static let vanished = Code("vanished")
+        case vanished
         /// A chunk size below 1 byte or above ``ResourceLimits/maximumChunkSize``.
-        public static let invalidChunkSize = Code("invalidChunkSize")
+        case invalidChunkSize
         /// A byte range outside the resource.
-        public static let rangeOutOfBounds = Code("rangeOutOfBounds")
+        case rangeOutOfBounds
         /// The operating system refused an operation; the message carries its reason.
-        public static let ioError = Code("ioError")
+        case ioError
     }
 
     public let code: Code

@@ -1,26 +1,22 @@
 /// An error from parsing a connection string, minting a token or verifying one. Messages name
 /// the part concerned and never contain a key or a signature.
 public struct SASError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// A stable error code; new codes may be added without breaking clients.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        public let rawValue: String
-        public init(_ rawValue: String) { self.rawValue = rawValue }
-        public var description: String { rawValue }
-
+    /// A stable error code. Later versions may add codes: match with a `default` case.
+    public enum Code: String, Sendable {
         // Connection strings.
-        public static let missingPart = Code("missingPart")
-        public static let emptyPart = Code("emptyPart")
-        public static let duplicatePart = Code("duplicatePart")
-        public static let malformedPart = Code("malformedPart")
-        public static let invalidEndpoint = Code("invalidEndpoint")
+        case missingPart
+        case emptyPart
+        case duplicatePart
+        case malformedPart
+        case invalidEndpoint
         // Minting.
-        public static let invalidExpiry = Code("invalidExpiry")
+        case invalidExpiry
         // Verifying.
-        public static let malformed = Code("malformed")
-        public static let unknownKeyName = Code("unknownKeyName")
-        public static let badSignature = Code("badSignature")
-        public static let expired = Code("expired")
-        public static let resourceMismatch = Code("resourceMismatch")
+        case malformed
+        case unknownKeyName
+        case badSignature
+        case expired
+        case resourceMismatch
     }
 
     public let code: Code

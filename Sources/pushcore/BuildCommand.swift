@@ -101,7 +101,7 @@ struct BuildCommand: ParsableCommand {
         let type = pushType ?? APNsHeaders.inferredPushType(for: payload)
         let limit = type.payloadLimit
         let bytes: [UInt8]
-        do throws(JSONError) {
+        do throws(APNsPayloadError) {
             if fit {
                 let report = try payload.fit(limit: limit)
                 for cut in report.cuts {
@@ -112,7 +112,7 @@ struct BuildCommand: ParsableCommand {
             }
             bytes = try payload.encoded(limit: limit)
         } catch {
-            Terminal.writeError("build", code: error.code, error.message)
+            Terminal.writeError("build", code: error.code.rawValue, error.message)
             throw CommandFailure.invalid
         }
 
@@ -125,7 +125,7 @@ struct BuildCommand: ParsableCommand {
             do throws(APNsHeaders.ValidationError) {
                 try derived.validate()
             } catch {
-                Terminal.writeError("build", code: error.code, "\(error)")
+                Terminal.writeError("build", code: error.code.rawValue, "\(error)")
                 throw CommandFailure.invalid
             }
             for field in derived.fields { Terminal.write("\(field.name): \(field.value)") }

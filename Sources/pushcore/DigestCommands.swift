@@ -24,7 +24,7 @@ struct DigestCommand: ParsableCommand {
                 let digests = try FileResource(path: path).digests()
                 Terminal.write("\(XXH3.canonicalHex(digests.xxh3_64))  \(digests.xxh3_128.hexString)  \(path)")
             } catch {
-                Terminal.writeError(path, code: error.code, error.message)
+                Terminal.writeError(path, code: error.code.rawValue, error.message)
                 failed = true
             }
         }
@@ -62,7 +62,7 @@ struct ChunksCommand: ParsableCommand {
                 Terminal.write("\(chunk.offset) \(chunk.bytes.count) \(XXH3.canonicalHex(chunk.digest!))")
             }
         } catch {
-            Terminal.writeError(file, code: error.code, error.message)
+            Terminal.writeError(file, code: error.code.rawValue, error.message)
             throw CommandFailure.invalid
         }
     }

@@ -25,7 +25,7 @@ struct InputText {
                 // At most `limit + 1` bytes: enough for the parser to say the input is too large.
                 return InputText(name: name, bytes: try file.leadingBytes(upTo: limit + 1))
             } catch {
-                Terminal.writeError(name, code: error.code, error.message)
+                Terminal.writeError(name, code: error.code.rawValue, error.message)
                 return nil
             }
         }
@@ -51,10 +51,31 @@ struct InputText {
     func render(_ error: JSONError) -> String { error.rendered(in: bytes, fileName: name) }
 
     /// The same form for a lint finding, with its severity.
-    func render(_ diagnostic: APNsDiagnostic) -> String {
-        let (line, column) = diagnostic.error.location(in: bytes)
-        return "\(name): \(diagnostic.severity.rawValue): \(diagnostic.code) at byte \(diagnostic.offset) "
-            + "(line \(line), column \(column)): \(diagnostic.message)"
+    func render(_ finding: LintFinding) -> String {
+        let (line, column) = JSONError.location(ofByte: finding.offset, in: bytes)
+        return "\(name): \(finding.severity): \(finding.code) at byte \(finding.offset) (line \(line), column \(column)): \(finding.message)"
+    }
+}
+
+/// A line of `lint` output: an APNs finding, or the syntax error that kept the payload from being read.
+struct LintFinding {
+    let severity: APNsDiagnostic.Severity
+    let code: String
+    let offset: Int
+    let message: String
+
+    init(_ diagnostic: APNsDiagnostic) {
+        severity = diagnostic.severity
+        code = diagnostic.code.rawValue
+        offset = diagnostic.offset
+        message = diagnostic.message
+    }
+
+    init(_ error: JSONError) {
+        severity = .error
+        code = error.code.rawValue
+        offset = error.offset
+        message = error.message
     }
 }
 

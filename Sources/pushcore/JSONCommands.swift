@@ -115,28 +115,33 @@ struct LintCommand: ParsableCommand {
                 failed = true
                 continue
             }
-            let diagnostics = APNsLinter.lint(input.bytes, pushType: pushType, parser: &parser)
-            if diagnostics.contains(where: { $0.severity == .error }) { failed = true }
+            let findings: [LintFinding]
+            do throws(JSONError) {
+                findings = try APNsLinter.lint(input.bytes, pushType: pushType, parser: &parser).map(LintFinding.init)
+            } catch {
+                findings = [LintFinding(error)]
+            }
+            if findings.contains(where: { $0.severity == .error }) { failed = true }
             switch format {
             case .text:
-                for diagnostic in diagnostics { Terminal.writeError(input.render(diagnostic)) }
+                for finding in findings { Terminal.writeError(input.render(finding)) }
             case .json:
-                Terminal.write(jsonReport(input, diagnostics))
+                Terminal.write(jsonReport(input, findings))
             }
         }
         if failed { throw CommandFailure.invalid }
     }
 
-    private func jsonReport(_ input: InputText, _ diagnostics: [APNsDiagnostic]) -> [UInt8] {
-        let findings: [JSON] = diagnostics.map { diagnostic in
-            let (line, column) = diagnostic.error.location(in: input.bytes)
+    private func jsonReport(_ input: InputText, _ diagnostics: [LintFinding]) -> [UInt8] {
+        let findings: [JSON] = diagnostics.map { finding in
+            let (line, column) = JSONError.location(ofByte: finding.offset, in: input.bytes)
             return .object([
-                JSONMember("severity", .string(diagnostic.severity.rawValue)),
-                JSONMember("code", .string(diagnostic.code.rawValue)),
-                JSONMember("offset", .number(JSONNumber(diagnostic.offset))),
+                JSONMember("severity", .string(finding.severity.rawValue)),
+                JSONMember("code", .string(finding.code)),
+                JSONMember("offset", .number(JSONNumber(finding.offset))),
                 JSONMember("line", .number(JSONNumber(line))),
                 JSONMember("column", .number(JSONNumber(column))),
-                JSONMember("message", .string(diagnostic.message)),
+                JSONMember("message", .string(finding.message)),
             ])
         }
         let report = JSON.object([

@@ -61,7 +61,7 @@ enum Terminal {
     }
 
     /// `SUBJECT: error: CODE: message`, the error form for messages with no byte to point at.
-    static func writeError(_ subject: String, code: some CustomStringConvertible, _ message: String) {
+    static func writeError(_ subject: String, code: String, _ message: String) {
         writeError("\(subject): error: \(code): \(message)")
     }
 

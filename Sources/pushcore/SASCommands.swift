@@ -44,7 +44,7 @@ struct ConnectionOptions: ParsableArguments {
             return try ConnectionString(text)
         } catch {
             // SASError messages name the part, never the key.
-            Terminal.writeError("connection string", code: error.code, error.message)
+            Terminal.writeError("connection string", code: error.code.rawValue, error.message)
             throw CommandFailure.invalid
         }
     }
@@ -82,7 +82,7 @@ struct SignCommand: ParsableCommand {
             }
             Terminal.write(token)
         } catch {
-            Terminal.writeError("sign", code: error.code, error.message)
+            Terminal.writeError("sign", code: error.code.rawValue, error.message)
             throw CommandFailure.invalid
         }
     }
@@ -117,7 +117,7 @@ struct VerifyCommand: ParsableCommand {
             let info = try verifier.verify(try readToken(token), uri: uri, now: now ?? SASClock.system.now())
             Terminal.write("valid\n\(info)")
         } catch {
-            Terminal.writeError("token", code: error.code, error.message)
+            Terminal.writeError("token", code: error.code.rawValue, error.message)
             throw CommandFailure.invalid
         }
     }
@@ -143,7 +143,7 @@ struct InspectCommand: ParsableCommand {
         do throws(SASError) {
             Terminal.write(String(describing: try SASVerifier.inspect(try readToken(token))))
         } catch {
-            Terminal.writeError("token", code: error.code, error.message)
+            Terminal.writeError("token", code: error.code.rawValue, error.message)
             throw CommandFailure.invalid
         }
     }

@@ -87,8 +87,13 @@ struct FitTests {
     func cannotFit() throws {
         var payload = payload(body: "body", extra: 5000)
         let before = payload
-        #expect(throws: JSONError.self) { try payload.fit() }
+        #expect(throws: APNsPayloadError.self) { try payload.fit() }
         #expect(payload == before)
+        do throws(APNsPayloadError) {
+            try payload.fit()
+        } catch {
+            #expect(error.code == .cannotFit && error.limit == 4096 && (error.size ?? 0) > 4096)
+        }
     }
 
     @Test("a plain string alert counts as the body")

@@ -157,23 +157,32 @@ struct RoundTripTests {
 
     @Test("models no payload can express are refused with typed errors")
     func invalidModels() {
-        #expect(throws: JSONError.self) { try APNsPayload(aps: APNsAPS(badge: -1)).encoded() }
-        #expect(throws: JSONError.self) { try APNsPayload(aps: APNsAPS(relevanceScore: 2)).encoded() }
-        #expect(throws: JSONError.self) { try APNsPayload(aps: APNsAPS(relevanceScore: .nan)).encoded() }
-        #expect(throws: JSONError.self) {
-            try APNsPayload(aps: APNsAPS(sound: .critical(APNsCriticalSound(name: "a", volume: 1.01)))).encoded()
+        /// The refusal's code and the path it names.
+        func refusal(_ payload: APNsPayload) -> String? {
+            do throws(APNsPayloadError) {
+                _ = try payload.encoded()
+                return nil
+            } catch {
+                return "\(error.code) \(error.path)"
+            }
         }
-        #expect(throws: JSONError.self) { try APNsPayload(aps: APNsAPS(contentState: [1])).encoded() }
-        #expect(throws: JSONError.self) { try APNsPayload(customKeys: [JSONMember("aps", 1)]).encoded() }
-        #expect(throws: JSONError.self) { try APNsPayload(customKeys: [JSONMember("a", 1), JSONMember("a", 2)]).encoded() }
-        #expect(throws: JSONError.self) { try APNsPayload(aps: APNsAPS(otherKeys: [JSONMember("badge", 1)])).encoded() }
+        #expect(refusal(APNsPayload(aps: APNsAPS(badge: -1))) == "invalidValue aps.badge")
+        #expect(refusal(APNsPayload(aps: APNsAPS(relevanceScore: 2))) == "invalidValue aps.relevance-score")
+        #expect(refusal(APNsPayload(aps: APNsAPS(relevanceScore: .nan))) == "invalidValue aps.relevance-score")
+        #expect(refusal(APNsPayload(aps: APNsAPS(sound: .critical(APNsCriticalSound(name: "a", volume: 1.01))))) == "invalidValue aps.sound.volume")
+        #expect(refusal(APNsPayload(aps: APNsAPS(contentState: [1]))) == "typeMismatch aps.content-state")
+        #expect(refusal(APNsPayload(aps: APNsAPS(contentState: .object([JSONMember("x", 1), JSONMember("x", 2)])))) == "duplicateKey aps.content-state")
+        #expect(refusal(APNsPayload(customKeys: [JSONMember("aps", 1)])) == "duplicateKey aps")
+        #expect(refusal(APNsPayload(customKeys: [JSONMember("a", 1), JSONMember("a", 2)])) == "duplicateKey ")
+        #expect(refusal(APNsPayload(aps: APNsAPS(otherKeys: [JSONMember("badge", 1)]))) == "duplicateKey aps.badge")
     }
 
     @Test("encoding over the limit names the size and the limit, and leaves the buffer alone")
     func limit() throws {
         let payload = APNsPayload(aps: APNsAPS(alert: .text(String(repeating: "x", count: 5000))))
         var buffer: [UInt8] = [1, 2, 3]
-        #expect(throws: JSONError(.payloadTooLarge, at: 4096, "")) { try payload.encode(into: &buffer) }
+        let expected = APNsPayloadError(.payloadTooLarge, path: "", size: 5000 + #"{"aps":{"alert":""}}"#.utf8.count, limit: 4096, "")
+        #expect(throws: expected) { try payload.encode(into: &buffer) }
         #expect(buffer == [1, 2, 3])
         let size = try payload.encodedSize()
         #expect(size == 5000 + #"{"aps":{"alert":""}}"#.utf8.count)
@@ -182,12 +191,13 @@ struct RoundTripTests {
     }
 
     @Test("limits that fit nothing are errors, not traps", arguments: [0, -1, Int.min, 9])
-    func degenerateLimits(_ limit: Int) {
+    func degenerateLimits(_ limit: Int) throws {
         var buffer: [UInt8] = [7]
         let payload = APNsPayload.silentSecurePush(secureId: "1")
-        #expect(throws: JSONError(.payloadTooLarge, at: limit, "")) { try payload.encode(into: &buffer, limit: limit) }
+        let size = try payload.encodedSize()
+        #expect(throws: APNsPayloadError(.payloadTooLarge, path: "", size: size, limit: limit, "")) { try payload.encode(into: &buffer, limit: limit) }
         #expect(buffer == [7])
         var fitted = payload
-        #expect(throws: JSONError.self) { try fitted.fit(limit: limit) }
+        #expect(throws: APNsPayloadError.self) { try fitted.fit(limit: limit) }
     }
 }

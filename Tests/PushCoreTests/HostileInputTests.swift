@@ -18,7 +18,7 @@ struct HostileInputTests {
     }
 
     @Test("100,000 nested arrays or objects stop at the depth limit, also at the largest limit")
-    func deepNesting() {
+    func deepNesting() throws {
         let arrays = [UInt8](repeating: UInt8(ascii: "["), count: 100_000)
         #expect(error(parsing: arrays) == JSONError(.depthLimitExceeded, at: 512, ""))
         var deepest = JSONParser.Options()
@@ -29,7 +29,7 @@ struct HostileInputTests {
         // Exactly at the limit is fine, and lint walks it without recursing into trouble.
         let atLimit = Array((String(repeating: "[", count: 511) + String(repeating: "]", count: 511)).utf8)
         #expect(error(parsing: Array("{\"a\":".utf8) + atLimit + [UInt8(ascii: "}")]) == nil)
-        _ = APNsLinter.lint(Array("{\"aps\":{},\"a\":".utf8) + atLimit + [UInt8(ascii: "}")])
+        _ = try APNsLinter.lint(Array("{\"aps\":{},\"a\":".utf8) + atLimit + [UInt8(ascii: "}")])
     }
 
     @Test("A 100 MiB string: refused at the input limit, and scanned when the limit allows it")
@@ -57,16 +57,16 @@ struct HostileInputTests {
         var parser = JSONParser(options: JSONParser.Options(maximumInputSize: 32 << 20))
         let count = try parser.parse(Array(text.utf8)) { root in root.count }
         #expect(count == 1_000_000)
-        let unique = APNsLinter.lint(Array(text.utf8), parser: &parser)
+        let unique = try APNsLinter.lint(Array(text.utf8), parser: &parser)
         #expect(!unique.contains { $0.code == .duplicateKey })
 
         let duplicated = "{" + String(repeating: "\"same\":1,", count: 999_999) + "\"same\":1}"
-        let findings = APNsLinter.lint(Array(duplicated.utf8), parser: &parser)
+        let findings = try APNsLinter.lint(Array(duplicated.utf8), parser: &parser)
         #expect(findings.first { $0.code == .duplicateKey }?.offset == 10)
         var late = "{"
         for index in 0..<999_999 { late += "\"k\(index)\":0," }
         late += "\"k5\":0}"
-        #expect(APNsLinter.lint(Array(late.utf8), parser: &parser).contains { $0.code == .duplicateKey })
+        #expect(try APNsLinter.lint(Array(late.utf8), parser: &parser).contains { $0.code == .duplicateKey })
     }
 
     @Test("Numbers with 100,000 digits parse exactly, read as the nearest Double, and are refused where an Int is needed")
@@ -83,8 +83,8 @@ struct HostileInputTests {
             #expect(document.canonicalBytes() == Array(text.utf8))
         }
         let payload = Array("{\"aps\":{\"badge\":\(big)}}".utf8)
-        #expect(throws: JSONError.self) { try APNsPayload(decoding: payload, parser: &parser) }
-        #expect(APNsLinter.lint(payload).contains { $0.severity == .error })
+        #expect(throws: APNsPayloadError.self) { try APNsPayload(decoding: payload, parser: &parser) }
+        #expect(try APNsLinter.lint(payload).contains { $0.severity == .error })
         #expect(error(parsing: Array((big + "e").utf8))?.code == .unexpectedEnd)
         #expect(error(parsing: Array(("[" + big + "e]").utf8)) == JSONError(.invalidNumber, at: 100_003, ""))
         #expect(error(parsing: Array(("0" + big).utf8)) == JSONError(.invalidNumber, at: 1, ""))

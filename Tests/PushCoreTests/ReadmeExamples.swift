@@ -67,7 +67,7 @@ struct ReadmeExamples {
         // Straight from bytes to the model or the findings, reusing the parser.
         let count = document.root.count
         let decoded = try APNsPayload(decoding: bytes, parser: &parser)
-        let findings = APNsLinter.lint(bytes, pushType: .background, parser: &parser)
+        let findings = try APNsLinter.lint(bytes, pushType: .background, parser: &parser)
 
         #expect(count == 2 && decoded == model && findings.map(\.code) == [.pushTypeMismatch])
         #expect(badge == 2 && richId == "4f1c" && keyBytes == 9 && strings == 6)

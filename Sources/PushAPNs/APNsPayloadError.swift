@@ -1,0 +1,84 @@
+import PushJSON
+
+/// Why a payload is not one APNs accepts or an app can read, or does not fit its limit; also
+/// what lint warns about. Syntax errors in the bytes are ``JSONError``s.
+///
+/// `code` is stable and safe to match on. Messages never quote a value, only key names.
+public struct APNsPayloadError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// A stable error code. Later versions may add codes: match with a `default` case.
+    public enum Code: String, Sendable {
+        // The model.
+        /// A key holds the wrong JSON type (`aps.badge` as a string).
+        case typeMismatch
+        /// A value out of its range or none of its names (a negative `aps.badge`, an unknown `aps.event`).
+        case invalidValue
+        /// A key the payload needs is missing (`aps`, or `aps.timestamp` in a Live Activity push).
+        case missingKey
+        /// A key appears twice in one dictionary, or a named field is set again among the other keys.
+        case duplicateKey
+        // Size.
+        /// The encoded payload is over the limit; ``size`` and ``limit`` say by how much.
+        case payloadTooLarge
+        /// Even with its alert text emptied the payload is over ``limit``.
+        case cannotFit
+        // Lint.
+        /// A key APNs does not know (a warning; the key is passed through).
+        case unknownKey
+        /// A `content-available` push that also shows something (a warning).
+        case backgroundPushWithAlert
+        /// The payload does not match the push type it is sent as.
+        case pushTypeMismatch
+    }
+
+    public let code: Code
+    /// The key concerned as a dotted path from the root, such as `aps.alert.title`; `""` for the
+    /// payload as a whole.
+    public let path: String
+    /// Byte offset of the key or value concerned in a payload read from bytes; for a payload over
+    /// its limit, the first byte past it. Nil for a model being encoded.
+    public let offset: Int?
+    /// The payload's size in bytes, for `payloadTooLarge` and `cannotFit`.
+    public let size: Int?
+    /// The limit in bytes that ``size`` was measured against.
+    public let limit: Int?
+    /// What went wrong, for people.
+    public let message: String
+
+    public init(_ code: Code, path: String, offset: Int? = nil, size: Int? = nil, limit: Int? = nil, _ message: String) {
+        self.code = code
+        self.path = path
+        self.offset = offset
+        self.size = size
+        self.limit = limit
+        self.message = message
+    }
+
+    /// An error in a custom JSON value of the model (a repeated key, a non-finite number, nesting
+    /// too deep), found while encoding it.
+    @usableFromInline
+    init(_ error: JSONError, path: String) {
+        self.init(error.code == .duplicateKey ? .duplicateKey : .invalidValue, path: path, error.message)
+    }
+
+    public var description: String {
+        if let offset { "\(code) at byte \(offset): \(message)" } else { "\(code): \(message)" }
+    }
+
+    /// Errors are equal when everything but the message is; the message is for people.
+    public static func == (lhs: APNsPayloadError, rhs: APNsPayloadError) -> Bool {
+        lhs.code == rhs.code && lhs.path == rhs.path && lhs.offset == rhs.offset && lhs.size == rhs.size && lhs.limit == rhs.limit
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
+        hasher.combine(path)
+        hasher.combine(offset)
+    }
+
+    @usableFromInline
+    static func tooLarge(size: Int, limit: Int, offset: Int? = nil, pushType: APNsPushType? = nil) -> APNsPayloadError {
+        let limitName = pushType.map { "the \($0.rawValue) limit" } ?? "the limit"
+        return APNsPayloadError(
+            .payloadTooLarge, path: "", offset: offset, size: size, limit: limit, "payload is \(size) bytes, over \(limitName) of \(limit) bytes")
+    }
+}
