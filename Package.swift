@@ -37,6 +37,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.21.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.0.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.60.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.20.0"),
@@ -89,6 +90,7 @@ let package = Package(
             dependencies: [
                 "PushCore", "NotificationHubs", "RichPushImages",
                 serverProduct("Hummingbird", "hummingbird"), serverProduct("HummingbirdCore", "hummingbird"),
+                serverProduct("HummingbirdAuth", "hummingbird-auth"),
                 serverProduct("NIOHTTPTypes", "swift-nio-extras"), serverProduct("SQLiteNIO", "sqlite-nio"),
                 serverProduct("ServiceLifecycle", "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),

@@ -5,104 +5,194 @@ import NIOCore
 import NotificationHubs
 import PushCore
 
-extension HubEmulator {
-    /// An answer before it becomes a `Response`.
-    struct Answer {
-        var status: Int
-        var headers: [(String, String)] = []
-        var body: [UInt8] = []
+/// A request to the emulator: Hummingbird's context, and for hub routes the tracking id of the
+/// answer and the verified token.
+struct HubRequestContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    var trackingID = ""
+    var token: SASTokenInfo?
 
-        static func error(_ status: Int, _ detail: String, trackingID: String, retryAfter: String? = nil) -> Answer {
-            let escaped = detail.replacing("&", with: "&amp;").replacing("<", with: "&lt;").replacing(">", with: "&gt;")
-            var answer = Answer(
-                status: status, headers: [("Content-Type", "application/xml; charset=utf-8"), ("TrackingId", trackingID)],
-                body: Array("<Error><Code>\(status)</Code><Detail>\(escaped) TrackingId:\(trackingID)</Detail></Error>".utf8))
-            if let retryAfter { answer.headers.append(("Retry-After", retryAfter)) }
-            return answer
-        }
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
     }
 
-    func respond(to request: Request) async throws -> Response {
-        var request = request
-        let body = try await request.collectBody(upTo: 1 << 20)
-        let answer = await handle(
-            method: request.method.rawValue, path: request.uri.path, query: request.uri.query ?? "",
-            headers: request.headers, authority: request.head.authority ?? "127.0.0.1", body: Array(body.readableBytesView))
-        var fields = HTTPFields()
-        for (name, value) in answer.headers { fields.append(HTTPField(name: HTTPField.Name(name)!, value: value)) }
-        return Response(status: .init(code: answer.status), headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
+    /// The hub the route names, as ``HubGate`` found it.
+    var hub: String { get throws { try parameters.require("hub") } }
+}
+
+/// How the hub refuses a request: `<Error><Code>…</Code><Detail>… TrackingId:…</Detail></Error>`.
+struct HubError: HTTPResponseError {
+    let status: HTTPResponse.Status
+    let detail: String
+    let trackingID: String
+    var retryAfter: String?
+
+    init(_ status: Int, _ detail: String, trackingID: String, retryAfter: String? = nil) {
+        self.status = .init(code: status)
+        self.detail = detail
+        self.trackingID = trackingID
+        self.retryAfter = retryAfter
     }
 
-    func handle(method: String, path: String, query: String, headers: HTTPFields, authority: String, body: [UInt8]) async -> Answer {
-        let segments = path.split(separator: "/").map { $0.removingPercentEncoding ?? String($0) }
-        if segments.first == "_emulator" { return testHook(method: method, segments: segments, query: query, body: body) }
-        let trackingID = UUID().uuidString.lowercased()
-        guard let hubName = segments.first, let hub = hubs[hubName], let verifier = verifiers[hubName] else {
-            return .error(404, "The hub \(segments.first ?? "") does not exist in this namespace.", trackingID: trackingID)
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        let escaped = detail.replacing("&", with: "&amp;").replacing("<", with: "&lt;").replacing(">", with: "&gt;")
+        var fields: HTTPFields = [.contentType: "application/xml; charset=utf-8", .trackingID: trackingID]
+        if let retryAfter { fields[.retryAfter] = retryAfter }
+        let body = "<Error><Code>\(status.code)</Code><Detail>\(escaped) TrackingId:\(trackingID)</Detail></Error>"
+        return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
+    }
+}
+
+/// How a test hook refuses a request: `{"error": "…"}`.
+struct HookError: HTTPResponseError {
+    let status: HTTPResponse.Status
+    let message: String
+
+    init(_ status: Int, _ message: String) {
+        self.status = .init(code: status)
+        self.message = message
+    }
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        var json: [UInt8] = []
+        try? JSON.object([JSONMember("error", .string(message))]).write(into: &json)
+        return .json(json, status: status)
+    }
+}
+
+/// In front of every hub route, matched or not, in the order the service checks: the hub exists,
+/// a queued fault answers instead, the SAS token is valid for the namespace's URI of the path;
+/// then a path no route takes is 404. The test hooks under `/_emulator` pass straight through.
+struct HubGate: RouterMiddleware {
+    typealias Context = HubRequestContext
+    let emulator: HubEmulator
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let path = request.uri.path
+        let firstSegment = path.split(separator: "/").first.map { $0.removingPercentEncoding ?? String($0) }
+        if firstSegment == "_emulator" {
+            do {
+                return try await next(request, context)
+            } catch let error as HTTPError where error.status == .notFound {
+                throw HookError(404, "no such test hook")
+            }
         }
-        let fault = state.withLock { storage -> Fault? in
+        var context = context
+        context.trackingID = UUID().uuidString.lowercased()
+        let trackingID = context.trackingID
+        guard let hubName = firstSegment, let hub = emulator.hubs[hubName], let verifier = emulator.verifiers[hubName] else {
+            throw HubError(404, "The hub \(firstSegment ?? "") does not exist in this namespace.", trackingID: trackingID)
+        }
+        let fault = emulator.state.withLock { storage -> Fault? in
             storage.requests += 1
             return storage.faults.isEmpty ? nil : storage.faults.removeFirst()
         }
         switch fault {
         case .status(let status, let retryAfter)?:
-            return .error(status, "Injected fault.", trackingID: trackingID, retryAfter: retryAfter)
+            throw HubError(status, "Injected fault.", trackingID: trackingID, retryAfter: retryAfter)
         case .delay(let delay)?:
             try? await Task.sleep(for: delay)
         case nil:
             break
         }
-
         // Every request is signed for the namespace's https URI, whatever address it came to.
-        let authorization = headers[.authorization] ?? ""
-        let info: SASTokenInfo
         do throws(SASError) {
-            info = try verifier.verify(authorization, uri: "https://\(hub.connection.host)\(path)", now: clock.now())
+            context.token = try verifier.verify(
+                request.headers[.authorization] ?? "", uri: "https://\(hub.connection.host)\(path)", now: emulator.clock.now())
         } catch {
             let reason = error.code == .expired ? "ExpiredToken" : "InvalidSignature"
-            return .error(401, "\(reason): \(error.message)", trackingID: trackingID)
+            throw HubError(401, "\(reason): \(error.message)", trackingID: trackingID)
         }
-        let canSend = !info.keyName.lowercased().contains("listen")
+        do {
+            return try await next(request, context)
+        } catch let error as HTTPError where error.status == .notFound {
+            throw HubError(404, "No route for \(request.method.rawValue) \(path).", trackingID: trackingID)
+        }
+    }
+}
 
-        switch (method, segments.count > 1 ? segments[1] : "") {
-        case ("POST", "messages"):
-            guard canSend else {
-                return .error(403, "Unauthorized access. 'Send' claim(s) are required to perform this operation.", trackingID: trackingID)
-            }
-            return send(hub: hubName, batch: segments.count > 2 && segments[2] == "$batch", direct: query.split(separator: "&").contains("direct"),
-                        headers: headers, body: body, tokenExpiry: info.expiry, trackingID: trackingID, authority: authority)
-        case (_, "installations") where segments.count == 3:
-            return installation(method: method, hub: hubName, id: segments[2], body: body, trackingID: trackingID)
-        default:
-            return .error(404, "No route for \(method) \(path).", trackingID: trackingID)
+extension HTTPField.Name {
+    static let trackingID = HTTPField.Name("TrackingId")!
+}
+
+extension Response {
+    static func json(_ bytes: [UInt8], status: HTTPResponse.Status = .ok) -> Response {
+        Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    /// A hub's answer without a body.
+    static func hub(_ status: HTTPResponse.Status, trackingID: String) -> Response {
+        Response(status: status, headers: [.trackingID: trackingID])
+    }
+}
+
+extension HubEmulator {
+    /// The routes: the test hooks, then the hub's routes behind ``HubGate``.
+    func router() -> Router<HubRequestContext> {
+        let router = Router(context: HubRequestContext.self)
+        router.add(middleware: HubGate(emulator: self))
+
+        let hooks = router.group("_emulator")
+        hooks.get("deliveries") { [self] request, _ in try deliveriesList(query: request.uri.query ?? "") }
+        hooks.delete("deliveries") { [self] _, _ in
+            reset()
+            return Response(status: .noContent)
         }
+        hooks.get("requests") { [self] _, _ in Response.json(Array(String(requestCount).utf8)) }
+        if allowsFaultInjection {
+            hooks.post("faults") { [self] request, _ in try await queueFaults(body(of: request)) }
+        }
+
+        let hub = router.group(":hub")
+        hub.post("messages") { [self] request, context in try await send(request, context: context, batch: false) }
+        hub.post("messages/$batch") { [self] request, context in try await send(request, context: context, batch: true) }
+        for method in [HTTPRequest.Method.put, .patch, .get, .delete, .post, .head, .options] {
+            hub.on("installations/:id", method: method) { [self] request, context in
+                let id = try context.parameters.require("id")
+                return try await installation(
+                    method: request.method, hub: context.hub, id: id.removingPercentEncoding ?? id, body: body(of: request),
+                    trackingID: context.trackingID)
+            }
+        }
+        return router
+    }
+
+    private func body(of request: Request) async throws -> [UInt8] {
+        var request = request
+        return Array(try await request.collectBody(upTo: 1 << 20).readableBytesView)
     }
 
     // MARK: Sends
 
-    private func send(
-        hub: String, batch: Bool, direct: Bool, headers: HTTPFields, body: [UInt8], tokenExpiry: Int64, trackingID: String, authority: String
-    ) -> Answer {
+    private func send(_ request: Request, context: HubRequestContext, batch: Bool) async throws -> Response {
+        let trackingID = context.trackingID
+        guard let token = context.token, !token.keyName.lowercased().contains("listen") else {
+            throw HubError(403, "Unauthorized access. 'Send' claim(s) are required to perform this operation.", trackingID: trackingID)
+        }
+        let hub = try context.hub
+        let headers = request.headers
+        let direct = (request.uri.query ?? "").split(separator: "&").contains("direct")
+        let body = try await body(of: request)
         guard headers[HTTPField.Name("ServiceBusNotification-Format")!] == "apple" else {
-            return .error(400, "ServiceBusNotification-Format must be apple for APNs payloads.", trackingID: trackingID)
+            throw HubError(400, "ServiceBusNotification-Format must be apple for APNs payloads.", trackingID: trackingID)
         }
         var payload = body
         var handles: [String]
         if batch {
             guard direct, let parts = multipartParts(contentType: headers[.contentType] ?? "", body: body),
-                  let notification = parts["notification"], let devices = parts["devices"],
-                  let list = parsedJSON(devices), list.root.kind == .array
+                let notification = parts["notification"], let devices = parts["devices"],
+                let list = parsedJSON(devices), list.root.kind == .array
             else {
-                return .error(400, "A batch send is multipart/mixed with a notification part and a devices part.", trackingID: trackingID)
+                throw HubError(400, "A batch send is multipart/mixed with a notification part and a devices part.", trackingID: trackingID)
             }
             payload = notification
             handles = list.root.elements.compactMap { $0.string }
             guard handles.count <= HubEndpoint.maximumBatchSize else {
-                return .error(400, "At most \(HubEndpoint.maximumBatchSize) devices per batch.", trackingID: trackingID)
+                throw HubError(400, "At most \(HubEndpoint.maximumBatchSize) devices per batch.", trackingID: trackingID)
             }
         } else if direct {
             guard let handle = headers[HTTPField.Name("ServiceBusNotification-DeviceHandle")!] else {
-                return .error(400, "A direct send needs ServiceBusNotification-DeviceHandle.", trackingID: trackingID)
+                throw HubError(400, "A direct send needs ServiceBusNotification-DeviceHandle.", trackingID: trackingID)
             }
             handles = [handle]
         } else {
@@ -111,7 +201,7 @@ extension HubEmulator {
                 do throws(NotificationHubError) {
                     expression = try TagExpression(parsing: tags)
                 } catch {
-                    return .error(400, "Invalid tag expression: \(error.message)", trackingID: trackingID)
+                    throw HubError(400, "Invalid tag expression: \(error.message)", trackingID: trackingID)
                 }
             } else {
                 expression = nil
@@ -129,13 +219,13 @@ extension HubEmulator {
         do throws(JSONError) {
             findings = try APNsLinter.lint(payload, pushType: pushType).filter { $0.severity == .error }
         } catch {
-            return .error(400, "Invalid APNs payload: \(error)", trackingID: trackingID)
+            throw HubError(400, "Invalid APNs payload: \(error)", trackingID: trackingID)
         }
         if let tooLarge = findings.first(where: { $0.code == .payloadTooLarge }) {
-            return .error(413, "The payload is too large: \(tooLarge.message)", trackingID: trackingID)
+            throw HubError(413, "The payload is too large: \(tooLarge.message)", trackingID: trackingID)
         }
         if let first = findings.first {
-            return .error(400, "Invalid APNs payload: \(first.code) at byte \(first.offset): \(first.message)", trackingID: trackingID)
+            throw HubError(400, "Invalid APNs payload: \(first.code) at byte \(first.offset): \(first.message)", trackingID: trackingID)
         }
 
         var apnsHeaders: [String: String] = [:]
@@ -144,17 +234,22 @@ extension HubEmulator {
             storage.notifications += 1
             let id = String(storage.notifications)
             for handle in handles {
-                record({ sequence in
-                    Delivery(sequence: sequence, hub: hub, notificationID: id, deviceHandle: handle, apnsHeaders: apnsHeaders, payload: payload,
-                             tokenExpiry: tokenExpiry)
-                }, in: &storage)
+                record(
+                    { sequence in
+                        Delivery(
+                            sequence: sequence, hub: hub, notificationID: id, deviceHandle: handle, apnsHeaders: apnsHeaders, payload: payload,
+                            tokenExpiry: token.expiry)
+                    }, in: &storage)
             }
             return id
         }
-        return Answer(status: 201, headers: [
-            ("Location", "http://\(authority)/\(hub)/messages/\(notificationID)?api-version=2020-06"), ("TrackingId", trackingID),
-            ("x-ms-correlation-request-id", trackingID),
-        ])
+        let authority = request.head.authority ?? "127.0.0.1"
+        return Response(
+            status: .created,
+            headers: [
+                .location: "http://\(authority)/\(hub)/messages/\(notificationID)?api-version=2020-06", .trackingID: trackingID,
+                HTTPField.Name("x-ms-correlation-request-id")!: trackingID,
+            ])
     }
 
     /// The parts of a `multipart/mixed` body by their `Content-Disposition` name.
@@ -178,40 +273,43 @@ extension HubEmulator {
 
     // MARK: Installations
 
-    private func installation(method: String, hub: String, id: String, body: [UInt8], trackingID: String) -> Answer {
+    private func installation(method: HTTPRequest.Method, hub: String, id: String, body: [UInt8], trackingID: String) throws -> Response {
         switch method {
-        case "PUT":
+        case .put:
+            let installation: Installation
             do throws(NotificationHubError) {
-                let installation = try Installation(json: body)
+                installation = try Installation(json: body)
                 try installation.validate()
-                guard installation.installationID == id else {
-                    return .error(400, "The installationId in the body must match the URI.", trackingID: trackingID)
-                }
-                state.withLock { $0.installations[hub, default: [:]][id] = installation }
-                return Answer(status: 200, headers: [("TrackingId", trackingID)])
             } catch {
-                return .error(400, "Invalid installation: \(error.message)", trackingID: trackingID)
+                throw HubError(400, "Invalid installation: \(error.message)", trackingID: trackingID)
             }
-        case "GET":
+            guard installation.installationID == id else {
+                throw HubError(400, "The installationId in the body must match the URI.", trackingID: trackingID)
+            }
+            state.withLock { $0.installations[hub, default: [:]][id] = installation }
+            return .hub(.ok, trackingID: trackingID)
+        case .get:
             guard let installation = state.withLock({ $0.installations[hub]?[id] }) else {
-                return .error(404, "Installation not found.", trackingID: trackingID)
+                throw HubError(404, "Installation not found.", trackingID: trackingID)
             }
             var json: [UInt8] = []
             try? installation.json.write(into: &json)
-            return Answer(status: 200, headers: [("Content-Type", "application/json"), ("TrackingId", trackingID)], body: json)
-        case "DELETE":
+            var response = Response.json(json)
+            response.headers[.trackingID] = trackingID
+            return response
+        case .delete:
             state.withLock { _ = $0.installations[hub]?.removeValue(forKey: id) }
-            return Answer(status: 204, headers: [("TrackingId", trackingID)])
-        case "PATCH":
+            return .hub(.noContent, trackingID: trackingID)
+        case .patch:
             guard var installation = state.withLock({ $0.installations[hub]?[id] }) else {
-                return .error(404, "Installation not found.", trackingID: trackingID)
+                throw HubError(404, "Installation not found.", trackingID: trackingID)
             }
             guard let document = parsedJSON(body), document.root.kind == .array else {
-                return .error(400, "A JSON Patch document is an array of operations.", trackingID: trackingID)
+                throw HubError(400, "A JSON Patch document is an array of operations.", trackingID: trackingID)
             }
             for operation in document.root.elements {
                 guard let op = operation["op"]?.string, let path = operation["path"]?.string else {
-                    return .error(400, "Each operation needs op and path.", trackingID: trackingID)
+                    throw HubError(400, "Each operation needs op and path.", trackingID: trackingID)
                 }
                 let value = operation["value"]
                 switch (op, path) {
@@ -221,39 +319,40 @@ extension HubEmulator {
                 case ("replace", "/pushChannel"): installation.pushChannel = value?.string ?? installation.pushChannel
                 case ("replace", "/userId"): installation.userID = value?.string
                 case ("add", _) where path.hasPrefix("/templates/"):
-                    guard let text = value?.string, let template = parsedJSON(Array(text.utf8)), let templateBody = template.root["body"]?.string else {
-                        return .error(400, "A template is a JSON text with a body.", trackingID: trackingID)
+                    guard let text = value?.string, let template = parsedJSON(Array(text.utf8)), let templateBody = template.root["body"]?.string
+                    else {
+                        throw HubError(400, "A template is a JSON text with a body.", trackingID: trackingID)
                     }
-                    installation.templates[jsonPointerUnescaped(path.dropFirst(11))] = .init(body: templateBody, tags: template.root["tags"]?.elements.compactMap { $0.string } ?? [])
+                    installation.templates[jsonPointerUnescaped(path.dropFirst(11))] = .init(
+                        body: templateBody, tags: template.root["tags"]?.elements.compactMap { $0.string } ?? [])
                 case ("remove", _) where path.hasPrefix("/templates/"):
                     installation.templates[jsonPointerUnescaped(path.dropFirst(11))] = nil
                 default:
-                    return .error(400, "Unsupported operation \(op) \(path).", trackingID: trackingID)
+                    throw HubError(400, "Unsupported operation \(op) \(path).", trackingID: trackingID)
                 }
             }
             do throws(NotificationHubError) {
                 try installation.validate()
             } catch {
-                return .error(400, "Invalid installation after the patch: \(error.message)", trackingID: trackingID)
+                throw HubError(400, "Invalid installation after the patch: \(error.message)", trackingID: trackingID)
             }
             state.withLock { $0.installations[hub, default: [:]][id] = installation }
-            return Answer(status: 200, headers: [("TrackingId", trackingID)])
+            return .hub(.ok, trackingID: trackingID)
         default:
-            return .error(405, "\(method) is not allowed on an installation.", trackingID: trackingID)
+            throw HubError(405, "\(method.rawValue) is not allowed on an installation.", trackingID: trackingID)
         }
     }
 
     // MARK: Test hooks
 
-    private func testHook(method: String, segments: [String], query: String, body: [UInt8]) -> Answer {
-        switch (method, segments.dropFirst().first ?? "") {
-        case ("GET", "deliveries"):
-            var since = 0
-            for pair in query.split(separator: "&") where pair.hasPrefix("since=") {
-                guard let value = Int(pair.dropFirst(6)), value >= 0 else { return hookError(400, "since is a sequence number, 0 or more") }
-                since = value
-            }
-            let list = JSON.array(deliveries(since: since).map { delivery in
+    private func deliveriesList(query: String) throws -> Response {
+        var since = 0
+        for pair in query.split(separator: "&") where pair.hasPrefix("since=") {
+            guard let value = Int(pair.dropFirst(6)), value >= 0 else { throw HookError(400, "since is a sequence number, 0 or more") }
+            since = value
+        }
+        let list = JSON.array(
+            deliveries(since: since).map { delivery in
                 JSON.object([
                     JSONMember("sequence", .number(JSONNumber(delivery.sequence))),
                     JSONMember("hub", .string(delivery.hub)), JSONMember("notificationId", .string(delivery.notificationID)),
@@ -263,28 +362,23 @@ extension HubEmulator {
                     JSONMember("tokenExpiry", .number(JSONNumber(Int(delivery.tokenExpiry)))),
                 ])
             })
-            var json: [UInt8] = []
-            try? list.write(into: &json)
-            return Answer(status: 200, headers: [("Content-Type", "application/json")], body: json)
-        case ("DELETE", "deliveries"):
-            reset()
-            return Answer(status: 204)
-        case ("GET", "requests"):
-            return Answer(status: 200, headers: [("Content-Type", "application/json")], body: Array(String(requestCount).utf8))
-        case ("POST", "faults") where allowsFaultInjection:
-            switch Self.faults(from: body) {
-            case .success(let faults):
-                let queued = state.withLock { storage in
-                    guard storage.faults.count + faults.count <= Self.maximumQueuedFaults else { return false }
-                    storage.faults += faults
-                    return true
-                }
-                return queued ? Answer(status: 204) : hookError(409, "at most \(Self.maximumQueuedFaults) faults may be queued")
-            case .failure(let message):
-                return hookError(400, message.text)
+        var json: [UInt8] = []
+        try? list.write(into: &json)
+        return .json(json)
+    }
+
+    private func queueFaults(_ body: [UInt8]) throws -> Response {
+        switch Self.faults(from: body) {
+        case .success(let faults):
+            let queued = state.withLock { storage in
+                guard storage.faults.count + faults.count <= Self.maximumQueuedFaults else { return false }
+                storage.faults += faults
+                return true
             }
-        default:
-            return hookError(404, "no such test hook")
+            guard queued else { throw HookError(409, "at most \(Self.maximumQueuedFaults) faults may be queued") }
+            return Response(status: .noContent)
+        case .failure(let message):
+            throw HookError(400, message.text)
         }
     }
 
@@ -311,7 +405,9 @@ extension HubEmulator {
         let fault: Fault
         switch (root["status"], root["delaySeconds"]) {
         case (let status?, nil):
-            guard let code = status.int, (100...599).contains(code) else { return .failure(HookMessage(text: "status is a whole number from 100 to 599")) }
+            guard let code = status.int, (100...599).contains(code) else {
+                return .failure(HookMessage(text: "status is a whole number from 100 to 599"))
+            }
             var retryAfter: String?
             if let value = root["retryAfter"] {
                 guard let text = value.string, (1...64).contains(text.utf8.count), text.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
@@ -330,12 +426,6 @@ extension HubEmulator {
             return .failure(HookMessage(text: "give either status or delaySeconds"))
         }
         return .success(Array(repeating: fault, count: count))
-    }
-
-    private func hookError(_ status: Int, _ message: String) -> Answer {
-        var json: [UInt8] = []
-        try? JSON.object([JSONMember("error", .string(message))]).write(into: &json)
-        return Answer(status: status, headers: [("Content-Type", "application/json")], body: json)
     }
 }
 

@@ -94,7 +94,8 @@ public final class HubEmulator: Sendable {
     /// - Parameters:
     ///   - port: 0 picks a free port.
     ///   - onListening: called with the bound port once the server accepts connections.
-    public func run(port: Int = 0, logger: Logger = Logger(label: "hub-emulator"), onListening: @escaping @Sendable (Int) async -> Void) async throws {
+    public func run(port: Int = 0, logger: Logger = Logger(label: "hub-emulator"), onListening: @escaping @Sendable (Int) async -> Void) async throws
+    {
         try await application(port: port, logger: logger, onListening: onListening).run()
     }
 
@@ -103,7 +104,7 @@ public final class HubEmulator: Sendable {
         port: Int = 0, logger: Logger = Logger(label: "hub-emulator"), onListening: @escaping @Sendable (Int) async -> Void
     ) -> some ApplicationProtocol {
         Application(
-            responder: CallbackResponder<BasicRequestContext> { request, _ in try await self.respond(to: request) },
+            router: router(),
             // A silent connection does not hold a socket for ever (also in `push-backend --demo`).
             server: .http1(configuration: .init(idleTimeout: .seconds(30))),
             configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: port), serverName: "hub-emulator"),

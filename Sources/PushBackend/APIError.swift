@@ -44,7 +44,8 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// Beyond a client address's or a user name's budget of password checks.
     static func tooManyLogins(retryAfter wait: Duration) -> APIError {
-        APIError(status: 429, code: "tooManyLogins", "too many failed logins; try again later", headers: [("Retry-After", String(wait.retryAfterSeconds))])
+        APIError(
+            status: 429, code: "tooManyLogins", "too many failed logins; try again later", headers: [("Retry-After", String(wait.retryAfterSeconds))])
     }
 
     /// The password checks already waiting fill the queue.
@@ -52,7 +53,8 @@ public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// The engine's own text goes to the log only: bodies carry our codes and messages.
     package static func storage(_ error: StoreError) -> APIError {
-        var refusal = error.code == .conflict
+        var refusal =
+            error.code == .conflict
             ? APIError(status: 409, code: "conflict", "the request conflicts with what is stored; try again")
             : APIError(status: 503, code: "storageUnavailable", "the database failed; try again")
         refusal.detail = error.description

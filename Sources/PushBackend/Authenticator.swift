@@ -89,7 +89,8 @@ public final class Authenticator: Sendable {
         let mac = Array(HMAC<SHA256>.authenticationCode(for: Array(password.utf8), using: SymmetricKey(data: cacheKey)))
         guard let user, let hash = PasswordHash(encoded: user.passwordHash) else {
             // Budgeted like a wrong password, so that unknown names are told apart by nothing.
-            _ = try await budgetedCheck(Attempt(name: name, storedHash: Self.decoy.encoded, passwordMAC: mac), password: password, hash: Self.decoy, client: client)
+            _ = try await budgetedCheck(
+                Attempt(name: name, storedHash: Self.decoy.encoded, passwordMAC: mac), password: password, hash: Self.decoy, client: client)
             throw .unauthorized("wrong user name or password")
         }
         let attempt = Attempt(name: user.name, storedHash: user.passwordHash, passwordMAC: mac)

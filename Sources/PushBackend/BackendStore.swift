@@ -90,9 +90,10 @@ public struct RegistrationRecord: Sendable, Hashable {
 
     /// `apns-` and the first 16 bytes of SHA-256 of the lowercased token, in hex.
     public static func installationID(deviceToken: String) -> String {
-        "apns-" + SHA256.hash(data: Array(deviceToken.lowercased().utf8)).prefix(16).map { byte in
-            String(byte >> 4, radix: 16) + String(byte & 0xF, radix: 16)
-        }.joined()
+        "apns-"
+            + SHA256.hash(data: Array(deviceToken.lowercased().utf8)).prefix(16).map { byte in
+                String(byte >> 4, radix: 16) + String(byte & 0xF, radix: 16)
+            }.joined()
     }
 }
 

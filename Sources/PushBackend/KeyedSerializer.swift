@@ -9,7 +9,7 @@ final class KeyedSerializer<Key: Hashable & Sendable>: Sendable {
     /// For each key in use, the operations waiting behind the one running.
     private let queues = Mutex<[Key: [CheckedContinuation<Void, Never>]]>([:])
 
-    func run<Result>(_ key: Key, _ operation: () async throws(APIError) -> Result) async throws(APIError) -> Result {
+    func run<Result>(_ key: Key, _ operation: () async throws -> Result) async rethrows -> Result {
         await acquire(key)
         defer { release(key) }
         return try await operation()

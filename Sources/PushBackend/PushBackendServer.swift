@@ -59,20 +59,6 @@ public struct BackendConfiguration: Sendable {
     public static let defaultRetention = Duration.seconds(30 * 24 * 3600)
 }
 
-/// The request context: Hummingbird's, with the client's address (the budget of password checks is per address).
-struct BackendRequestContext: RequestContext {
-    var coreContext: CoreRequestContextStorage
-    let remoteAddress: SocketAddress?
-
-    init(source: ApplicationRequestContextSource) {
-        coreContext = .init(source: source)
-        remoteAddress = source.channel.remoteAddress
-    }
-
-    /// The address without its port: one budget per host.
-    var client: String { remoteAddress?.ipAddress ?? "unknown" }
-}
-
 /// The reference backend as a service: it opens the store, serves until its service group shuts
 /// down (or its task is cancelled), lets requests in flight finish, and closes the database.
 ///
@@ -112,13 +98,13 @@ public struct PushBackendService: Service {
                 connectionString: hub.connectionString, hubName: hub.hubName, endpointOverride: hub.endpoint, logger: logger)
             let api = BackendAPI(
                 store: store, authenticator: authenticator, hub: client, images: RichPushImages.registry,
-                defaultImage: configuration.defaultImage, sendQuota: configuration.sendQuota, logger: logger)
+                defaultImage: configuration.defaultImage, sendQuota: configuration.sendQuota)
             let maximumConnections = configuration.server.effectiveMaximumConnections()
             if maximumConnections < configuration.server.maximumConnections {
                 logger.notice("connection cap lowered to fit the file descriptor limit", metadata: ["connections": "\(maximumConnections)"])
             }
             let application = Application(
-                responder: CallbackResponder<BackendRequestContext> { request, context in await api.respond(to: request, client: context.client) },
+                router: api.router(),
                 server: .http1(limits: configuration.server),
                 configuration: ApplicationConfiguration(
                     address: .hostname(configuration.host, port: configuration.port), serverName: "push-backend",

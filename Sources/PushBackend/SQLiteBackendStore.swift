@@ -77,7 +77,9 @@ public final class SQLiteBackendStore: BackendStore {
     /// The database and its `-wal` and `-shm` files are readable by their owner only (0600),
     /// whatever the directory and the umask: they hold password hashes and secure payloads. A
     /// directory that others may enter is logged as a warning.
-    public static func open(dataDirectory: String, logger: Logger = Logger(label: "push-backend.store")) async throws(StoreError) -> SQLiteBackendStore {
+    public static func open(
+        dataDirectory: String, logger: Logger = Logger(label: "push-backend.store")
+    ) async throws(StoreError) -> SQLiteBackendStore {
         try createDirectory(dataDirectory)
         let path = dataDirectory.hasSuffix("/") ? dataDirectory + fileName : dataDirectory + "/" + fileName
         try restrictFiles(path)
@@ -124,7 +126,8 @@ public final class SQLiteBackendStore: BackendStore {
             }
             for (index, statements) in Self.migrations.enumerated().dropFirst(current) {
                 for statement in statements { _ = try await run(statement) }
-                _ = try await run("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", [.integer(index + 1), .integer(Int(unixMilliseconds()))])
+                _ = try await run(
+                    "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", [.integer(index + 1), .integer(Int(unixMilliseconds()))])
             }
             _ = try await run("COMMIT")
         } catch {
@@ -187,8 +190,10 @@ public final class SQLiteBackendStore: BackendStore {
             ON CONFLICT (device_token) DO UPDATE SET
                 id = excluded.id, owner = excluded.owner, installation_id = excluded.installation_id, updated_at = excluded.updated_at
             """,
-            [.text(registration.id), .text(registration.owner), .text(registration.deviceToken), .text(registration.installationID),
-             .integer(Int(registration.updatedAt))])
+            [
+                .text(registration.id), .text(registration.owner), .text(registration.deviceToken), .text(registration.installationID),
+                .integer(Int(registration.updatedAt)),
+            ])
     }
 
     public func deleteRegistration(id: String, owner: String) async throws(StoreError) -> Bool {
@@ -223,7 +228,8 @@ public final class SQLiteBackendStore: BackendStore {
     }
 
     public func notification(id: String, recipient: String) async throws(StoreError) -> NotificationRecord? {
-        try await run("SELECT * FROM notifications WHERE id = ? AND recipient = ?", [.text(id), .text(recipient)]).first.flatMap(Self.notification(from:))
+        try await run("SELECT * FROM notifications WHERE id = ? AND recipient = ?", [.text(id), .text(recipient)]).first.flatMap(
+            Self.notification(from:))
     }
 
     public func markRead(id: String, at time: Int64) async throws(StoreError) {

@@ -1,0 +1,155 @@
+import HTTPTypes
+import Hummingbird
+import HummingbirdAuth
+import Logging
+import NIOCore
+import NotificationHubs
+import PushCore
+import Synchronization
+
+/// The request context: Hummingbird's, the caller once Basic authentication has found them, the
+/// client's address (password checks are budgeted per address), and the request's record for its
+/// log line.
+struct BackendRequestContext: AuthRequestContext {
+    var coreContext: CoreRequestContextStorage
+    var identity: Authenticator.User?
+    let remoteAddress: SocketAddress?
+    /// Shared by the middleware that logs the request and the one that authenticates it, which
+    /// sees a copy of the context.
+    let record = RequestRecord()
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress
+    }
+
+    /// The address without its port: one budget per host.
+    var client: String { remoteAddress?.ipAddress ?? "unknown" }
+
+    /// The authenticated caller; routes behind ``BasicAuthentication`` always have one.
+    var caller: Authenticator.User {
+        get throws(APIError) {
+            guard let identity else { throw .unauthorized("send HTTP Basic credentials") }
+            return identity
+        }
+    }
+}
+
+/// What the log line of a request needs to know from deeper in the chain.
+final class RequestRecord: Sendable {
+    private let userName = Mutex<String?>(nil)
+
+    var user: String? {
+        get { userName.withLock { $0 } }
+        set { userName.withLock { $0 = newValue } }
+    }
+}
+
+/// HTTP Basic authentication through ``Authenticator``: puts the caller in the context, or
+/// refuses the request (401 with `WWW-Authenticate`, 429 beyond a login budget, 503 when the
+/// password checks are queued full).
+struct BasicAuthentication: AuthenticatorMiddleware {
+    typealias Context = BackendRequestContext
+    let authenticator: Authenticator
+
+    func authenticate(request: Request, context: Context) async throws -> Authenticator.User? {
+        let user = try await authenticator.authenticate(authorization: request.headers[.authorization], client: context.client)
+        context.record.user = user.name
+        return user
+    }
+}
+
+/// The outermost middleware: gives each request an id (in its log metadata and its
+/// `X-Request-Id`), turns every error into the API's JSON error answer, and logs one line per
+/// request: never the `Authorization` header, a password, a token or a secure payload, only the
+/// method, the path, the status, the user and the time taken.
+struct RequestLogging: RouterMiddleware {
+    typealias Context = BackendRequestContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let clock = ContinuousClock()
+        let started = clock.now
+        let requestID = randomHex(bytes: 8)
+        var context = context
+        context.logger[metadataKey: "request-id"] = "\(requestID)"
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch {
+            let refusal = APIError(error)
+            if let detail = refusal.detail { context.logger.log(level: refusal.status >= 500 ? .error : .notice, "\(refusal.code): \(detail)") }
+            response = refusal.response(isHead: request.method == .head)
+        }
+        response.headers[.requestID] = requestID
+        let elapsed = (clock.now - started).components
+        let milliseconds = Double(elapsed.seconds) * 1000 + Double(elapsed.attoseconds) / 1e15
+        let status = response.status.code
+        context.logger.info(
+            "\(request.method.rawValue) \(request.uri.path) \(status)",
+            metadata: ["user": "\(context.record.user ?? "-")", "status": "\(status)", "latency-ms": "\(milliseconds)"])
+        return response
+    }
+}
+
+/// A path with an empty segment (`/api//notifications`, a trailing `/`) names no resource here;
+/// the router alone would read it as the path without the empty segment.
+struct ExactPaths: RouterMiddleware {
+    typealias Context = BackendRequestContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let path = request.uri.path
+        guard !path.contains("//"), path == "/" || !path.hasSuffix("/") else { throw APIError.notFound() }
+        return try await next(request, context)
+    }
+}
+
+extension HTTPField.Name {
+    static let requestID = HTTPField.Name("X-Request-Id")!
+}
+
+extension APIError {
+    /// Any error as the API answers it: store and hub failures mapped once, here; a path no route
+    /// matches is 404.
+    init(_ error: any Error) {
+        switch error {
+        case let refusal as APIError: self = refusal
+        case let error as StoreError: self = .storage(error)
+        case let error as NotificationHubError: self = .hub(error)
+        case let error as HTTPError where error.status == .notFound: self = .notFound()
+        default:
+            self = APIError(status: 500, code: "internalError", "the request failed; try again")
+            detail = "\(error)"
+        }
+    }
+
+    /// `{"error": {"code": …, "message": …}}` with the refusal's headers.
+    func response(isHead: Bool = false) -> Response {
+        Response.json(status, body, headers: headers, isHead: isHead)
+    }
+}
+
+extension Response {
+    /// A JSON answer with its length (HEAD included: no body, the GET body's length).
+    static func json(_ status: Int, _ value: JSON, headers: [(String, String)] = [], isHead: Bool = false) -> Response {
+        var bytes: [UInt8] = []
+        try? value.write(into: &bytes)  // values built here hold valid strings and unique keys
+        return json(status, bytes, headers: headers, isHead: isHead)
+    }
+
+    static func json(_ status: Int, _ bytes: [UInt8], headers: [(String, String)] = [], isHead: Bool = false) -> Response {
+        var fields = HTTPFields()
+        fields[.contentType] = "application/json; charset=utf-8"
+        fields.append(headers)
+        fields[.contentLength] = String(bytes.count)
+        return Response(
+            status: .init(code: status), headers: fields, body: isHead ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+}
+
+extension HTTPFields {
+    mutating func append(_ headers: [(String, String)]) {
+        for (name, value) in headers {
+            if let name = HTTPField.Name(name) { append(HTTPField(name: name, value: value)) }
+        }
+    }
+}
