@@ -1,6 +1,6 @@
 SWIFT ?= swift
 
-.PHONY: deps build bench bench-quick test test-debug test-release test-asan test-tsan fuzz fuzz-smoke robustness check-modules load clean
+.PHONY: deps build bench bench-quick test test-debug test-release test-asan test-tsan fuzz fuzz-smoke robustness check-modules format-lint docs load clean
 
 FUZZ_SECONDS ?= 300
 
@@ -63,8 +63,20 @@ load:
 check-modules:
 	scripts/check-module-graph
 
+# swift-format's lint with the repository's .swift-format; `swift format format --in-place
+# --recursive Sources Tests Benchmarks Fuzz Package.swift` fixes what it reports.
+FORMAT_PATHS = Sources Tests Benchmarks Fuzz Package.swift
+format-lint:
+	$(SWIFT) format lint --strict --recursive --parallel $(FORMAT_PATHS)
+
 # What CI runs after `make test`.
 robustness: test-asan fuzz-smoke
+
+# DocC archives of the four core modules, in .build/plugins/Swift-DocC/outputs/ (swift-docc-plugin).
+DOC_TARGETS = PushJSON PushAPNs PushSAS PushResources
+docs: deps
+	PUSHCORE_DOCS=1 $(SWIFT) package generate-documentation $(addprefix --target ,$(DOC_TARGETS)) --warnings-as-errors
+	@ls -d .build/plugins/Swift-DocC/outputs/*.doccarchive
 
 clean:
 	rm -rf .build .build-asan .build-tsan .build-fuzz

@@ -162,3 +162,18 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// `make docs` builds the DocC catalogues of the four core modules with swift-docc-plugin. The plugin
+// is a dependency only then, so nothing that depends on PushCore ever resolves it.
+if Context.environment["PUSHCORE_DOCS"] == "1" {
+    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"))
+}
+
+// CI builds this package's own code with warnings as errors (`.ci/run` sets PUSHCORE_WARNINGS_AS_ERRORS=1);
+// dependencies are never affected. Not the test targets: Swift Testing's macros expand to code that
+// this toolchain warns about ("'@const' value should be initialized with a compile-time value").
+if Context.environment["PUSHCORE_WARNINGS_AS_ERRORS"] == "1" {
+    for target in package.targets where [.regular, .executable].contains(target.type) {
+        target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-warnings-as-errors"])]
+    }
+}

@@ -1,4 +1,5 @@
 import CAllocationCounter
+
 #if canImport(Glibc)
 import Glibc
 #else

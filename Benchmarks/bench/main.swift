@@ -5,7 +5,8 @@ import PushCore
 
 #if DEBUG
 if !CommandLine.arguments.contains("--allow-debug") {
-    FileHandle.standardError.write(Data("error: bench measures nothing useful in a debug build; run `swift run -c release bench` (or pass --allow-debug)\n".utf8))
+    FileHandle.standardError.write(
+        Data("error: bench measures nothing useful in a debug build; run `swift run -c release bench` (or pass --allow-debug)\n".utf8))
     exit(1)
 }
 FileHandle.standardError.write(Data("warning: DEBUG BUILD — these numbers mean nothing\n".utf8))
@@ -88,7 +89,9 @@ let silentRich = APNsPayload.silentRichPush(
     richId: "4f1c2a9e8d0b4c7e9a513b6f0e2d7c11", richType: "img", richMessage: "Look at \"this\" photo from the hike!")
 var alertPayload = APNsPayload(
     aps: APNsAPS(
-        alert: .fields(APNsAlertFields(title: "Game Request", subtitle: "Five Card Draw", body: "Bob wants to play poker with you tonight — bring snacks & chips")),
+        alert: .fields(
+            APNsAlertFields(
+                title: "Game Request", subtitle: "Five Card Draw", body: "Bob wants to play poker with you tonight — bring snacks & chips")),
         badge: 9, sound: .named("bingbong.aiff"), threadID: "poker-night", category: "GAME_INVITATION",
         interruptionLevel: .timeSensitive, relevanceScore: 0.75))
 alertPayload["gameID"] = "12345678"
@@ -282,7 +285,9 @@ for workload in workloads + sasWorkloads + makeStreamingWorkloads() {
         fflush(nil)  // every stream: progress shows even when piped
     }
     if let peakGrowth, !arguments.json {
-        print("stream.file: resident memory rose at most \(peakGrowth / 1024) KiB while streaming \(digestBytes.count >> 20) MiB in \(ResourceLimits.defaultChunkSize >> 10) KiB chunks")
+        print(
+            "stream.file: resident memory rose at most \(peakGrowth / 1024) KiB while streaming \(digestBytes.count >> 20) MiB in \(ResourceLimits.defaultChunkSize >> 10) KiB chunks"
+        )
     }
 }
 if !arguments.json { print("\n(checksum \(blackHole & 0xFFFF))") } else if blackHole == 42 { print("") }

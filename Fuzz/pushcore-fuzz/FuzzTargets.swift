@@ -116,11 +116,13 @@ func fuzzConnectionString(_ bytes: [UInt8]) {
     require(!connection.key.isEmpty && !connection.keyName.isEmpty && !connection.host.isEmpty, "an empty part was accepted")
     require(connection.endpoint.hasPrefix("https://") && connection.endpoint.hasSuffix("/"), "endpoint not normalised")
     let otherKey = connection.key == "other-key" ? "another-key" : "other-key"
-    let rebuilt = "Endpoint=\(connection.endpoint);SharedAccessKeyName=\(connection.keyName);SharedAccessKey=\(otherKey)"
+    let rebuilt =
+        "Endpoint=\(connection.endpoint);SharedAccessKeyName=\(connection.keyName);SharedAccessKey=\(otherKey)"
         + (connection.entityPath.map { ";EntityPath=\($0)" } ?? "")
     guard let other = try? ConnectionString(rebuilt) else { fatalError("the parts of an accepted connection string do not parse again") }
-    require(other.host == connection.host && other.keyName == connection.keyName && other.entityPath == connection.entityPath,
-            "the parts changed on re-parsing")
+    require(
+        other.host == connection.host && other.keyName == connection.keyName && other.entityPath == connection.entityPath,
+        "the parts changed on re-parsing")
     func shown(_ value: ConnectionString) -> [String] {
         [value.description, value.debugDescription, String(reflecting: value), "\(Mirror(reflecting: value).children.map(\.value))"]
     }
@@ -130,11 +132,15 @@ func fuzzConnectionString(_ bytes: [UInt8]) {
 /// Every message a connection string may be refused with, numbers written as N.
 let connectionErrorShapes: Set<String> = {
     let names = ["Endpoint", "SharedAccessKeyName", "SharedAccessKey", "EntityPath"]
-    var shapes: Set<String> = ["part N at byte N has no '='", "Endpoint at byte N must start with sb:// or https://",
-                               "Endpoint at byte N must be a namespace host alone, such as sb://my-ns.servicebus.windows.net/"]
+    var shapes: Set<String> = [
+        "part N at byte N has no '='", "Endpoint at byte N must start with sb:// or https://",
+        "Endpoint at byte N must be a namespace host alone, such as sb://my-ns.servicebus.windows.net/",
+    ]
     for name in names {
-        shapes.formUnion(["\(name) at byte N has no '='", "\(name) appears more than once (again at byte N)", "\(name) is empty (at byte N)",
-                          "\(name) is missing", "\(name) holds '=' or a space at byte N; is a ';' missing before it?"])
+        shapes.formUnion([
+            "\(name) at byte N has no '='", "\(name) appears more than once (again at byte N)", "\(name) is empty (at byte N)",
+            "\(name) is missing", "\(name) holds '=' or a space at byte N; is a ';' missing before it?",
+        ])
     }
     return shapes
 }()

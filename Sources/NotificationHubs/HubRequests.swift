@@ -15,11 +15,14 @@ public struct HubEndpoint: Sendable {
     ///   - endpointOverride: send here instead (e.g. `http://127.0.0.1:8080/`); tokens are still
     ///     signed for the namespace, exactly as for Azure.
     /// - Throws: ``NotificationHubError`` `badRequest` for a hub name outside `A-Z a-z 0-9 . _ -`.
-    public init(connection: ConnectionString, hubName: String, endpointOverride: String? = nil, apiVersion: String = "2020-06") throws(NotificationHubError) {
+    public init(
+        connection: ConnectionString, hubName: String, endpointOverride: String? = nil, apiVersion: String = "2020-06"
+    ) throws(NotificationHubError) {
         guard !hubName.isEmpty, hubName.utf8.count <= 260,
-              hubName.utf8.allSatisfy(HubEndpoint.isHubNameByte)
+            hubName.utf8.allSatisfy(HubEndpoint.isHubNameByte)
         else {
-            throw NotificationHubError(.badRequest, "hub name \(hubName.prefix(40).debugDescription) must be 1 to 260 characters of A-Z a-z 0-9 . _ -")
+            throw NotificationHubError(
+                .badRequest, "hub name \(hubName.prefix(40).debugDescription) must be 1 to 260 characters of A-Z a-z 0-9 . _ -")
         }
         self.connection = connection
         self.hubName = hubName
@@ -35,7 +38,7 @@ public struct HubEndpoint: Sendable {
     private static func isHubNameByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+            UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
             return true
         default:
             return false
@@ -251,7 +254,8 @@ extension HubEndpoint {
     static func multipart(boundary: String, parts: [(name: String, body: [UInt8])]) -> [UInt8] {
         var bytes: [UInt8] = []
         for part in parts {
-            bytes += Array("--\(boundary)\r\nContent-Type: application/json;charset=utf-8\r\nContent-Disposition: inline; name=\(part.name)\r\n\r\n".utf8)
+            bytes += Array(
+                "--\(boundary)\r\nContent-Type: application/json;charset=utf-8\r\nContent-Disposition: inline; name=\(part.name)\r\n\r\n".utf8)
             bytes += part.body
             bytes += Array("\r\n".utf8)
         }

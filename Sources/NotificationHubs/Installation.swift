@@ -57,9 +57,13 @@ public struct Installation: Sendable, Hashable {
         ]
         if let userID { members.append(JSONMember("userId", .string(userID))) }
         if !templates.isEmpty {
-            members.append(JSONMember("templates", .object(templates.keys.sorted().map { name in
-                JSONMember(name, templates[name]!.json)
-            })))
+            members.append(
+                JSONMember(
+                    "templates",
+                    .object(
+                        templates.keys.sorted().map { name in
+                            JSONMember(name, templates[name]!.json)
+                        })))
         }
         return .object(members)
     }

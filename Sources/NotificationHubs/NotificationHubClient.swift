@@ -73,7 +73,9 @@ public final class NotificationHubClient: Sendable {
 
     /// Sends `payload` to one device token, without installations.
     @discardableResult
-    public func send(_ payload: APNsPayload, headers: APNsHeaders? = nil, toDevice deviceHandle: String) async throws(NotificationHubError) -> SendResult {
+    public func send(
+        _ payload: APNsPayload, headers: APNsHeaders? = nil, toDevice deviceHandle: String
+    ) async throws(NotificationHubError) -> SendResult {
         let request = try endpoint.directSendRequest(
             payload, headers: headers ?? APNsHeaders(for: payload), deviceHandle: deviceHandle, authorization: "")
         return SendResult(headers: try await execute("direct send", request).headers)
@@ -82,7 +84,9 @@ public final class NotificationHubClient: Sendable {
     /// Sends `payload` to many device tokens, 1000 per request; one result per request, in order.
     /// Every handle is checked before the first batch goes: a bad one anywhere sends nothing.
     @discardableResult
-    public func send(_ payload: APNsPayload, headers: APNsHeaders? = nil, toDevices deviceHandles: [String]) async throws(NotificationHubError) -> [SendResult] {
+    public func send(
+        _ payload: APNsPayload, headers: APNsHeaders? = nil, toDevices deviceHandles: [String]
+    ) async throws(NotificationHubError) -> [SendResult] {
         let batches = try endpoint.batchDirectSendRequests(
             payload, headers: headers ?? APNsHeaders(for: payload), deviceHandles: deviceHandles, authorization: "")
         var results: [SendResult] = []
@@ -169,7 +173,9 @@ public final class NotificationHubClient: Sendable {
                 outcome = notSent || request.isIdempotent ? .notSent : .unknown
             }
             guard let delay = retryPolicy.delay(afterAttempt: attempt, elapsed: clock.now - start, outcome: outcome, using: &random) else {
-                logger.warning("\(operation) failed", metadata: ["error": "\(failure.code)", "attempt": "\(attempt)", "tracking-id": "\(failure.trackingID ?? "-")"])
+                logger.warning(
+                    "\(operation) failed",
+                    metadata: ["error": "\(failure.code)", "attempt": "\(attempt)", "tracking-id": "\(failure.trackingID ?? "-")"])
                 throw failure
             }
             logger.info("\(operation): retrying", metadata: ["error": "\(failure.code)", "attempt": "\(attempt)", "delay": "\(delay)"])

@@ -82,7 +82,7 @@ public struct NotificationHubError: Error, Hashable, Sendable, CustomStringConve
 /// The text of the first `<name>…</name>` element, entities decoded; nil when absent.
 func xmlElementText(_ name: String, in text: String) -> String? {
     guard let open = text.firstRange(of: "<\(name)>"),
-          let close = text[open.upperBound...].firstRange(of: "</\(name)>")
+        let close = text[open.upperBound...].firstRange(of: "</\(name)>")
     else {
         return nil
     }

@@ -113,7 +113,9 @@ enum HTTPDate {
             let date = parts[1].split(separator: "-").map(String.init)
             guard date.count == 3, date[2].count == 2, let shortYear = Int(date[2]) else { return nil }
             // RFC 9110: a two-digit year more than 50 years in the future is in the past century.
-            (day, month, year, time) = (Int(date[0]), months.firstIndex(of: date[1]), shortYear < 70 ? 2000 + shortYear : 1900 + shortYear, clock(parts[2]))
+            (day, month, year, time) = (
+                Int(date[0]), months.firstIndex(of: date[1]), shortYear < 70 ? 2000 + shortYear : 1900 + shortYear, clock(parts[2])
+            )
         case 5:  // Sun Nov  6 08:49:37 1994
             (day, month, year, time) = (Int(parts[2]), months.firstIndex(of: parts[1]), Int(parts[4]), clock(parts[3]))
         default:

@@ -88,15 +88,17 @@ public indirect enum TagExpression: Sendable, Hashable, CustomStringConvertible 
     /// Checks one tag: 1 to 120 characters of `A-Z a-z 0-9 _ @ # . : -`, not starting with `$`
     /// (the hub's own tags, such as `$InstallationId:{…}`, are not for clients to set).
     public static func validateTag(_ tag: String) throws(NotificationHubError) {
-        let valid = !tag.isEmpty && tag.utf8.count <= maximumTagLength && tag.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "_"), UInt8(ascii: "@"), UInt8(ascii: "#"), UInt8(ascii: "."), UInt8(ascii: ":"), UInt8(ascii: "-"):
-                return true
-            default:
-                return false
+        let valid =
+            !tag.isEmpty && tag.utf8.count <= maximumTagLength
+            && tag.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                    UInt8(ascii: "_"), UInt8(ascii: "@"), UInt8(ascii: "#"), UInt8(ascii: "."), UInt8(ascii: ":"), UInt8(ascii: "-"):
+                    return true
+                default:
+                    return false
+                }
             }
-        }
         guard valid else {
             let shown = String(tag.prefix(40)).debugDescription
             throw NotificationHubError(
@@ -145,7 +147,7 @@ private struct TagExpressionParser {
         skipWhitespace()
         let count = text.utf8CodeUnitCount
         guard position + count <= bytes.count,
-              bytes[position..<position + count].elementsEqual(UnsafeBufferPointer(start: text.utf8Start, count: count))
+            bytes[position..<position + count].elementsEqual(UnsafeBufferPointer(start: text.utf8Start, count: count))
         else { return false }
         position += count
         return true
@@ -181,7 +183,7 @@ private struct TagExpressionParser {
     private func isDelimiter(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "!"),
-             UInt8(ascii: "&"), UInt8(ascii: "|"):
+            UInt8(ascii: "&"), UInt8(ascii: "|"):
             return true
         default:
             return false

@@ -41,13 +41,13 @@ public enum APNsLinter {
     }
 
     /// Parses and lints bytes with a reused parser.
-    /// - Throws: ``JSONError`` when the bytes are not JSON; there is nothing to lint then.
+    /// - Throws: `JSONError` when the bytes are not JSON; there is nothing to lint then.
     public static func lint(_ bytes: [UInt8], pushType: APNsPushType? = nil, parser: inout JSONParser) throws(JSONError) -> [APNsDiagnostic] {
         try parser.parse(bytes) { lint($0, size: bytes.count, pushType: pushType) }
     }
 
     /// Parses and lints bytes.
-    /// - Throws: ``JSONError`` when the bytes are not JSON.
+    /// - Throws: `JSONError` when the bytes are not JSON.
     public static func lint(_ bytes: [UInt8], pushType: APNsPushType? = nil) throws(JSONError) -> [APNsDiagnostic] {
         var parser = JSONParser()
         return try lint(bytes, pushType: pushType, parser: &parser)
@@ -78,7 +78,9 @@ public enum APNsLinter {
                     .error, APNsPayloadError(.pushTypeMismatch, path: "aps", offset: apsOffset, "a background push needs aps.content-available: 1"))
             ]
         case .liveactivity where aps.event == nil:
-            return [APNsDiagnostic(.error, APNsPayloadError(.missingKey, path: "aps.event", offset: apsOffset, "a liveactivity push needs aps.event"))]
+            return [
+                APNsDiagnostic(.error, APNsPayloadError(.missingKey, path: "aps.event", offset: apsOffset, "a liveactivity push needs aps.event"))
+            ]
         case .alert where aps.isBackgroundOnly:
             return [
                 APNsDiagnostic(

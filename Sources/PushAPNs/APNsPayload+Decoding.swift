@@ -2,7 +2,7 @@ import PushJSON
 
 extension APNsPayload {
     /// Parses and decodes a payload into the model with a reused parser.
-    /// - Throws: ``JSONError`` when the bytes are not JSON; ``APNsPayloadError`` with the first
+    /// - Throws: `JSONError` when the bytes are not JSON; ``APNsPayloadError`` with the first
     ///   error ``APNsLinter`` would report (size limits aside: they depend on the push type).
     public init(decoding bytes: [UInt8], parser: inout JSONParser) throws {
         let decoded: Result<APNsPayload, APNsPayloadError> = try parser.parse(bytes) { root in

@@ -90,7 +90,7 @@ extension APNsPayload {
         return bytes
     }
 
-    /// The exact number of bytes ``encode(into:limit:)`` writes, computed without writing them.
+    /// The exact number of bytes `encode(into:limit:)` writes, computed without writing them.
     public func encodedSize() throws(APNsPayloadError) -> Int {
         var counter = ByteCountOutput()
         try write(to: &counter)
@@ -270,7 +270,9 @@ extension APNsAPS {
             }
         }
         if let badge {
-            guard badge >= 0 else { throw APNsPayloadError(.invalidValue, path: APSKey.badge.path, "\(APSKey.badge.path) must not be negative (got \(badge))") }
+            guard badge >= 0 else {
+                throw APNsPayloadError(.invalidValue, path: APSKey.badge.path, "\(APSKey.badge.path) must not be negative (got \(badge))")
+            }
             members.integer(APSKey.badge, badge, &output)
         }
         if let sound {

@@ -44,7 +44,9 @@ extension APNsPayload {
     ///   example, custom data alone is too large), leaving the payload unchanged; or an encoding
     ///   error for a model that cannot be encoded at all.
     @discardableResult
-    public mutating func fit(limit: Int = APNsLimits.payloadSize, options: APNsFitOptions = APNsFitOptions()) throws(APNsPayloadError) -> APNsFitReport {
+    public mutating func fit(
+        limit: Int = APNsLimits.payloadSize, options: APNsFitOptions = APNsFitOptions()
+    ) throws(APNsPayloadError) -> APNsFitReport {
         var size = try encodedSize()
         guard size > limit else { return APNsFitReport(cuts: [], encodedSize: size) }
         var shortened = self

@@ -1,7 +1,7 @@
 import PushJSON
 
 /// Why a payload is not one APNs accepts or an app can read, or does not fit its limit; also
-/// what lint warns about. Syntax errors in the bytes are ``JSONError``s.
+/// what lint warns about. Syntax errors in the bytes are `JSONError`s.
 ///
 /// `code` is stable and safe to match on. Messages never quote a value, only key names.
 public struct APNsPayloadError: Error, Hashable, Sendable, CustomStringConvertible {

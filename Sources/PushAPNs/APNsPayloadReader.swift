@@ -170,10 +170,12 @@ struct APNsPayloadReader {
         }
         let hasAlert = aps.hasAlert, hasBadge = aps.badge != nil, hasSound = aps.hasSound
         if aps.contentAvailable, hasAlert || hasBadge || hasSound {
-            warning(.backgroundPushWithAlert, at: offset, path: "aps", {
-                let shown = [hasAlert ? "alert" : nil, hasBadge ? "badge" : nil, hasSound ? "sound" : nil].compactMap { $0 }
-                return "content-available push also carries \(shown.joined(separator: ", ")): it is delivered as an alert push, not a silent one"
-            }())
+            warning(
+                .backgroundPushWithAlert, at: offset, path: "aps",
+                {
+                    let shown = [hasAlert ? "alert" : nil, hasBadge ? "badge" : nil, hasSound ? "sound" : nil].compactMap { $0 }
+                    return "content-available push also carries \(shown.joined(separator: ", ")): it is delivered as an alert push, not a silent one"
+                }())
         }
         if let event = aps.event {
             if aps.timestamp == nil { missing(.timestamp, at: offset, in: "a Live Activity push") }

@@ -1,6 +1,6 @@
 /// A parsed JSON text: the input bytes and a tape of their tokens. Values are read through
-/// ``JSONValue`` views, or through ``UnsafeJSONValue`` inside ``withUnsafeRoot(_:)``; strings
-/// and numbers stay byte ranges of the input until asked for.
+/// ``JSONValue`` views (the package's own code also through `UnsafeJSONValue` inside
+/// `withUnsafeRoot(_:)`); strings and numbers stay byte ranges of the input until asked for.
 public struct JSONDocument: Sendable {
     @usableFromInline let storage: JSONTapeStorage
 

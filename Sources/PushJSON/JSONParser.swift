@@ -63,7 +63,7 @@ public struct JSONParser: Sendable {
 
     /// Parses any contiguous bytes (`Data`, `ByteBuffer.readableBytesView`, an `ArraySlice`, ...).
     /// They are copied once into the parser's reusable input buffer so the document can outlive
-    /// the caller's storage; use ``parse(_:)-(Array<UInt8>)`` to avoid the copy.
+    /// the caller's storage; pass a `[UInt8]` to avoid the copy.
     @inlinable
     public mutating func parse(_ bytes: some Collection<UInt8>) throws(JSONError) -> JSONDocument {
         if let array = bytes as? [UInt8] { return try parse(array) }
@@ -117,7 +117,7 @@ public struct JSONParser: Sendable {
         let shallow = Swift.min(depth, Self.validationStackDepth)
         do {
             try Self.validate(input, count: bytes.count, depth: shallow)
-        } catch where error.code == .depthLimitExceeded && depth > shallow {
+        } catch  where error.code == .depthLimitExceeded && depth > shallow {
             try Self.validate(input, count: bytes.count, depth: depth)
         }
     }

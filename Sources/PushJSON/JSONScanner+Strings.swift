@@ -180,7 +180,8 @@ func blocksNeedAttention(_ firstHalf: UnsafeRawPointer, _ secondHalf: UnsafeRawP
     let quote = SIMD16<UInt8>(repeating: ASCII.quote)
     let backslash = SIMD16<UInt8>(repeating: ASCII.backslash)
     let space = SIMD16<UInt8>(repeating: ASCII.space)
-    let marks = (first .== quote) .| (first .== backslash) .| (first .< space)
+    let marks =
+        (first .== quote) .| (first .== backslash) .| (first .< space)
         .| (second .== quote) .| (second .== backslash) .| (second .< space)
     let flagged = unsafeBitCast(marks, to: SIMD16<UInt8>.self)
     // Non-ASCII bytes have their high bit set already.

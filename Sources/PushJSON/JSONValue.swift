@@ -1,6 +1,5 @@
 /// A value inside a ``JSONDocument``. Cheap to copy; keeps the document alive, so it may be
-/// stored and passed around freely. Each read goes through ``UnsafeJSONValue``; for tight loops
-/// over many values use ``JSONDocument/withUnsafeRoot(_:)``, which skips the reference counting.
+/// stored and passed around freely. Each read goes straight to the tape and the input bytes.
 public struct JSONValue: Sendable {
     public enum Kind: Sendable, Hashable {
         case object, array, string, number, bool, null
@@ -156,7 +155,7 @@ public struct JSONValue: Sendable {
         }
     }
 
-    /// Members are elements read in pairs (see ``UnsafeJSONValue/Members``).
+    /// An object's members: its entries on the tape read as key and value in turn.
     public struct Members: Sequence, IteratorProtocol, Sendable {
         @usableFromInline var entries: Elements
 

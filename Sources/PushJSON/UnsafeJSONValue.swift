@@ -1,5 +1,5 @@
 /// A value inside a ``JSONDocument``, read straight from the tape and the input: no reference
-/// counting, no copies. Valid only inside the ``JSONDocument/withUnsafeRoot(_:)`` call it came
+/// counting, no copies. Valid only inside the `JSONDocument.withUnsafeRoot(_:)` call it came
 /// from (or ``JSONValue/withUnsafeValue(_:)``).
 @usableFromInline
 package struct UnsafeJSONValue {

@@ -1,14 +1,15 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
 
 /// Both digests of a whole resource, from one pass over it.
 public struct ResourceDigests: Hashable, Sendable {
-    public let xxh3_64: UInt64
-    public let xxh3_128: XXH128Digest
+    public let hash64: UInt64
+    public let hash128: XXH128Digest
 }
 
 /// A regular file served in chunks with positional reads; never read whole into memory.
@@ -72,8 +73,9 @@ public final class FileResource: Sendable {
             if result > 0 {
                 done += result
             } else if result == 0 {
-                throw ResourceError(.changedDuringRead, resource: path,
-                                    "the file ended at byte \(offset + done); it had \(count) bytes when opened")
+                throw ResourceError(
+                    .changedDuringRead, resource: path,
+                    "the file ended at byte \(offset + done); it had \(count) bytes when opened")
             } else if errno != EINTR {
                 throw ResourceError.system("pread", resource: path, errno: errno)
             }
@@ -174,14 +176,14 @@ public final class FileResource: Sendable {
             }
             try checkUnchanged()
         }
-        let digests = ResourceDigests(xxh3_64: hasher64.digest(), xxh3_128: hasher128.digest())
+        let digests = ResourceDigests(hash64: hasher64.digest(), hash128: hasher128.digest())
         cachedDigests.withLock { $0 = digests }
         return digests
     }
 
     /// The strong `ETag`: the quoted XXH3-128 digest of the file in lowercase hex.
     public func entityTag() throws(ResourceError) -> EntityTag {
-        EntityTag(strong: try digests().xxh3_128)
+        EntityTag(strong: try digests().hash128)
     }
 
     private func checkUnchanged() throws(ResourceError) {
@@ -191,8 +193,9 @@ public final class FileResource: Sendable {
             throw ResourceError(.vanished, resource: path, "the file was deleted while being read")
         }
         guard Int(info.st_size) == count, FileTime(info) == modified else {
-            throw ResourceError(.changedDuringRead, resource: path,
-                                "the file changed while being read (\(count) bytes when opened, \(info.st_size) now)")
+            throw ResourceError(
+                .changedDuringRead, resource: path,
+                "the file changed while being read (\(count) bytes when opened, \(info.st_size) now)")
         }
     }
 }

@@ -14,7 +14,8 @@ extension StringProtocol {
         let text = Substring(self)
         let isWhitespace = { (character: Character) in character == " " || character == "\t" }
         guard let first = text.firstIndex(where: { !isWhitespace($0) }),
-              let last = text.lastIndex(where: { !isWhitespace($0) }) else { return "" }
+            let last = text.lastIndex(where: { !isWhitespace($0) })
+        else { return "" }
         return text[first...last]
     }
 }

@@ -63,15 +63,17 @@ public enum ResourceLimits {
 
     static func checkChunkSize(_ size: Int, resource: String) throws(ResourceError) {
         guard (1...maximumChunkSize).contains(size) else {
-            throw ResourceError(.invalidChunkSize, resource: resource,
-                                "chunk size \(size) is outside 1...\(maximumChunkSize)")
+            throw ResourceError(
+                .invalidChunkSize, resource: resource,
+                "chunk size \(size) is outside 1...\(maximumChunkSize)")
         }
     }
 
     static func checkRange(_ range: Range<Int>, count: Int, resource: String) throws(ResourceError) {
         guard range.lowerBound >= 0, range.upperBound <= count else {
-            throw ResourceError(.rangeOutOfBounds, resource: resource,
-                                "bytes \(range.lowerBound)..<\(range.upperBound) are outside 0..<\(count)")
+            throw ResourceError(
+                .rangeOutOfBounds, resource: resource,
+                "bytes \(range.lowerBound)..<\(range.upperBound) are outside 0..<\(count)")
         }
     }
 
@@ -80,17 +82,18 @@ public enum ResourceLimits {
     static func checkName(_ name: some StringProtocol) throws(ResourceError) {
         let utf8 = name.utf8
         guard !utf8.isEmpty, utf8.count <= maximumNameLength, utf8.first != UInt8(ascii: "."),
-              utf8.allSatisfy(isNameByte)
+            utf8.allSatisfy(isNameByte)
         else {
-            throw ResourceError(.invalidName, resource: String(name.prefix(64)).debugDescription,
-                                "a resource name is 1 to \(maximumNameLength) bytes of A-Z a-z 0-9 . _ - and does not start with '.'")
+            throw ResourceError(
+                .invalidName, resource: String(name.prefix(64)).debugDescription,
+                "a resource name is 1 to \(maximumNameLength) bytes of A-Z a-z 0-9 . _ - and does not start with '.'")
         }
     }
 
     private static func isNameByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
             return true
         default:
             return false

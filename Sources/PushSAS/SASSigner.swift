@@ -79,7 +79,8 @@ public struct SASSigner: Sendable, CustomStringConvertible, CustomDebugStringCon
         }
         let prefix: StaticString = "SharedAccessSignature sr="
         // Every resource byte and base64 byte may take three; the expiry at most 19 digits.
-        let capacity = prefix.utf8CodeUnitCount + resourceUTF8.count * 3 + "&sig=".utf8.count + 44 * 3 + "&se=".utf8.count + 19
+        let capacity =
+            prefix.utf8CodeUnitCount + resourceUTF8.count * 3 + "&sig=".utf8.count + 44 * 3 + "&se=".utf8.count + 19
             + keyNameField.count
         return String(unsafeUninitializedCapacity: capacity) { output in
             var writer = TokenWriter(output)

@@ -68,7 +68,9 @@ public struct SASVerifier: Sendable {
             throw SASError(.expired, "expired at \(parsed.info.expiry), now is \(now)")
         }
         guard Self.covers(resource: parsed.info.resource, uri: uri) else {
-            throw SASError(.resourceMismatch, "the token is for \(SASTokenInfo.escapingControls(parsed.info.resource)), not \(SASTokenInfo.escapingControls(uri))")
+            throw SASError(
+                .resourceMismatch,
+                "the token is for \(SASTokenInfo.escapingControls(parsed.info.resource)), not \(SASTokenInfo.escapingControls(uri))")
         }
         return parsed.info
     }
@@ -136,7 +138,9 @@ struct ParsedToken {
         guard let expiry, !expiry.isEmpty else { throw SASError(.malformed, "token has no se") }
         guard let keyName, !keyName.isEmpty else { throw SASError(.malformed, "token has no skn") }
 
-        guard expiry.count <= 18, expiry.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }), let seconds = Int64(String(decoding: expiry, as: UTF8.self)) else {
+        guard expiry.count <= 18, expiry.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+            let seconds = Int64(String(decoding: expiry, as: UTF8.self))
+        else {
             throw SASError(.malformed, "se must be Unix seconds")
         }
         guard let decodedResource = TokenEncoding.percentDecoded(resource),

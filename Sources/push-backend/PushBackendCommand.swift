@@ -120,7 +120,8 @@ struct Serve: AsyncParsableCommand {
         let hub = resolvedHub
         let configuration = BackendConfiguration(
             dataDirectory: dataDirectory.path, host: host, port: port,
-            server: ServerLimits(idleTimeout: .seconds(idleTimeout), requestHeadTimeout: .seconds(requestHeadTimeout), maximumConnections: maxConnections),
+            server: ServerLimits(
+                idleTimeout: .seconds(idleTimeout), requestHeadTimeout: .seconds(requestHeadTimeout), maximumConnections: maxConnections),
             sendQuota: RateLimit(burst: sendBurst, perSecond: Double(sendPerMinute) / 60),
             retention: .seconds(retentionDays * 24 * 3600))
         let host = self.host
@@ -242,7 +243,8 @@ struct User: AsyncParsableCommand {
 private func withStore<Result>(_ directory: String, _ body: (SQLiteBackendStore) async throws(StoreError) -> Result) async throws -> Result {
     let store: SQLiteBackendStore
     do {
-        store = try await SQLiteBackendStore.open(dataDirectory: directory, logger: Logger(label: "push-backend", factory: { _ in SwiftLogNoOpLogHandler() }))
+        store = try await SQLiteBackendStore.open(
+            dataDirectory: directory, logger: Logger(label: "push-backend", factory: { _ in SwiftLogNoOpLogHandler() }))
     } catch {
         throw fail("\(error)")
     }

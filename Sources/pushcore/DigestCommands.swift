@@ -22,7 +22,7 @@ struct DigestCommand: ParsableCommand {
         for path in files {
             do throws(ResourceError) {
                 let digests = try FileResource(path: path).digests()
-                Terminal.write("\(XXH3.canonicalHex(digests.xxh3_64))  \(digests.xxh3_128.hexString)  \(path)")
+                Terminal.write("\(XXH3.canonicalHex(digests.hash64))  \(digests.hash128.hexString)  \(path)")
             } catch {
                 Terminal.writeError(path, code: error.code.rawValue, error.message)
                 failed = true

@@ -85,7 +85,8 @@ struct ParserAllocationTests {
     @Test("validation allocates nothing up to validationStackDepth", .disabled(if: runningUnderSanitizer))
     func validationDoesNotAllocate() throws {
         try #require(pushcore_allocation_counting_available(), "allocation counting needs glibc and no sanitizer")
-        let deepest = Array((String(repeating: "[", count: JSONParser.validationStackDepth) + String(repeating: "]", count: JSONParser.validationStackDepth)).utf8)
+        let deepest = Array(
+            (String(repeating: "[", count: JSONParser.validationStackDepth) + String(repeating: "]", count: JSONParser.validationStackDepth)).utf8)
         let payload = Array(#"{"aps":{"alert":"Hi","badge":3},"id":"4f1c"}"#.utf8)
         let parser = JSONParser()
         for _ in 0..<3 { try parser.validate(deepest) }

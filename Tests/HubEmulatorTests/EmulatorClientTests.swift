@@ -1,12 +1,12 @@
 import AsyncHTTPClient
 import Foundation
-import NIOCore
 import HubEmulator
+import HubTestSupport
+import NIOCore
 import NotificationHubs
 import PushCore
-import Synchronization
-import HubTestSupport
 import PushTestSupport
+import Synchronization
 import Testing
 
 private let namespace = "Endpoint=sb://test-ns.servicebus.windows.net/;SharedAccessKeyName=DefaultFullSharedAccessSignature;SharedAccessKey="
@@ -26,7 +26,8 @@ struct EmulatorClientTests {
             try await hub.createOrUpdate(Installation(installationID: "phone-1", pushChannel: alice, tags: ["username:alice"], userID: "alice"))
             var stored = try await hub.installation(id: "phone-1")
             #expect(stored.tags == ["username:alice"] && stored.pushChannel == alice && stored.userID == "alice")
-            try await hub.patchInstallation(id: "phone-1", [.addTag("lang:fr"), .replacePushChannel(bob), .addTemplate(name: "t", .init(body: "{}"))])
+            try await hub.patchInstallation(
+                id: "phone-1", [.addTag("lang:fr"), .replacePushChannel(bob), .addTemplate(name: "t", .init(body: "{}"))])
             stored = try await hub.installation(id: "phone-1")
             #expect(stored.tags == ["username:alice", "lang:fr"] && stored.pushChannel == bob && stored.templates["t"]?.body == "{}")
             try await hub.deleteInstallation(id: "phone-1")
@@ -52,7 +53,8 @@ struct EmulatorClientTests {
             let result = try await hub.send(rich, to: .tag("username:bob"))
             #expect(result.notificationID != nil && result.trackingID != nil)
             #expect(emulator.deliveries.map(\.deviceHandle) == [bob])
-            #expect(emulator.deliveries[0].apnsHeaders["apns-push-type"] == "background" && emulator.deliveries[0].apnsHeaders["apns-priority"] == "5")
+            #expect(
+                emulator.deliveries[0].apnsHeaders["apns-push-type"] == "background" && emulator.deliveries[0].apnsHeaders["apns-priority"] == "5")
             #expect(emulator.deliveries[0].payload == (try rich.encoded()))
 
             emulator.reset()
@@ -262,11 +264,11 @@ struct ReadmeHubExample {
 
             // The rich-push flow's silent notification to one user; headers derived by the codec.
             let rich = APNsPayload.silentRichPush(richId: id, richType: "img", richMessage: "New photo")
-            let result = try await hub.send(rich, to: .tag("username:alice"))       // result.notificationID, .trackingID
+            let result = try await hub.send(rich, to: .tag("username:alice"))  // result.notificationID, .trackingID
             try await hub.send(rich, to: .expression(.tag("lang:fr") && !.tag("muted")))
-            try await hub.send(rich, toDevice: deviceToken)                           // direct send
-            try await hub.send(rich, toDevices: tokens)                               // batch, 1000 per request
-            try await hub.send(rich, to: .broadcast)                                  // only when asked for by name
+            try await hub.send(rich, toDevice: deviceToken)  // direct send
+            try await hub.send(rich, toDevices: tokens)  // batch, 1000 per request
+            try await hub.send(rich, to: .broadcast)  // only when asked for by name
 
             #expect(result.notificationID == "1" && result.trackingID != nil)
             #expect(emulator.deliveries.map(\.deviceHandle) == [alice, alice, alice, bob, carol, alice])

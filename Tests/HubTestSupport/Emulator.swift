@@ -19,6 +19,10 @@ package func withEmulator<Result: Sendable>(
     return try await body(emulator, "http://127.0.0.1:\(port)")
 }
 
-package func client(_ base: String, connectionString: String = fullAccess, retry: RetryPolicy = RetryPolicy(), timeout: Duration = .seconds(5), clock: SASClock = .system) throws -> NotificationHubClient {
-    try NotificationHubClient(connectionString: connectionString, hubName: "hub", endpointOverride: base, retryPolicy: retry, timeout: timeout, clock: clock)
+package func client(
+    _ base: String, connectionString: String = fullAccess, retry: RetryPolicy = RetryPolicy(), timeout: Duration = .seconds(5),
+    clock: SASClock = .system
+) throws -> NotificationHubClient {
+    try NotificationHubClient(
+        connectionString: connectionString, hubName: "hub", endpointOverride: base, retryPolicy: retry, timeout: timeout, clock: clock)
 }

@@ -95,8 +95,9 @@ struct HubRequestTests {
             let text = String(decoding: batch.body, as: UTF8.self)
             let parts = text.components(separatedBy: "--\(boundary)")
             #expect(parts.count == 4 && parts[0].isEmpty && parts[3] == "--\r\n")
-            #expect(parts[1] == "\r\nContent-Type: application/json;charset=utf-8\r\nContent-Disposition: inline; name=notification\r\n\r\n"
-                + String(decoding: try payload.encoded(), as: UTF8.self) + "\r\n")
+            #expect(
+                parts[1] == "\r\nContent-Type: application/json;charset=utf-8\r\nContent-Disposition: inline; name=notification\r\n\r\n"
+                    + String(decoding: try payload.encoded(), as: UTF8.self) + "\r\n")
             // "\r\n" is one Character, so one dropLast removes the line break.
             let devices = parts[2].components(separatedBy: "\r\n\r\n")[1].dropLast()
             var parser = JSONParser()
@@ -115,15 +116,23 @@ struct HubRequestTests {
         #expect(put.method == "PUT" && put.isIdempotent)
         #expect(put.url == "https://my-ns.servicebus.windows.net/my-hub/installations/device%2F1%20%C3%A9?api-version=2020-06")
         #expect(try Installation(json: put.body) == installation)
-        #expect(String(decoding: put.body, as: UTF8.self).hasPrefix(
-            #"{"installationId":"device/1 é","platform":"apns","pushChannel":""# + deviceToken + #"","tags":["username:alice"],"userId":"alice","templates":{"greeting":{"body":"#))
+        #expect(
+            String(decoding: put.body, as: UTF8.self).hasPrefix(
+                #"{"installationId":"device/1 é","platform":"apns","pushChannel":""# + deviceToken
+                    + #"","tags":["username:alice"],"userId":"alice","templates":{"greeting":{"body":"#))
 
         let patch = try endpoint.patchInstallationRequest(
-            id: "device-1", [.addTag("lang:fr"), .removeTag("username:alice"), .replaceUserID("bob"), .replacePushChannel(deviceToken),
-                             .addTemplate(name: "a/b", .init(body: "{}")), .removeTemplate(name: "old")],
+            id: "device-1",
+            [
+                .addTag("lang:fr"), .removeTag("username:alice"), .replaceUserID("bob"), .replacePushChannel(deviceToken),
+                .addTemplate(name: "a/b", .init(body: "{}")), .removeTemplate(name: "old"),
+            ],
             authorization: token)
         #expect(patch.method == "PATCH" && patch.header("Content-Type") == "application/json-patch+json")
-        #expect(String(decoding: patch.body, as: UTF8.self) == #"[{"op":"add","path":"/tags","value":"lang:fr"},{"op":"remove","path":"/tags/username:alice"},{"op":"replace","path":"/userId","value":"bob"},{"op":"replace","path":"/pushChannel","value":""# + deviceToken + #""},{"op":"add","path":"/templates/a~1b","value":"{\"body\":\"{}\"}"},{"op":"remove","path":"/templates/old"}]"#)
+        #expect(
+            String(decoding: patch.body, as: UTF8.self)
+                == #"[{"op":"add","path":"/tags","value":"lang:fr"},{"op":"remove","path":"/tags/username:alice"},{"op":"replace","path":"/userId","value":"bob"},{"op":"replace","path":"/pushChannel","value":""#
+                + deviceToken + #""},{"op":"add","path":"/templates/a~1b","value":"{\"body\":\"{}\"}"},{"op":"remove","path":"/templates/old"}]"#)
         #expect(try endpoint.getInstallationRequest(id: "d", authorization: token).method == "GET")
         #expect(try endpoint.deleteInstallationRequest(id: "d", authorization: token).method == "DELETE")
 

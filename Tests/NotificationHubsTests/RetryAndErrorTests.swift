@@ -27,8 +27,10 @@ struct RetryAndErrorTests {
         let policy = RetryPolicy(jitter: 0)
         #expect(policy.delay(afterAttempt: 1, elapsed: .zero, outcome: .response(status: 429, retryAfter: nil), using: &random) == .milliseconds(200))
         #expect(policy.delay(afterAttempt: 2, elapsed: .zero, outcome: .response(status: 503, retryAfter: nil), using: &random) == .milliseconds(400))
-        #expect(policy.delay(afterAttempt: 1, elapsed: .zero, outcome: .response(status: 429, retryAfter: .seconds(3)), using: &random) == .seconds(3))
-        #expect(policy.delay(afterAttempt: 1, elapsed: .zero, outcome: .response(status: 403, retryAfter: .seconds(1)), using: &random) == .seconds(1))
+        #expect(
+            policy.delay(afterAttempt: 1, elapsed: .zero, outcome: .response(status: 429, retryAfter: .seconds(3)), using: &random) == .seconds(3))
+        #expect(
+            policy.delay(afterAttempt: 1, elapsed: .zero, outcome: .response(status: 403, retryAfter: .seconds(1)), using: &random) == .seconds(1))
         // 403 without Retry-After is a permission problem: retrying will not help.
         #expect(policy.delay(afterAttempt: 1, elapsed: .zero, outcome: .response(status: 403, retryAfter: nil), using: &random) == nil)
         for status in [200, 201, 400, 401, 404, 413, 500] {
@@ -49,7 +51,8 @@ struct RetryAndErrorTests {
     @Test("Backoff doubles up to its ceiling, with jitter inside its bounds")
     func backoff() {
         var random = SeededGenerator(seed: 2)
-        let policy = RetryPolicy(maximumAttempts: 20, initialBackoff: .milliseconds(100), maximumBackoff: .seconds(1), budget: .seconds(3600), jitter: 0.5)
+        let policy = RetryPolicy(
+            maximumAttempts: 20, initialBackoff: .milliseconds(100), maximumBackoff: .seconds(1), budget: .seconds(3600), jitter: 0.5)
         for attempt in 1..<20 {
             let nominal = min(Duration.milliseconds(100) * (1 << (attempt - 1)), .seconds(1))
             let delay = policy.delay(afterAttempt: attempt, elapsed: .zero, outcome: .notSent, using: &random)!
@@ -59,7 +62,8 @@ struct RetryAndErrorTests {
 
     @Test("Errors are typed from the status, Retry-After and the XML body, with the tracking id")
     func hubErrors() {
-        let body = Array("<Error><Code>401</Code><Detail>ExpiredToken: . TrackingId:8f2c-11,TimeStamp:2026-11-22T10:00:00 &amp; more</Detail></Error>".utf8)
+        let body = Array(
+            "<Error><Code>401</Code><Detail>ExpiredToken: . TrackingId:8f2c-11,TimeStamp:2026-11-22T10:00:00 &amp; more</Detail></Error>".utf8)
         let expired = NotificationHubError(status: 401, body: body, trackingID: nil, retryAfter: nil)
         #expect(expired.code == .unauthorized && expired.trackingID == "8f2c-11")
         #expect(expired.message.hasPrefix("ExpiredToken: .") && expired.message.hasSuffix("& more"))

@@ -17,25 +17,29 @@ struct TagExpressionTests {
         try (alice || bob).validate()
     }
 
-    @Test("Parsed from text with precedence ! > && > ||, and round-tripped", arguments: [
-        ("a", "a"), ("a||b", "a || b"), ("a && b || c", "a && b || c"), ("a && (b || c)", "a && (b || c)"),
-        ("!a && !(b || c)", "!a && !(b || c)"), ("  ( ( a ) )  ", "a"), ("!!a", "!!a"),
-        ("username:alice@example.com || #news.fr_FR-2", "username:alice@example.com || #news.fr_FR-2"),
-    ])
+    @Test(
+        "Parsed from text with precedence ! > && > ||, and round-tripped",
+        arguments: [
+            ("a", "a"), ("a||b", "a || b"), ("a && b || c", "a && b || c"), ("a && (b || c)", "a && (b || c)"),
+            ("!a && !(b || c)", "!a && !(b || c)"), ("  ( ( a ) )  ", "a"), ("!!a", "!!a"),
+            ("username:alice@example.com || #news.fr_FR-2", "username:alice@example.com || #news.fr_FR-2"),
+        ])
     func parse(text: String, rendered: String) throws {
         let expression = try TagExpression(parsing: text)
         #expect(expression.description == rendered)
         #expect(try TagExpression(parsing: expression.description) == expression)
     }
 
-    @Test("Malformed text and invalid tags are refused before sending", arguments: [
-        ("", "invalidTagExpression"), ("a &&", "invalidTagExpression"), ("(a || b", "invalidTagExpression"), ("a b", "invalidTagExpression"),
-        ("a & b", "invalidTagExpression"), ("a ||| b", "invalidTagExpression"), (")", "invalidTagExpression"),
-        (String(repeating: "(", count: 40) + "a" + String(repeating: ")", count: 40), "invalidTagExpression"),
-        (String(repeating: "!", count: 5000), "invalidTagExpression"),
-        ("$InstallationId:{1}", "invalidTag"), ("tag with space && b", "invalidTagExpression"), ("t/ag", "invalidTag"),
-        ("é", "invalidTag"), (String(repeating: "t", count: 121), "invalidTag"),
-    ])
+    @Test(
+        "Malformed text and invalid tags are refused before sending",
+        arguments: [
+            ("", "invalidTagExpression"), ("a &&", "invalidTagExpression"), ("(a || b", "invalidTagExpression"), ("a b", "invalidTagExpression"),
+            ("a & b", "invalidTagExpression"), ("a ||| b", "invalidTagExpression"), (")", "invalidTagExpression"),
+            (String(repeating: "(", count: 40) + "a" + String(repeating: ")", count: 40), "invalidTagExpression"),
+            (String(repeating: "!", count: 5000), "invalidTagExpression"),
+            ("$InstallationId:{1}", "invalidTag"), ("tag with space && b", "invalidTagExpression"), ("t/ag", "invalidTag"),
+            ("é", "invalidTag"), (String(repeating: "t", count: 121), "invalidTag"),
+        ])
     func refused(text: String, code: String) {
         do {
             _ = try TagExpression(parsing: text)

@@ -64,7 +64,8 @@ struct FitTests {
 
     @Test("then the subtitle, then the title")
     func order() throws {
-        var payload = payload(title: String(repeating: "T", count: 2030), subtitle: String(repeating: "S", count: 2030), body: String(repeating: "B", count: 50))
+        var payload = payload(
+            title: String(repeating: "T", count: 2030), subtitle: String(repeating: "S", count: 2030), body: String(repeating: "B", count: 50))
         let report = try payload.fit()
         #expect(report.cuts.map(\.field) == [.body, .subtitle])
         #expect(body(of: payload) == "")

@@ -74,7 +74,9 @@ struct HeaderTests {
 
     @Test("validation")
     func validation() throws {
-        try APNsHeaders(pushType: .alert, collapseID: String(repeating: "c", count: 64), id: "123E4567-e89b-12d3-a456-4266554400a0", topic: "com.example.app").validate()
+        try APNsHeaders(
+            pushType: .alert, collapseID: String(repeating: "c", count: 64), id: "123E4567-e89b-12d3-a456-4266554400a0", topic: "com.example.app"
+        ).validate()
         try APNsHeaders(pushType: .liveactivity, topic: "com.example.app.push-type.liveactivity").validate()
         func code(_ headers: APNsHeaders) -> String? {
             do {

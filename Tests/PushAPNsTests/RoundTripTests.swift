@@ -70,7 +70,8 @@ struct ModelGenerator {
         }
         if chance(40) { aps.badge = chance(20) ? 0 : Int.random(in: 0...Int.max, using: &random) }
         if chance(40) {
-            aps.sound = chance(70)
+            aps.sound =
+                chance(70)
                 ? .named(string())
                 : .critical(APNsCriticalSound(critical: chance(80), name: string(), volume: chance(70) ? double(in: 0...1) : nil))
         }
@@ -147,8 +148,9 @@ struct RoundTripTests {
     @Test("the flows' constructors")
     func flows() throws {
         let rich = APNsPayload.silentRichPush(richId: "4f1c", richType: "img", richMessage: #"Say "cheese""#)
-        #expect(String(decoding: try rich.encoded(), as: UTF8.self)
-            == #"{"aps":{"content-available":1},"richId":"4f1c","richType":"img","richMessage":"Say \"cheese\""}"#)
+        #expect(
+            String(decoding: try rich.encoded(), as: UTF8.self)
+                == #"{"aps":{"content-available":1},"richId":"4f1c","richType":"img","richMessage":"Say \"cheese\""}"#)
         let secure = APNsPayload.silentSecurePush(secureId: "9b2e")
         #expect(String(decoding: try secure.encoded(), as: UTF8.self) == #"{"aps":{"content-available":1},"secureId":"9b2e"}"#)
         #expect(APNsHeaders(for: rich).pushType == .background)
@@ -171,7 +173,8 @@ struct RoundTripTests {
         #expect(refusal(APNsPayload(aps: APNsAPS(relevanceScore: .nan))) == "invalidValue aps.relevance-score")
         #expect(refusal(APNsPayload(aps: APNsAPS(sound: .critical(APNsCriticalSound(name: "a", volume: 1.01))))) == "invalidValue aps.sound.volume")
         #expect(refusal(APNsPayload(aps: APNsAPS(contentState: [1]))) == "typeMismatch aps.content-state")
-        #expect(refusal(APNsPayload(aps: APNsAPS(contentState: .object([JSONMember("x", 1), JSONMember("x", 2)])))) == "duplicateKey aps.content-state")
+        #expect(
+            refusal(APNsPayload(aps: APNsAPS(contentState: .object([JSONMember("x", 1), JSONMember("x", 2)])))) == "duplicateKey aps.content-state")
         #expect(refusal(APNsPayload(customKeys: [JSONMember("aps", 1)])) == "duplicateKey aps")
         #expect(refusal(APNsPayload(customKeys: [JSONMember("a", 1), JSONMember("a", 2)])) == "duplicateKey ")
         #expect(refusal(APNsPayload(aps: APNsAPS(otherKeys: [JSONMember("badge", 1)]))) == "duplicateKey aps.badge")
@@ -195,7 +198,9 @@ struct RoundTripTests {
         var buffer: [UInt8] = [7]
         let payload = APNsPayload.silentSecurePush(secureId: "1")
         let size = try payload.encodedSize()
-        #expect(throws: APNsPayloadError(.payloadTooLarge, path: "", size: size, limit: limit, "")) { try payload.encode(into: &buffer, limit: limit) }
+        #expect(throws: APNsPayloadError(.payloadTooLarge, path: "", size: size, limit: limit, "")) {
+            try payload.encode(into: &buffer, limit: limit)
+        }
         #expect(buffer == [7])
         var fitted = payload
         #expect(throws: APNsPayloadError.self) { try fitted.fit(limit: limit) }

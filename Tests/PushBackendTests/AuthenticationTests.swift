@@ -38,8 +38,10 @@ struct AuthenticationTests {
         #expect(Authenticator.basicCredentials("bAsIc " + Data("a:b".utf8).base64EncodedString())?.name == "a")
         #expect(Authenticator.basicCredentials(header("zoë:ünï"))?.password == "ünï")
         #expect(Authenticator.basicCredentials(header("alice:"))?.password == "")
-        for bad in ["Basic", "Basic ", "Bearer " + Data("a:b".utf8).base64EncodedString(), header("no colon"), "Basic YWxpY2U6cHc", "Basic YW*pY2U6cHc=",
-                    "Basic " + Data([0x61, 0x3A, 0xFF]).base64EncodedString(), "Basic " + String(repeating: "A", count: 5000)] {
+        for bad in [
+            "Basic", "Basic ", "Bearer " + Data("a:b".utf8).base64EncodedString(), header("no colon"), "Basic YWxpY2U6cHc", "Basic YW*pY2U6cHc=",
+            "Basic " + Data([0x61, 0x3A, 0xFF]).base64EncodedString(), "Basic " + String(repeating: "A", count: 5000),
+        ] {
             #expect(Authenticator.basicCredentials(bad) == nil, "\(bad.prefix(40))")
         }
     }
@@ -57,13 +59,15 @@ struct AuthenticationTests {
                 return false
             }
         }
-        try await store.addUser(UserRecord(name: "alice", passwordHash: PasswordHash(hashing: "old", parameters: .cheapForTests).encoded, role: .user))
+        try await store.addUser(
+            UserRecord(name: "alice", passwordHash: PasswordHash(hashing: "old", parameters: .cheapForTests).encoded, role: .user))
         #expect(await login("old"))
         #expect(await login("old"))  // from the cache
         #expect(await !login("new"))
         #expect(try await store.removeUser(named: "alice"))
         #expect(await !login("old"))
-        try await store.addUser(UserRecord(name: "alice", passwordHash: PasswordHash(hashing: "new", parameters: .cheapForTests).encoded, role: .sender))
+        try await store.addUser(
+            UserRecord(name: "alice", passwordHash: PasswordHash(hashing: "new", parameters: .cheapForTests).encoded, role: .sender))
         #expect(await !login("old"))
         #expect(await login("new"))
         // Many at once with the same credentials share one check and all succeed.

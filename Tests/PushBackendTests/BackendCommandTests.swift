@@ -1,11 +1,11 @@
 import AsyncHTTPClient
 import Foundation
+import HubTestSupport
 import NIOCore
 import PushBackend
 import PushCore
-import RichPushImages
-import HubTestSupport
 import PushTestSupport
+import RichPushImages
 import Testing
 
 @Suite("push-backend command")
@@ -45,11 +45,14 @@ struct BackendCommandTests {
         #expect(!String(decoding: database, as: UTF8.self).contains("s3cret"))
     }
 
-    @Test("Usage errors exit 2 in push-backend and hub-emulator, as in pushcore", arguments: [
-        ["push-backend", "serve", "--port", "70000"], ["push-backend", "serve", "--bogus"], ["push-backend", "nosuchcommand"],
-        ["push-backend", "user", "add", "bad:name"], ["hub-emulator", "--hub", "h"], ["hub-emulator", "--port", "-1", "--hub", "h", "--connection-string", "x"],
-        ["hub-emulator", "--hub", "h", "--connection-string", "Endpoint=sb://x/;SharedAccessKeyName=r"],
-    ])
+    @Test(
+        "Usage errors exit 2 in push-backend and hub-emulator, as in pushcore",
+        arguments: [
+            ["push-backend", "serve", "--port", "70000"], ["push-backend", "serve", "--bogus"], ["push-backend", "nosuchcommand"],
+            ["push-backend", "user", "add", "bad:name"], ["hub-emulator", "--hub", "h"],
+            ["hub-emulator", "--port", "-1", "--hub", "h", "--connection-string", "x"],
+            ["hub-emulator", "--hub", "h", "--connection-string", "Endpoint=sb://x/;SharedAccessKeyName=r"],
+        ])
     func usageErrors(_ command: [String]) throws {
         let result = try PushCoreBinary.run(Array(command.dropFirst()), executable: PushCoreBinary.builtExecutable(command[0]), environment: [:])
         #expect(result.status == 2, "\(command): \(result.err)")
@@ -69,7 +72,8 @@ struct BackendCommandTests {
         try process.run()
         defer { if process.isRunning { process.terminate() } }
         let lines = await readLines(2, from: output.fileHandleForReading)
-        try #require(lines.count == 2 && lines[0].hasPrefix("listening on http://127.0.0.1:") && lines[1].hasPrefix("hub emulator on http://127.0.0.1:"))
+        try #require(
+            lines.count == 2 && lines[0].hasPrefix("listening on http://127.0.0.1:") && lines[1].hasPrefix("hub emulator on http://127.0.0.1:"))
         let base = String(lines[0].dropFirst("listening on ".count))
         let emulator = String(lines[1].dropFirst("hub emulator on ".count))
         let backend = RemoteBackend(base: base)

@@ -1,15 +1,15 @@
 import AsyncHTTPClient
 import Foundation
 import HubEmulator
+import HubTestSupport
 import Logging
 import NIOCore
 import NIOHTTP1
 import NotificationHubs
 import PushBackend
 import PushCore
-import RichPushImages
-import HubTestSupport
 import PushTestSupport
+import RichPushImages
 import Testing
 
 /// The users every backend test starts with (password = name + "-pw").
@@ -91,12 +91,14 @@ extension BackendEndpoint {
 /// Runs `body` against a backend on a free port, with an emulated hub, users from ``backendUsers``
 /// (added when the data directory does not have them yet), then stops both and closes the database.
 func withBackend(
-    dataDirectory: String? = nil, configure: @Sendable (inout BackendConfiguration) -> Void = { _ in }, _ body: @Sendable (Backend) async throws -> Void
+    dataDirectory: String? = nil, configure: @Sendable (inout BackendConfiguration) -> Void = { _ in },
+    _ body: @Sendable (Backend) async throws -> Void
 ) async throws {
     let directory = try dataDirectory ?? temporaryDirectory()
     let store = try await SQLiteBackendStore.open(dataDirectory: directory)
     for (name, role) in backendUsers where try await store.user(named: name) == nil {
-        try await store.addUser(UserRecord(name: name, passwordHash: PasswordHash(hashing: password(name), parameters: .cheapForTests).encoded, role: role))
+        try await store.addUser(
+            UserRecord(name: name, passwordHash: PasswordHash(hashing: password(name), parameters: .cheapForTests).encoded, role: role))
     }
     await store.close()
 

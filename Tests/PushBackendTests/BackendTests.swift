@@ -3,10 +3,10 @@ import Foundation
 import NIOHTTP1
 import PushBackend
 import PushCore
+import PushTestSupport
 import RichPushImages
 import SQLiteNIO
 import Synchronization
-import PushTestSupport
 import Testing
 
 @Suite("Reference backend: the flows end to end (real HTTP, real SQLite, the hub emulator)")
@@ -126,7 +126,8 @@ struct BackendAccessTests {
             ]
             for attempt in attempts {
                 let reply = try await backend.call(
-                    .GET, "/api/notifications", as: attempt.user, password: attempt.password, headers: attempt.raw.map { [("Authorization", $0)] } ?? [])
+                    .GET, "/api/notifications", as: attempt.user, password: attempt.password,
+                    headers: attempt.raw.map { [("Authorization", $0)] } ?? [])
                 #expect(reply.status == 401 && reply.errorCode == "unauthorized", "\(attempt)")
                 #expect(reply.header("WWW-Authenticate")?.hasPrefix("Basic realm=") == true)
             }
@@ -158,7 +159,8 @@ struct BackendAccessTests {
     @Test("Notifying others needs the sender role; an unknown recipient is refused")
     func senderRole() async throws {
         try await withBackend { backend in
-            let forbidden = try await backend.call(.POST, "/api/notifications", as: "alice", json: #"{"kind": "secure", "payload": "x", "to": "carol"}"#)
+            let forbidden = try await backend.call(
+                .POST, "/api/notifications", as: "alice", json: #"{"kind": "secure", "payload": "x", "to": "carol"}"#)
             #expect(forbidden.status == 403 && forbidden.errorCode == "forbidden")
             #expect(try await backend.call(.GET, "/api/notifications", as: "carol").json().root["notifications"]?.count == 0)
             _ = try await backend.notify(as: "alice", #"{"kind": "secure", "payload": "x", "to": "alice"}"#)
@@ -219,7 +221,8 @@ struct BackendRequestTests {
                 let reply = try await backend.call(.POST, "/api/notifications", as: "bob", json: json)
                 #expect(reply.status == status && reply.errorCode == code, "\(json.prefix(60)) → \(reply.status) \(reply.text.prefix(200))")
             }
-            let form = try await backend.call(.POST, "/api/notifications", as: "alice", json: "kind=rich", contentType: "application/x-www-form-urlencoded")
+            let form = try await backend.call(
+                .POST, "/api/notifications", as: "alice", json: "kind=rich", contentType: "application/x-www-form-urlencoded")
             #expect(form.status == 415 && form.errorCode == "unsupportedMediaType")
             let huge = try await backend.call(.POST, "/api/notifications", as: "alice", json: String(repeating: " ", count: 100_000))
             #expect(huge.status == 413 && huge.errorCode == "bodyTooLarge")
@@ -281,7 +284,8 @@ struct BackendStorageTests {
                 group.addTask {
                     let id = String(format: "%032x", index)
                     try await store.addNotification(
-                        NotificationRecord(id: id, sender: "alice", recipient: "alice", content: .secure(payload: "n\(index)"), createdAt: Int64(index)))
+                        NotificationRecord(
+                            id: id, sender: "alice", recipient: "alice", content: .secure(payload: "n\(index)"), createdAt: Int64(index)))
                     try await store.markRead(id: id, at: 1)
                     let read = try await store.notification(id: id, recipient: "alice")
                     #expect(read?.readAt == 1 && read?.content == .secure(payload: "n\(index)"))

@@ -1,14 +1,14 @@
 import AsyncHTTPClient
 import Foundation
 import HubEmulator
+import HubTestSupport
 import Logging
 import NIOCore
 import NotificationHubs
 import PushBackend
 import PushCore
-import Synchronization
-import HubTestSupport
 import PushTestSupport
+import Synchronization
 import Testing
 
 @Suite("Reference backend: connection and login floods")
@@ -52,7 +52,8 @@ struct FloodTests {
             // A keep-alive connection that sends whole requests is not cut by the head deadline.
             let keepAlive = try RawConnection(port: backend.port)
             for _ in 0..<3 {
-                try keepAlive.send(rawGet("/api/notifications", user: "alice", password: "alice-pw").replacingOccurrences(of: "Connection: close\r\n", with: ""))
+                try keepAlive.send(
+                    rawGet("/api/notifications", user: "alice", password: "alice-pw").replacingOccurrences(of: "Connection: close\r\n", with: ""))
                 try await Task.sleep(for: .milliseconds(1500))
             }
             let replies = String(decoding: try await keepAlive.closed(within: .milliseconds(500)).bytes, as: UTF8.self)
@@ -73,7 +74,8 @@ struct FloodTests {
                     while !stop.load(ordering: .relaxed) {
                         attempt += 1
                         guard let connection = try? RawConnection(port: port, from: "127.0.0.2"),
-                            let status = try? connection.statusOf(rawGet("/api/notifications", user: "flood\(thread)-\(attempt)", password: "guess\(attempt)"))
+                            let status = try? connection.statusOf(
+                                rawGet("/api/notifications", user: "flood\(thread)-\(attempt)", password: "guess\(attempt)"))
                         else { continue }
                         statuses.withLock { $0[status, default: 0] += 1 }
                     }
@@ -109,13 +111,15 @@ struct FloodTests {
     func loginBudgets() async throws {
         let store = try await SQLiteBackendStore.open(dataDirectory: try temporaryDirectory())
         for name in ["alice", "carol"] {
-            try await store.addUser(UserRecord(name: name, passwordHash: PasswordHash(hashing: name + "-pw", parameters: .cheapForTests).encoded, role: .user))
+            try await store.addUser(
+                UserRecord(name: name, passwordHash: PasswordHash(hashing: name + "-pw", parameters: .cheapForTests).encoded, role: .user))
         }
         let authenticator = Authenticator(
             store: store, limits: LoginLimits(perAddress: RateLimit(burst: 3, perSecond: 0.01), perUser: RateLimit(burst: 5, perSecond: 0.01)))
         func login(_ name: String, _ password: String, from client: String) async -> APIError? {
             do throws(APIError) {
-                _ = try await authenticator.authenticate(authorization: "Basic " + Data("\(name):\(password)".utf8).base64EncodedString(), client: client)
+                _ = try await authenticator.authenticate(
+                    authorization: "Basic " + Data("\(name):\(password)".utf8).base64EncodedString(), client: client)
                 return nil
             } catch {
                 return error
@@ -142,7 +146,8 @@ struct FloodTests {
             for index in 0..<12 {
                 group.addTask {
                     do throws(APIError) {
-                        _ = try await queued.authenticate(authorization: "Basic " + Data("nobody\(index):x".utf8).base64EncodedString(), client: "10.1.0.\(index)")
+                        _ = try await queued.authenticate(
+                            authorization: "Basic " + Data("nobody\(index):x".utf8).base64EncodedString(), client: "10.1.0.\(index)")
                         return "ok"
                     } catch {
                         return error.code
@@ -159,14 +164,17 @@ struct FloodTests {
 
 @Suite("Reference backend: registrations converge")
 struct RegistrationRaceTests {
-    @Test("50 concurrent registrations of one token by two users leave one installation, tagged with the stored owner; the other user's pushes never reach it")
+    @Test(
+        "50 concurrent registrations of one token by two users leave one installation, tagged with the stored owner; the other user's pushes never reach it"
+    )
     func racingRegistrations() async throws {
         try await withBackend { backend in
             let token = String(repeating: "ab", count: 32)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for index in 0..<50 {
                     group.addTask {
-                        let reply = try await backend.call(.POST, "/api/register", as: index % 2 == 0 ? "alice" : "carol", json: #"{"deviceToken": "\#(token)"}"#)
+                        let reply = try await backend.call(
+                            .POST, "/api/register", as: index % 2 == 0 ? "alice" : "carol", json: #"{"deviceToken": "\#(token)"}"#)
                         #expect(reply.status == 201, "\(reply.status) \(reply.text)")
                     }
                 }
@@ -193,7 +201,8 @@ struct RegistrationRaceTests {
             let phone = DeviceSimulator(user: "alice", backend: backend)
             let first = try await backend.call(.POST, "/api/register", as: "alice", json: #"{"deviceToken": "\#(phone.token)"}"#)
             let second = try await backend.call(.POST, "/api/register", as: "carol", json: #"{"deviceToken": "\#(phone.token)"}"#)
-            let unknown = try await backend.call(.POST, "/api/register", as: "carol", json: #"{"deviceToken": "\#(String(repeating: "cd", count: 32))"}"#)
+            let unknown = try await backend.call(
+                .POST, "/api/register", as: "carol", json: #"{"deviceToken": "\#(String(repeating: "cd", count: 32))"}"#)
             #expect(first.status == 201 && second.status == 201 && unknown.status == 201)
             let firstID = try #require(try first.json().root["id"]?.string)
             let secondID = try #require(try second.json().root["id"]?.string)
@@ -213,7 +222,8 @@ struct RegistrationRaceTests {
             try await client(backend.hubBase).createOrUpdate(
                 Installation(installationID: "legacy-id", pushChannel: token, tags: ["username:alice"], userID: "alice"))
             let store = try await SQLiteBackendStore.open(dataDirectory: directory)
-            try await store.saveRegistration(RegistrationRecord(id: "legacy-id", owner: "alice", deviceToken: token, installationID: "legacy-id", updatedAt: 0))
+            try await store.saveRegistration(
+                RegistrationRecord(id: "legacy-id", owner: "alice", deviceToken: token, installationID: "legacy-id", updatedAt: 0))
             await store.close()
             #expect(try await backend.call(.POST, "/api/register", as: "carol", json: #"{"deviceToken": "\#(token)"}"#).status == 201)
             let installations = backend.emulator.installations(in: "hub")
@@ -237,7 +247,9 @@ struct QuotaTests {
 
     @Test("Notifications past the retention period are deleted by the periodic sweep")
     func retention() async throws {
-        try await withBackend(configure: { $0.retention = .milliseconds(300); $0.retentionSweepInterval = .milliseconds(100) }) { backend in
+        try await withBackend(configure: {
+            $0.retention = .milliseconds(300); $0.retentionSweepInterval = .milliseconds(100)
+        }) { backend in
             let id = try await backend.notify(as: "alice", #"{"kind": "secure", "payload": "short-lived"}"#)
             var remaining = -1
             for _ in 0..<100 {
@@ -252,7 +264,8 @@ struct QuotaTests {
         try await store.addUser(UserRecord(name: "alice", passwordHash: "x", role: .user))
         for (index, created) in [Int64(100), 200, 300].enumerated() {
             try await store.addNotification(
-                NotificationRecord(id: String(format: "%032x", index), sender: "alice", recipient: "alice", content: .secure(payload: "n"), createdAt: created))
+                NotificationRecord(
+                    id: String(format: "%032x", index), sender: "alice", recipient: "alice", content: .secure(payload: "n"), createdAt: created))
         }
         #expect(try await store.deleteNotifications(createdBefore: 250) == 2)
         #expect(try await store.notifications(recipient: "alice", limit: 10).map(\.createdAt) == [300])
@@ -285,20 +298,24 @@ struct QuotaTests {
     func mediaTypes() async throws {
         try await withBackend { backend in
             for type in ["application/jsonpwned", "application/json-patch+json", "text/json", "application/x-json; x=application/json"] {
-                let reply = try await backend.call(.POST, "/api/notifications", as: "alice", json: #"{"kind": "secure", "payload": "x"}"#, contentType: type)
+                let reply = try await backend.call(
+                    .POST, "/api/notifications", as: "alice", json: #"{"kind": "secure", "payload": "x"}"#, contentType: type)
                 #expect(reply.status == 415 && reply.errorCode == "unsupportedMediaType", "\(type)")
             }
             let untyped = try await backend.call(
                 .POST, "/api/notifications", as: "alice", headers: [("Content-Length", "0")])
             #expect(untyped.status == 415)
             for type in ["application/json", "Application/JSON; charset=utf-8", " application/json ;charset=UTF-8"] {
-                let reply = try await backend.call(.POST, "/api/notifications", as: "alice", json: #"{"kind": "secure", "payload": "x"}"#, contentType: type)
+                let reply = try await backend.call(
+                    .POST, "/api/notifications", as: "alice", json: #"{"kind": "secure", "payload": "x"}"#, contentType: type)
                 #expect(reply.status == 201, "\(type)")
             }
         }
     }
 
-    @Test("A request the HTTP parser refuses (NUL in a header, headers over 80 KiB) gets Hummingbird's own empty 400 and a closed connection, as documented")
+    @Test(
+        "A request the HTTP parser refuses (NUL in a header, headers over 80 KiB) gets Hummingbird's own empty 400 and a closed connection, as documented"
+    )
     func malformedRequests() async throws {
         try await withBackend { backend in
             let nul = try RawConnection(port: backend.port)
@@ -327,11 +344,14 @@ struct QuotaTests {
 
 @Suite("Hub emulator: test hooks that cannot take it down")
 struct EmulatorHookTests {
-    @Test("Fault requests are validated field by field; nothing traps", arguments: [
-        #"{"status":5000}"#, #"{"status":99}"#, #"{"status":429.5}"#, #"{"delaySeconds":1e16}"#, #"{"delaySeconds":-1}"#,
-        #"{"status":500,"count":1000000000000}"#, #"{"status":500,"count":0}"#, #"{"status":500,"count":100000000}"#,
-        #"{"status":500,"retryAfter":"1\r\nX-Evil: 1"}"#, #"{"status":500,"delaySeconds":1}"#, #"{"count":1}"#, #"{"status":500,"extra":1}"#, "[1]", "nope",
-    ])
+    @Test(
+        "Fault requests are validated field by field; nothing traps",
+        arguments: [
+            #"{"status":5000}"#, #"{"status":99}"#, #"{"status":429.5}"#, #"{"delaySeconds":1e16}"#, #"{"delaySeconds":-1}"#,
+            #"{"status":500,"count":1000000000000}"#, #"{"status":500,"count":0}"#, #"{"status":500,"count":100000000}"#,
+            #"{"status":500,"retryAfter":"1\r\nX-Evil: 1"}"#, #"{"status":500,"delaySeconds":1}"#, #"{"count":1}"#, #"{"status":500,"extra":1}"#,
+            "[1]", "nope",
+        ])
     func faultValidation(_ body: String) async throws {
         try await withEmulator { emulator, base in
             var request = HTTPClientRequest(url: base + "/_emulator/faults")
@@ -357,7 +377,8 @@ struct EmulatorHookTests {
         for index in 0..<5 { _ = try await hub.send(.silentSecurePush(secureId: "\(index)"), toDevice: String(repeating: "a", count: 64)) }
         #expect(emulator.deliveries.map(\.sequence) == [3, 4, 5])
         #expect(emulator.deliveries(since: 4).map(\.sequence) == [5])
-        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/_emulator/deliveries?since=3"), timeout: .seconds(5))
+        let response = try await HTTPClient.shared.execute(
+            HTTPClientRequest(url: "http://127.0.0.1:\(port)/_emulator/deliveries?since=3"), timeout: .seconds(5))
         var parser = JSONParser()
         let listed = try parser.parse(Array(try await response.body.collect(upTo: 1 << 20).readableBytesView))
         #expect(listed.root.elements.map { $0["sequence"]?.int } == [4, 5])

@@ -90,26 +90,28 @@ struct HostileInputTests {
         #expect(error(parsing: Array(("0" + big).utf8)) == JSONError(.invalidNumber, at: 1, ""))
     }
 
-    @Test("Every class of invalid UTF-8 is refused at its first byte, in values and in keys", arguments: [
-        ([0x80], "lone continuation byte"),
-        ([0xBF], "lone continuation byte"),
-        ([0xC0, 0x80], "overlong two-byte NUL"),
-        ([0xC1, 0xBF], "overlong two-byte"),
-        ([0xE0, 0x80, 0x80], "overlong three-byte"),
-        ([0xE0, 0x9F, 0xBF], "overlong three-byte"),
-        ([0xF0, 0x80, 0x80, 0x80], "overlong four-byte"),
-        ([0xF0, 0x8F, 0xBF, 0xBF], "overlong four-byte"),
-        ([0xED, 0xA0, 0x80], "encoded high surrogate"),
-        ([0xED, 0xBF, 0xBF], "encoded low surrogate"),
-        ([0xF4, 0x90, 0x80, 0x80], "above U+10FFFF"),
-        ([0xF5, 0x80, 0x80, 0x80], "F5 lead byte"),
-        ([0xFF], "FF byte"),
-        ([0xFE], "FE byte"),
-        ([0xE2, 0x82], "truncated three-byte"),
-        ([0xF0, 0x9F, 0x98], "truncated four-byte"),
-        ([0xC3], "truncated two-byte"),
-        ([0xE2, 0x41, 0x82], "continuation missing"),
-    ] as [([UInt8], String)])
+    @Test(
+        "Every class of invalid UTF-8 is refused at its first byte, in values and in keys",
+        arguments: [
+            ([0x80], "lone continuation byte"),
+            ([0xBF], "lone continuation byte"),
+            ([0xC0, 0x80], "overlong two-byte NUL"),
+            ([0xC1, 0xBF], "overlong two-byte"),
+            ([0xE0, 0x80, 0x80], "overlong three-byte"),
+            ([0xE0, 0x9F, 0xBF], "overlong three-byte"),
+            ([0xF0, 0x80, 0x80, 0x80], "overlong four-byte"),
+            ([0xF0, 0x8F, 0xBF, 0xBF], "overlong four-byte"),
+            ([0xED, 0xA0, 0x80], "encoded high surrogate"),
+            ([0xED, 0xBF, 0xBF], "encoded low surrogate"),
+            ([0xF4, 0x90, 0x80, 0x80], "above U+10FFFF"),
+            ([0xF5, 0x80, 0x80, 0x80], "F5 lead byte"),
+            ([0xFF], "FF byte"),
+            ([0xFE], "FE byte"),
+            ([0xE2, 0x82], "truncated three-byte"),
+            ([0xF0, 0x9F, 0x98], "truncated four-byte"),
+            ([0xC3], "truncated two-byte"),
+            ([0xE2, 0x41, 0x82], "continuation missing"),
+        ] as [([UInt8], String)])
     func invalidUTF8(sequence: [UInt8], what: String) {
         let value = Array("{\"k\":\"ok ".utf8) + sequence + Array(" ok\"}".utf8)
         #expect(error(parsing: value) == JSONError(.invalidUTF8, at: 9, ""), "\(what) in a value")
@@ -149,7 +151,8 @@ struct HostileInputTests {
                 #expect(!error.message.contains("k2"))
             }
         }
-        let huge = "Endpoint=sb://a/;SharedAccessKeyName=r;SharedAccessKey=" + String(repeating: "k", count: 1 << 20)
+        let huge =
+            "Endpoint=sb://a/;SharedAccessKeyName=r;SharedAccessKey=" + String(repeating: "k", count: 1 << 20)
             + ";" + String(repeating: "x=y;", count: 100_000)
         // A long key is legal (its bytes are the HMAC key); unknown parts are ignored, as Azure's SDKs do.
         let parsed = try? ConnectionString(huge)

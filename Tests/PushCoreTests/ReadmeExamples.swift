@@ -1,12 +1,13 @@
+import PushCore
+import PushTestSupport
+import RichPushImages
+import Testing
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import PushCore
-import RichPushImages
-import PushTestSupport
-import Testing
 
 /// The API tour in README.md, verbatim, so that it keeps compiling and doing what it says.
 @Suite("README examples")
@@ -36,8 +37,10 @@ struct ReadmeExamples {
         try headers.validate()
         print(headers.fields)  // apns-push-type: background, apns-priority: 5, apns-topic: …
 
-        #expect(String(decoding: buffer, as: UTF8.self)
-            == #"{"aps":{"alert":{"title":"Game Request","body":"Bob wants to play poker"},"badge":3,"sound":"bingbong.aiff","interruption-level":"time-sensitive"},"gameID":"12345678"}"#)
+        #expect(
+            String(decoding: buffer, as: UTF8.self)
+                == #"{"aps":{"alert":{"title":"Game Request","body":"Bob wants to play poker"},"badge":3,"sound":"bingbong.aiff","interruption-level":"time-sensitive"},"gameID":"12345678"}"#
+        )
         #expect(size == buffer.count)
         #expect(headers.fields.map(\.value) == ["background", "5", "com.example.app"])
     }
@@ -87,8 +90,9 @@ struct ReadmeExamples {
             print(error.rendered(in: bytes, fileName: "payload.json"))
             // payload.json: error: invalidNumber at byte 19 (line 1, column 20): leading zeros are not allowed
             #expect(error.code == .invalidNumber && error.offset == 19)
-            #expect(error.rendered(in: bytes, fileName: "payload.json")
-                == "payload.json: error: invalidNumber at byte 19 (line 1, column 20): leading zeros are not allowed")
+            #expect(
+                error.rendered(in: bytes, fileName: "payload.json")
+                    == "payload.json: error: invalidNumber at byte 19 (line 1, column 20): leading zeros are not allowed")
         }
     }
 }
@@ -137,10 +141,11 @@ struct ReadmeResourcesExample {
         let file = try FileResource(path: path)
         for try await chunk in try file.chunks() { send(chunk.bytes, offset: chunk.offset, digest: nil) }
         let digests = try file.digests()
-        #expect(sent.count == 1 && digests.xxh3_128 == image.digest)
+        #expect(sent.count == 1 && digests.hash128 == image.digest)
 
-        let plan = ResourceResponse(length: image.count, entityTag: image.entityTag, contentType: image.contentType,
-                                    range: "bytes=0-1023", ifNoneMatch: nil, ifRange: nil)
+        let plan = ResourceResponse(
+            length: image.count, entityTag: image.entityTag, contentType: image.contentType,
+            range: "bytes=0-1023", ifNoneMatch: nil, ifRange: nil)
         #expect(plan.status == 206 && plan.bodyRange == 0..<1024)
         #expect(plan.headers.map(\.name) == ["ETag", "Accept-Ranges", "Content-Type", "Content-Length", "Content-Range"])
         #expect(plan.header("Content-Range") == "bytes 0-1023/\(image.count)" && image.count == 6486)

@@ -4,37 +4,39 @@ import Testing
 
 @Suite("Range, conditional requests and content types")
 struct HTTPHelperTests {
-    @Test("Range headers resolve per RFC 9110 against a 1000-byte resource", arguments: [
-        ("bytes=0-0", ByteRangeResolution.partial(0..<1)),
-        ("bytes=0-499", .partial(0..<500)),
-        ("bytes=500-", .partial(500..<1000)),
-        ("bytes=-200", .partial(800..<1000)),
-        ("bytes=-5000", .partial(0..<1000)),             // suffix larger than the resource: all of it
-        ("bytes=990-5000", .partial(990..<1000)),        // last past the end is clamped
-        ("bytes=999-999", .partial(999..<1000)),
-        ("bytes=1000-", .unsatisfiable),                  // start at the end
-        ("bytes=5000-6000", .unsatisfiable),              // start beyond the end
-        ("bytes=-0", .unsatisfiable),
-        ("bytes=2000-3000, -0", .unsatisfiable),
-        ("bytes=2000-3000, 10-19", .partial(10..<20)),   // the first satisfiable range
-        ("bytes=10-19, 30-39", .partial(10..<20)),
-        ("BYTES=10-19", .partial(10..<20)),              // the unit is case-insensitive
-        ("bytes=  10-19 ,, 30-39 ", .partial(10..<20)),  // list whitespace and empty elements
-        ("bytes=0-99999999999999999999999999999999999999", .partial(0..<1000)),  // 40 digits: saturates
-        ("bytes=99999999999999999999999999999999999999-", .unsatisfiable),
-        ("bytes=-99999999999999999999999999999999999999", .partial(0..<1000)),
-        ("bytes=5-4", .full),                             // last before first: malformed, ignored
-        ("bytes=", .full),
-        ("bytes=a-b", .full),
-        ("bytes=1-2-3", .full),
-        ("bytes 0-1", .full),
-        ("bytes\u{1D}0-1", .full),                       // 0x1D | 0x20 is "=": letters alone are case-folded
-        ("BYTES\u{1D}0-1", .full),
-        ("items=0-1", .full),                             // unknown unit: ignored
-        ("bytes=--1", .full),
-        ("bytes=+1-2", .full),
-        ("", .full),
-    ] as [(String, ByteRangeResolution)])
+    @Test(
+        "Range headers resolve per RFC 9110 against a 1000-byte resource",
+        arguments: [
+            ("bytes=0-0", ByteRangeResolution.partial(0..<1)),
+            ("bytes=0-499", .partial(0..<500)),
+            ("bytes=500-", .partial(500..<1000)),
+            ("bytes=-200", .partial(800..<1000)),
+            ("bytes=-5000", .partial(0..<1000)),  // suffix larger than the resource: all of it
+            ("bytes=990-5000", .partial(990..<1000)),  // last past the end is clamped
+            ("bytes=999-999", .partial(999..<1000)),
+            ("bytes=1000-", .unsatisfiable),  // start at the end
+            ("bytes=5000-6000", .unsatisfiable),  // start beyond the end
+            ("bytes=-0", .unsatisfiable),
+            ("bytes=2000-3000, -0", .unsatisfiable),
+            ("bytes=2000-3000, 10-19", .partial(10..<20)),  // the first satisfiable range
+            ("bytes=10-19, 30-39", .partial(10..<20)),
+            ("BYTES=10-19", .partial(10..<20)),  // the unit is case-insensitive
+            ("bytes=  10-19 ,, 30-39 ", .partial(10..<20)),  // list whitespace and empty elements
+            ("bytes=0-99999999999999999999999999999999999999", .partial(0..<1000)),  // 40 digits: saturates
+            ("bytes=99999999999999999999999999999999999999-", .unsatisfiable),
+            ("bytes=-99999999999999999999999999999999999999", .partial(0..<1000)),
+            ("bytes=5-4", .full),  // last before first: malformed, ignored
+            ("bytes=", .full),
+            ("bytes=a-b", .full),
+            ("bytes=1-2-3", .full),
+            ("bytes 0-1", .full),
+            ("bytes\u{1D}0-1", .full),  // 0x1D | 0x20 is "=": letters alone are case-folded
+            ("BYTES\u{1D}0-1", .full),
+            ("items=0-1", .full),  // unknown unit: ignored
+            ("bytes=--1", .full),
+            ("bytes=+1-2", .full),
+            ("", .full),
+        ] as [(String, ByteRangeResolution)])
     func resolve(header: String, expected: ByteRangeResolution) {
         #expect(ByteRangeSet.resolve(header, length: 1000) == expected)
     }
@@ -88,7 +90,7 @@ struct HTTPHelperTests {
         #expect(!tag.matches(ifNoneMatch: "* , \"x\""))
         #expect(!tag.matches(ifNoneMatch: ""))
         #expect(tag.matches(ifRange: tag.headerValue))
-        #expect(!tag.matches(ifRange: "W/\(tag.headerValue)"))            // strong comparison
+        #expect(!tag.matches(ifRange: "W/\(tag.headerValue)"))  // strong comparison
         #expect(!tag.matches(ifRange: "Sat, 22 Nov 2026 10:00:00 GMT"))  // no Last-Modified to compare
         #expect(!tag.matches(ifRange: "\"old\""))
     }
@@ -116,21 +118,23 @@ struct HTTPHelperTests {
         #expect(unsatisfiable.bodyRange.isEmpty && unsatisfiable.header("Content-Type") == nil)
     }
 
-    @Test("Content types come from magic bytes", arguments: [
-        ([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13], ContentType?.some(.png)),
-        ([0xFF, 0xD8, 0xFF, 0xE0, 0, 16, 0x4A, 0x46], .jpeg),
-        (Array("GIF89a".utf8) + [1, 0], .gif),
-        (Array("GIF87a".utf8), .gif),
-        (Array("RIFF".utf8) + [0x24, 0, 0, 0] + Array("WEBPVP8 ".utf8), .webp),
-        ([0, 0, 0, 0x18] + Array("ftypheic".utf8) + [0, 0, 0, 0], .heic),
-        ([0, 0, 0, 0x18] + Array("ftypmif1".utf8) + [0, 0, 0, 0], .heif),
-        ([0, 0, 0, 0x1C] + Array("ftypavif".utf8) + [0, 0, 0, 0], .avif),
-        ([0, 0, 0, 0x18] + Array("ftypisom".utf8), nil),               // an MP4 video is not an image
-        (Array("RIFF".utf8) + [0x24, 0, 0, 0] + Array("WAVE".utf8), nil),
-        ([0x89, 0x50, 0x4E, 0x47], nil),                                // truncated signature
-        (Array("{\"aps\":{}}".utf8), nil),
-        ([], nil),
-    ] as [([UInt8], ContentType?)])
+    @Test(
+        "Content types come from magic bytes",
+        arguments: [
+            ([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13], ContentType?.some(.png)),
+            ([0xFF, 0xD8, 0xFF, 0xE0, 0, 16, 0x4A, 0x46], .jpeg),
+            (Array("GIF89a".utf8) + [1, 0], .gif),
+            (Array("GIF87a".utf8), .gif),
+            (Array("RIFF".utf8) + [0x24, 0, 0, 0] + Array("WEBPVP8 ".utf8), .webp),
+            ([0, 0, 0, 0x18] + Array("ftypheic".utf8) + [0, 0, 0, 0], .heic),
+            ([0, 0, 0, 0x18] + Array("ftypmif1".utf8) + [0, 0, 0, 0], .heif),
+            ([0, 0, 0, 0x1C] + Array("ftypavif".utf8) + [0, 0, 0, 0], .avif),
+            ([0, 0, 0, 0x18] + Array("ftypisom".utf8), nil),  // an MP4 video is not an image
+            (Array("RIFF".utf8) + [0x24, 0, 0, 0] + Array("WAVE".utf8), nil),
+            ([0x89, 0x50, 0x4E, 0x47], nil),  // truncated signature
+            (Array("{\"aps\":{}}".utf8), nil),
+            ([], nil),
+        ] as [([UInt8], ContentType?)])
     func sniff(bytes: [UInt8], expected: ContentType?) {
         #expect(ContentType.sniff(bytes) == expected)
     }

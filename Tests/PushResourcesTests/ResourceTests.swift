@@ -1,12 +1,13 @@
+import PushResources
+import PushTestSupport
+import RichPushImages
+import Testing
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import PushResources
-import RichPushImages
-import PushTestSupport
-import Testing
 
 func expectResourceError(
     _ code: ResourceError.Code, sourceLocation: SourceLocation = #_sourceLocation,
@@ -37,10 +38,12 @@ struct EmbeddedResourceTests {
         }
     }
 
-    @Test("Names cannot escape the registry", arguments: [
-        "", ".", "..", "../sunset.png", "/etc/passwd", "images/sunset.png", "sunset.png\u{0}", "..\\sunset.png",
-        ".hidden", "sun set.png", "sunset.png/", "%2e%2e", String(repeating: "a", count: 256), "ｓunset.png",
-    ])
+    @Test(
+        "Names cannot escape the registry",
+        arguments: [
+            "", ".", "..", "../sunset.png", "/etc/passwd", "images/sunset.png", "sunset.png\u{0}", "..\\sunset.png",
+            ".hidden", "sun set.png", "sunset.png/", "%2e%2e", String(repeating: "a", count: 256), "ｓunset.png",
+        ])
     func traversalRefused(name: String) {
         expectResourceError(.invalidName) { _ = try RichPushImages.registry.resource(named: name) }
     }
@@ -145,8 +148,8 @@ struct FileResourceTests {
                 #expect(joined == bytes)
             }
             let digests = try file.digests()
-            #expect(digests.xxh3_64 == XXH3.hash64(bytes))
-            #expect(digests.xxh3_128 == XXH3.hash128(bytes))
+            #expect(digests.hash64 == XXH3.hash64(bytes))
+            #expect(digests.hash128 == XXH3.hash128(bytes))
             let tag = try file.entityTag()
             #expect(tag == EntityTag(strong: XXH3.hash128(bytes)))
         }
@@ -178,7 +181,7 @@ struct FileResourceTests {
                     var hasher = XXH3Hasher128()
                     if task % 2 == 0 {
                         for try await chunk in try file.chunks(size: 10_000 + task) { hasher.update(chunk.bytes) }
-                        return try file.digests().xxh3_128 == expected && hasher.digest() == expected
+                        return try file.digests().hash128 == expected && hasher.digest() == expected
                     }
                     for await chunk in try embedded.chunks(size: 10_000 + task, digests: true) { hasher.update(chunk.bytes) }
                     return embedded.digest == expected && hasher.digest() == expected
@@ -263,7 +266,7 @@ struct FileResourceTests {
             let file = try FileResource(path: path)
             #expect(file.contentType == .octetStream)
             let digests = try file.digests()
-            #expect(digests.xxh3_128.hexString == "99aa06d3014798d86001c324468d497f")
+            #expect(digests.hash128.hexString == "99aa06d3014798d86001c324468d497f")
             var reader = try file.chunks().makeReader()
             let first = try reader.next()
             #expect(first == nil)

@@ -1,7 +1,7 @@
 import Crypto
 import PushSAS
-import Synchronization
 import PushTestSupport
+import Synchronization
 import Testing
 
 @Suite("SAS signing")
@@ -13,7 +13,8 @@ struct SASSignerTests {
         let first = SASSigner(keyName: "testAccessKeyName", key: "testAccessKey")
         #expect(
             try first.token(for: "https://testhub-ns.servicebus.windows.net", expiry: 123)
-                == "SharedAccessSignature sr=https%3A%2F%2Ftesthub-ns.servicebus.windows.net&sig=cy3Y21BlsAw8slr5TnmSM3pilYBC8T7k3oNqOUKvE2g%3D&se=123&skn=testAccessKeyName")
+                == "SharedAccessSignature sr=https%3A%2F%2Ftesthub-ns.servicebus.windows.net&sig=cy3Y21BlsAw8slr5TnmSM3pilYBC8T7k3oNqOUKvE2g%3D&se=123&skn=testAccessKeyName"
+        )
 
         let second = SASSigner(keyName: "DefaultFullSharedAccessSignature", key: "JHadkDHkdhi74jaHdakhy/rZ6KEdfhasYdahO8JOx/1sZXTUlc=")
         let token = try second.token(for: "http://test-namespace.servicebus.windows.net/test-hub/messages/", expiry: 1_700_000_000)
@@ -29,20 +30,34 @@ struct SASSignerTests {
     @Test(
         "RFC 4231 through one pre-keyed state, reused",
         arguments: [
-            ([UInt8](repeating: 0x0b, count: 20), Array("Hi There".utf8),
-             "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"),
-            (Array("Jefe".utf8), Array("what do ya want for nothing?".utf8),
-             "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"),
-            ([UInt8](repeating: 0xaa, count: 20), [UInt8](repeating: 0xdd, count: 50),
-             "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe"),
-            (Array(1...25), [UInt8](repeating: 0xcd, count: 50),
-             "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b"),
+            (
+                [UInt8](repeating: 0x0b, count: 20), Array("Hi There".utf8),
+                "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"
+            ),
+            (
+                Array("Jefe".utf8), Array("what do ya want for nothing?".utf8),
+                "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+            ),
+            (
+                [UInt8](repeating: 0xaa, count: 20), [UInt8](repeating: 0xdd, count: 50),
+                "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe"
+            ),
+            (
+                Array(1...25), [UInt8](repeating: 0xcd, count: 50),
+                "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b"
+            ),
             ([UInt8](repeating: 0x0c, count: 20), Array("Test With Truncation".utf8), "a3b6167473100ee06e0c796c2955552b"),
-            ([UInt8](repeating: 0xaa, count: 131), Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8),
-             "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"),
-            ([UInt8](repeating: 0xaa, count: 131),
-             Array("This is a test using a larger than block-size key and a larger than block-size data. The key needs to be hashed before being used by the HMAC algorithm.".utf8),
-             "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2"),
+            (
+                [UInt8](repeating: 0xaa, count: 131), Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8),
+                "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
+            ),
+            (
+                [UInt8](repeating: 0xaa, count: 131),
+                Array(
+                    "This is a test using a larger than block-size key and a larger than block-size data. The key needs to be hashed before being used by the HMAC algorithm."
+                        .utf8),
+                "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2"
+            ),
         ] as [([UInt8], [UInt8], String)])
     func rfc4231(_ key: [UInt8], _ data: [UInt8], _ expected: String) {
         let keyed = KeyedHMAC(keyBytes: key)
@@ -147,7 +162,8 @@ struct ConnectionStringTests {
     @Test("parts in any order and case, whitespace, trailing ';', '=' in values, EntityPath")
     func parsing() throws {
         let connection = try ConnectionString(
-            "  sharedaccesskey = abc=def== ; ENDPOINT=sb://my-ns.servicebus.windows.net/ ;SharedAccessKeyName=DefaultFullSharedAccessSignature;EntityPath=hub;")
+            "  sharedaccesskey = abc=def== ; ENDPOINT=sb://my-ns.servicebus.windows.net/ ;SharedAccessKeyName=DefaultFullSharedAccessSignature;EntityPath=hub;"
+        )
         #expect(connection.endpoint == "https://my-ns.servicebus.windows.net/")
         #expect(connection.host == "my-ns.servicebus.windows.net")
         #expect(connection.keyName == "DefaultFullSharedAccessSignature")
@@ -162,11 +178,16 @@ struct ConnectionStringTests {
         "typos never put the key, or any of it, into the error: it names the part and the byte where it starts",
         arguments: [
             ("Endpoint=sb://ns.servicebus.windows.net/SharedAccessKey=Zm9vYmFyS2V5WFlaMTIz;SharedAccessKeyName=Full", "invalidEndpoint", 9),
-            ("Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=FullSharedAccessKey=Zm9vYmFyS2V5WFlaMTIz;SharedAccessKey=x",
-             "malformedPart", 80),
+            (
+                "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=FullSharedAccessKey=Zm9vYmFyS2V5WFlaMTIz;SharedAccessKey=x",
+                "malformedPart", 80
+            ),
             ("Endpoint=sb://ns/;SharedAccessKeyName=Full SharedAccessKey=Zm9vYmFyS2V5WFlaMTIz;SharedAccessKey=x", "malformedPart", 42),
             ("Endpoint=sb://ns/;SharedAccessKeyName=Full;SharedAccessKey=Zm9vYmFy;S2V5WFlaMTIz", "malformedPart", 68),
-            ("Endpoint=sb://ns/;SharedAccessKeyName=Full;SharedAccessKey=Zm9vYmFyS2V5WFlaMTIz;SharedAccessKey=Zm9vYmFyS2V5WFlaMTIz", "duplicatePart", 80),
+            (
+                "Endpoint=sb://ns/;SharedAccessKeyName=Full;SharedAccessKey=Zm9vYmFyS2V5WFlaMTIz;SharedAccessKey=Zm9vYmFyS2V5WFlaMTIz",
+                "duplicatePart", 80
+            ),
             ("Endpoint=sb://ns/;SharedAccessKeyName=Full;EntityPath=hubSharedAccessKey=Zm9vYmFyS2V5WFlaMTIz;SharedAccessKey=x", "malformedPart", 72),
             ("Zm9vYmFyS2V5WFlaMTIz;Endpoint=sb://ns/", "malformedPart", 0),
         ] as [(String, String, Int)])

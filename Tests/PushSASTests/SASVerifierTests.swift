@@ -1,6 +1,6 @@
 import PushSAS
-import Synchronization
 import PushTestSupport
+import Synchronization
 import Testing
 
 @Suite("SAS verifying")
@@ -63,10 +63,16 @@ struct SASVerifierTests {
         let connection = try ConnectionString(connectionText)
         let verifier = SASVerifier(connection)
         let token = try SASSigner(connection).token(for: "https://ns.servicebus.windows.net/h", expiry: 1000)
-        for uri in ["https://ns.servicebus.windows.net/h", "https://ns.servicebus.windows.net/h/messages", "https://ns.servicebus.windows.net/h?api-version=2020-06"] {
+        for uri in [
+            "https://ns.servicebus.windows.net/h", "https://ns.servicebus.windows.net/h/messages",
+            "https://ns.servicebus.windows.net/h?api-version=2020-06",
+        ] {
             #expect(code { _ = try verifier.verify(token, uri: uri, now: 0) } == nil, "\(uri)")
         }
-        for uri in ["https://ns.servicebus.windows.net/h2", "https://ns.servicebus.windows.net/h2/messages", "https://ns.servicebus.windows.net/h-other", "https://ns.servicebus.windows.net/"] {
+        for uri in [
+            "https://ns.servicebus.windows.net/h2", "https://ns.servicebus.windows.net/h2/messages", "https://ns.servicebus.windows.net/h-other",
+            "https://ns.servicebus.windows.net/",
+        ] {
             #expect(code { _ = try verifier.verify(token, uri: uri, now: 0) } == "resourceMismatch", "\(uri)")
         }
         // A namespace-wide token (ending in /) covers every hub in it.
@@ -88,7 +94,8 @@ struct SASVerifierTests {
         // An SDK that writes lowercase hex signs its own spelling of sr; the signature covers sr
         // exactly as sent, and sig may use lowercase escapes too.
         let lowercaseSR = "https%3a%2f%2fns.servicebus.windows.net%2fhub"
-        let mac = Array(Array("\(lowercaseSR)\n77".utf8).withUnsafeBytes { KeyedHMAC(keyBytes: Array("c2VjcmV0S2V5PQ==".utf8)).authenticationCode(for: $0) })
+        let mac = Array(
+            Array("\(lowercaseSR)\n77".utf8).withUnsafeBytes { KeyedHMAC(keyBytes: Array("c2VjcmV0S2V5PQ==".utf8)).authenticationCode(for: $0) })
         let signature = SASSignerTests().base64Bytes(mac).replacingOccurrences(of: "=", with: "%3d").replacingOccurrences(of: "+", with: "%2b")
             .replacingOccurrences(of: "/", with: "%2f")
         let sdkToken = "SharedAccessSignature sr=\(lowercaseSR)&sig=\(signature)&se=77&skn=Listen"

@@ -35,7 +35,9 @@ package enum PushCoreBinary {
 
     /// Runs `pushcore arguments…` with `stdin` as its standard input (empty when nil) and, when
     /// given, exactly `environment` as its environment; output goes through files, so any size works.
-    package static func run(_ arguments: [String], executable: URL = url, stdin: [UInt8] = [], environment: [String: String]? = nil) throws -> CommandResult {
+    package static func run(
+        _ arguments: [String], executable: URL = url, stdin: [UInt8] = [], environment: [String: String]? = nil
+    ) throws -> CommandResult {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("pushcore-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }

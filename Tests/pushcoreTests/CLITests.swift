@@ -94,20 +94,26 @@ struct CLITests {
         #expect(version.out.hasPrefix(XXH3.canonicalHex(XXH3.hash64(Array(text.utf8)))), "\(version.out)")
     }
 
-    @Test("Usage errors exit 2; every command has --help with an example", arguments: [
-        ["check", "--bogus"], ["canon", "a", "b"], ["lint", "--push-type", "fax"], ["lint", "--format", "xml"],
-        ["build", "--rich-id", "x"], ["build", "--critical-volume", "2"], ["build", "--custom", "novalue"],
-        ["build", "--custom", "aps={}"], ["build", "--badge", "many"], ["chunks", "--size", "0", "x"],
-        ["sas", "sign", "--uri", "https://x"], ["sas", "sign", "--uri", "https://x", "--ttl", "5", "--expiry", "5"],
-        ["nosuchcommand"], ["digest"],
-    ])
+    @Test(
+        "Usage errors exit 2; every command has --help with an example",
+        arguments: [
+            ["check", "--bogus"], ["canon", "a", "b"], ["lint", "--push-type", "fax"], ["lint", "--format", "xml"],
+            ["build", "--rich-id", "x"], ["build", "--critical-volume", "2"], ["build", "--custom", "novalue"],
+            ["build", "--custom", "aps={}"], ["build", "--badge", "many"], ["chunks", "--size", "0", "x"],
+            ["sas", "sign", "--uri", "https://x"], ["sas", "sign", "--uri", "https://x", "--ttl", "5", "--expiry", "5"],
+            ["nosuchcommand"], ["digest"],
+        ])
     func usageErrors(arguments: [String]) throws {
         let result = try PushCoreBinary.run(arguments, environment: [:])
         #expect(result.status == 2, "\(arguments): \(result.err)")
         #expect(result.stdout.isEmpty && !result.stderr.isEmpty)
     }
 
-    @Test("--help", arguments: [[], ["check"], ["canon"], ["lint"], ["build"], ["sas"], ["sas", "sign"], ["sas", "verify"], ["sas", "inspect"], ["digest"], ["chunks"]])
+    @Test(
+        "--help",
+        arguments: [
+            [], ["check"], ["canon"], ["lint"], ["build"], ["sas"], ["sas", "sign"], ["sas", "verify"], ["sas", "inspect"], ["digest"], ["chunks"],
+        ])
     func help(command: [String]) throws {
         let result = try PushCoreBinary.run(command + ["--help"])
         #expect(result.status == 0)
@@ -146,11 +152,17 @@ struct CLITests {
             "--custom", "gameID=12345678", "--custom", "name=Bob", "--custom", #"quoted="007""#, "--custom", #"o={"a":[1,true,null]}"#,
         ])
         #expect(alert.status == 0, "\(alert.err)")
-        #expect(alert.out == #"{"aps":{"alert":{"title":"Game Request","body":"Bob wants to play poker"},"badge":3,"sound":{"critical":1,"name":"bingbong.aiff","volume":0.5},"thread-id":"t","category":"GAME","mutable-content":1,"interruption-level":"time-sensitive"},"gameID":12345678,"name":"Bob","quoted":"007","o":{"a":[1,true,null]}}"# + "\n")
+        #expect(
+            alert.out
+                == #"{"aps":{"alert":{"title":"Game Request","body":"Bob wants to play poker"},"badge":3,"sound":{"critical":1,"name":"bingbong.aiff","volume":0.5},"thread-id":"t","category":"GAME","mutable-content":1,"interruption-level":"time-sensitive"},"gameID":12345678,"name":"Bob","quoted":"007","o":{"a":[1,true,null]}}"#
+                + "\n")
 
-        let rich = try PushCoreBinary.run(["build", "--rich-id", "4f1c", "--rich-type", "img", "--rich-message", "New photo", "--headers", "--topic", "com.example.app"])
-        #expect(rich.out == "apns-push-type: background\napns-priority: 5\napns-topic: com.example.app\n\n"
-            + #"{"aps":{"content-available":1},"richId":"4f1c","richType":"img","richMessage":"New photo"}"# + "\n")
+        let rich = try PushCoreBinary.run([
+            "build", "--rich-id", "4f1c", "--rich-type", "img", "--rich-message", "New photo", "--headers", "--topic", "com.example.app",
+        ])
+        #expect(
+            rich.out == "apns-push-type: background\napns-priority: 5\napns-topic: com.example.app\n\n"
+                + #"{"aps":{"content-available":1},"richId":"4f1c","richType":"img","richMessage":"New photo"}"# + "\n")
         let secure = try PushCoreBinary.run(["build", "--secure-id", "s-1"])
         #expect(secure.out == #"{"aps":{"content-available":1},"secureId":"s-1"}"# + "\n")
 
@@ -188,7 +200,8 @@ struct CLITests {
         let token = String(signed.out.dropLast())
         let valid = try PushCoreBinary.run(["sas", "verify", "--uri", uri, "--now", "1699999999", token], environment: environment)
         #expect(valid.status == 0 && valid.out.hasPrefix("valid\n"))
-        let fromStdin = try PushCoreBinary.run(["sas", "verify", "--uri", uri, "--now", "1699999999", "-"], stdin: Array(signed.stdout), environment: environment)
+        let fromStdin = try PushCoreBinary.run(
+            ["sas", "verify", "--uri", uri, "--now", "1699999999", "-"], stdin: Array(signed.stdout), environment: environment)
         #expect(fromStdin.status == 0)
         let expired = try PushCoreBinary.run(["sas", "verify", "--uri", uri, "--now", "1700000100", token], environment: environment)
         #expect(expired.status == 1 && expired.err.hasPrefix("token: error: expired: "))
@@ -197,7 +210,8 @@ struct CLITests {
         let tampered = token.replacingOccurrences(of: "se=1700000000", with: "se=1700000001")
         let refused = try PushCoreBinary.run(["sas", "verify", "--uri", uri, "--now", "1699999999", tampered], environment: environment)
         #expect(refused.status == 1 && refused.err.hasPrefix("token: error: badSignature: "))
-        let otherHub = try PushCoreBinary.run(["sas", "verify", "--uri", "http://test-namespace.servicebus.windows.net/other/", "--now", "1699999999", token], environment: environment)
+        let otherHub = try PushCoreBinary.run(
+            ["sas", "verify", "--uri", "http://test-namespace.servicebus.windows.net/other/", "--now", "1699999999", token], environment: environment)
         #expect(otherHub.status == 1 && otherHub.err.hasPrefix("token: error: resourceMismatch: "))
 
         let inspected = try PushCoreBinary.run(["sas", "inspect", token])
@@ -210,7 +224,9 @@ struct CLITests {
         let malformed = try PushCoreBinary.run(["sas", "inspect", "SharedAccessSignature nonsense"])
         #expect(malformed.status == 1 && malformed.err.hasPrefix("token: error: malformed: "))
 
-        let badConnection = try PushCoreBinary.run(["sas", "sign", "--uri", uri, "--connection-string", "Endpoint=sb://x/;SharedAccessKey=" + secretKey])
+        let badConnection = try PushCoreBinary.run([
+            "sas", "sign", "--uri", uri, "--connection-string", "Endpoint=sb://x/;SharedAccessKey=" + secretKey,
+        ])
         #expect(badConnection.status == 1 && badConnection.err.contains("missingPart"))
         for result in [signed, fromEnvironment, valid, expired, refused, inspected, badConnection] {
             #expect(!result.out.contains(secretKey) && !result.err.contains(secretKey))
@@ -224,8 +240,9 @@ struct CLITests {
             let result = try PushCoreBinary.run(["digest", path, folder + "/empty"])
             #expect(result.status == 0)
             // `xxhsum -H3` and `xxh128sum` print these for "abc" and for an empty file.
-            #expect(result.out == "78af5f94892f3950  06b05ab6733a618578af5f94892f3950  \(path)\n"
-                + "2d06800538d394c2  99aa06d3014798d86001c324468d497f  \(folder)/empty\n")
+            #expect(
+                result.out == "78af5f94892f3950  06b05ab6733a618578af5f94892f3950  \(path)\n"
+                    + "2d06800538d394c2  99aa06d3014798d86001c324468d497f  \(folder)/empty\n")
             let missing = try PushCoreBinary.run(["digest", path, folder + "/missing"])
             #expect(missing.status == 1 && missing.out.split(separator: "\n").count == 1)
             #expect(missing.err.hasPrefix("\(folder)/missing: error: notFound: "))
