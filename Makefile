@@ -3,6 +3,9 @@ SWIFT ?= swift
 .PHONY: deps build bench bench-quick test test-debug test-release test-asan test-tsan fuzz fuzz-smoke robustness check-modules format-lint docs load clean
 
 FUZZ_SECONDS ?= 300
+# Extra flags for the release builds of `bench-quick` and `test-release`; CI skips debug information
+# with them (RELEASE_FLAGS='-Xswiftc -gnone -Xcc -g0'), which the sanitizer and fuzz builds keep.
+RELEASE_FLAGS ?=
 
 # Installs the system packages the build needs (libxxhash-dev, pkg-config) when missing.
 deps:
@@ -16,7 +19,7 @@ bench: deps
 
 # A short run of every workload: proves the benchmark builds and runs, measures nothing to quote.
 bench-quick: deps
-	$(SWIFT) run -c release bench --quick
+	$(SWIFT) run -c release $(RELEASE_FLAGS) bench --quick
 
 # The tests run the built `pushcore`, `hub-emulator` and `push-backend` binaries, so everything is
 # built first (`--build-tests` builds every product too); no test target links an executable.
@@ -25,8 +28,8 @@ test-debug: deps
 	$(SWIFT) test --skip-build
 
 test-release: deps
-	$(SWIFT) build -c release --build-tests
-	$(SWIFT) test -c release --skip-build
+	$(SWIFT) build -c release $(RELEASE_FLAGS) --build-tests
+	$(SWIFT) test -c release $(RELEASE_FLAGS) --skip-build
 
 # Release mode (optimised code is what ships; allocation counts are asserted there). Debug code
 # is tested by `make test-asan`, which CI runs too, and `make test-debug` runs it alone.
