@@ -148,6 +148,7 @@ let package = Package(
             dependencies: [
                 "HubEmulator", "NotificationHubs", "PushCore", "PushTestSupport", "HubTestSupport",
                 serverProduct("AsyncHTTPClient", "async-http-client"), serverProduct("NIOCore", "swift-nio"),
+                serverProduct("Hummingbird", "hummingbird"), serverProduct("HummingbirdTesting", "hummingbird"),
             ]
         ),
         .testTarget(
@@ -155,6 +156,7 @@ let package = Package(
             dependencies: [
                 "PushBackend", "HubEmulator", "NotificationHubs", "PushCore", "RichPushImages", "PushTestSupport", "HubTestSupport",
                 serverProduct("AsyncHTTPClient", "async-http-client"), serverProduct("NIOCore", "swift-nio"),
+                serverProduct("Hummingbird", "hummingbird"), serverProduct("HummingbirdTesting", "hummingbird"),
                 serverProduct("SQLiteNIO", "sqlite-nio"), serverProduct("Logging", "swift-log"),
             ]
         ),

@@ -7,12 +7,12 @@ import PushCore
 
 /// A request to the emulator: Hummingbird's context, and for hub routes the tracking id of the
 /// answer and the verified token.
-struct HubRequestContext: RequestContext {
-    var coreContext: CoreRequestContextStorage
+package struct HubRequestContext: RequestContext {
+    package var coreContext: CoreRequestContextStorage
     var trackingID = ""
     var token: SASTokenInfo?
 
-    init(source: ApplicationRequestContextSource) {
+    package init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
     }
 
@@ -128,7 +128,7 @@ extension Response {
 
 extension HubEmulator {
     /// The routes: the test hooks, then the hub's routes behind ``HubGate``.
-    func router() -> Router<HubRequestContext> {
+    package func router() -> Router<HubRequestContext> {
         let router = Router(context: HubRequestContext.self)
         router.add(middleware: HubGate(emulator: self))
 

@@ -17,8 +17,8 @@ import PushCore
 /// - `GET|HEAD /api/notifications/{id}` → the image (ranges, ETag) or `{"Payload": "…"}`; marks it read.
 ///
 /// Another method on these paths is answered 405 with `Allow`, before authentication.
-struct BackendAPI: Sendable {
-    typealias Context = BackendRequestContext
+package struct BackendAPI: Sendable {
+    package typealias Context = BackendRequestContext
 
     static let maximumRequestBody = 64 << 10
     /// Small chunks: 200 downloads at once hold 200 chunks at most, and each write waits for the socket.
@@ -42,7 +42,7 @@ struct BackendAPI: Sendable {
     /// Each embedded image once as a `ByteBuffer`: responses send slices of it, never copies.
     private let imageBuffers: [String: ByteBuffer]
 
-    init(
+    package init(
         store: any BackendStore, authenticator: Authenticator, hub: NotificationHubClient, images: ResourceRegistry, defaultImage: String,
         sendQuota: RateLimit
     ) {
@@ -61,7 +61,7 @@ struct BackendAPI: Sendable {
 
     /// The router: request logging around everything, exact paths, the 405s, then the API behind
     /// Basic authentication.
-    func router() -> Router<Context> {
+    package func router() -> Router<Context> {
         let router = Router(context: Context.self)
         router.add(middleware: RequestLogging())
         router.add(middleware: ExactPaths())

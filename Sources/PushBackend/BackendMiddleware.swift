@@ -10,15 +10,15 @@ import Synchronization
 /// The request context: Hummingbird's, the caller once Basic authentication has found them, the
 /// client's address (password checks are budgeted per address), and the request's record for its
 /// log line.
-struct BackendRequestContext: AuthRequestContext {
-    var coreContext: CoreRequestContextStorage
-    var identity: Authenticator.User?
+package struct BackendRequestContext: AuthRequestContext {
+    package var coreContext: CoreRequestContextStorage
+    package var identity: Authenticator.User?
     let remoteAddress: SocketAddress?
     /// Shared by the middleware that logs the request and the one that authenticates it, which
     /// sees a copy of the context.
     let record = RequestRecord()
 
-    init(source: ApplicationRequestContextSource) {
+    package init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress
     }

@@ -1,7 +1,10 @@
 import AsyncHTTPClient
 import Foundation
+import HTTPTypes
 import HubEmulator
 import HubTestSupport
+import Hummingbird
+import HummingbirdTesting
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -24,24 +27,69 @@ func temporaryDirectory() throws -> String {
     return String(cString: pointer)
 }
 
-/// A backend's address; `call` and `notify` are what a client of the API does.
+/// Something that answers the API's requests; `call` and `notify` are what a client of the API does.
 protocol BackendEndpoint: Sendable {
-    var base: String { get }
+    func execute(_ request: HTTPClientRequest) async throws -> Reply
 }
 
-/// A running backend in this process (real HTTP on 127.0.0.1, a real SQLite file) with its hub emulator.
+/// How a test reaches the backend.
+enum BackendTransport: Sendable {
+    /// Straight into the router, in process (HummingbirdTesting): no sockets, no client address.
+    case router(any TestClientProtocol)
+    /// HTTP on 127.0.0.1, for the tests of connections, addresses and concurrency.
+    case sockets(base: String)
+}
+
+/// A running backend in this process (a real SQLite file) with its hub emulator.
 struct Backend: BackendEndpoint {
-    let base: String
-    var port: Int { Int(base.split(separator: ":").last!)! }
+    let transport: BackendTransport
     let emulator: HubEmulator
     let dataDirectory: String
     /// The emulator's address.
     let hubBase: String
+
+    /// The address of a backend started with `withBackend(overSockets: true)`.
+    var base: String {
+        guard case .sockets(let base) = transport else { preconditionFailure("this backend runs in process: use withBackend(overSockets: true)") }
+        return base
+    }
+    var port: Int { Int(base.split(separator: ":").last!)! }
+
+    func execute(_ request: HTTPClientRequest) async throws -> Reply {
+        switch transport {
+        case .sockets(let base): return try await RemoteBackend(base: base).execute(request)
+        case .router(let client):
+            var fields = HTTPFields()
+            for (name, value) in request.headers { fields.append(HTTPField(name: HTTPField.Name(name)!, value: value)) }
+            var body: ByteBuffer?
+            if let requestBody = request.body {
+                body = ByteBuffer()
+                for try await var part in requestBody { body!.writeBuffer(&part) }
+            }
+            let response = try await client.executeRequest(
+                uri: request.url, method: HTTPRequest.Method(request.method.rawValue)!, headers: fields, body: body)
+            var headers = HTTPHeaders()
+            for field in response.headers { headers.add(name: field.name.rawName, value: field.value) }
+            return Reply(status: response.status.code, headers: headers, body: Array(response.body.readableBytesView))
+        }
+    }
 }
 
 /// A backend in another process.
 struct RemoteBackend: BackendEndpoint {
     let base: String
+
+    func execute(_ request: HTTPClientRequest) async throws -> Reply {
+        var request = request
+        request.url = base + request.url
+        return try await Self.execute(request)
+    }
+
+    static func execute(_ request: HTTPClientRequest) async throws -> Reply {
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        let body = try await response.body.collect(upTo: 16 << 20)
+        return Reply(status: Int(response.status.code), headers: response.headers, body: Array(body.readableBytesView))
+    }
 }
 
 /// An answer from the backend.
@@ -64,7 +112,7 @@ extension BackendEndpoint {
         _ method: HTTPMethod, _ path: String, as user: String?, password: String? = nil, headers: [(String, String)] = [],
         json: String? = nil, contentType: String = "application/json"
     ) async throws -> Reply {
-        var request = HTTPClientRequest(url: base + path)
+        var request = HTTPClientRequest(url: path)
         request.method = method
         if let user {
             let credentials = Data("\(user):\(password ?? PushBackendTests.password(user))".utf8).base64EncodedString()
@@ -75,9 +123,7 @@ extension BackendEndpoint {
             request.headers.add(name: "Content-Type", value: contentType)
             request.body = .bytes(ByteBuffer(string: json))
         }
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
-        let body = try await response.body.collect(upTo: 16 << 20)
-        return Reply(status: Int(response.status.code), headers: response.headers, body: Array(body.readableBytesView))
+        return try await execute(request)
     }
 
     /// Posts a notification as `user`; its id.
@@ -88,10 +134,11 @@ extension BackendEndpoint {
     }
 }
 
-/// Runs `body` against a backend on a free port, with an emulated hub, users from ``backendUsers``
-/// (added when the data directory does not have them yet), then stops both and closes the database.
+/// Runs `body` against a backend with an emulated hub and users from ``backendUsers`` (added when
+/// the data directory does not have them yet), then stops both and closes the database. The
+/// backend runs in process through HummingbirdTesting, or `overSockets` on a free port of 127.0.0.1.
 func withBackend(
-    dataDirectory: String? = nil, configure: @Sendable (inout BackendConfiguration) -> Void = { _ in },
+    dataDirectory: String? = nil, overSockets: Bool = false, configure: @Sendable (inout BackendConfiguration) -> Void = { _ in },
     _ body: @Sendable (Backend) async throws -> Void
 ) async throws {
     let directory = try dataDirectory ?? temporaryDirectory()
@@ -103,6 +150,14 @@ func withBackend(
     await store.close()
 
     try await withEmulator { emulator, hubBase in
+        guard overSockets else {
+            var configuration = BackendConfiguration(dataDirectory: directory, port: 0)
+            configure(&configuration)
+            try await withRouter(configuration, hubBase: hubBase) { client in
+                try await body(Backend(transport: .router(client), emulator: emulator, dataDirectory: directory, hubBase: hubBase))
+            }
+            return
+        }
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         var configuration = BackendConfiguration(dataDirectory: directory, port: 0)
         configure(&configuration)
@@ -113,7 +168,8 @@ func withBackend(
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else { throw StoreError(.unavailable, "the backend did not start") }
         do {
-            try await body(Backend(base: "http://127.0.0.1:\(port)", emulator: emulator, dataDirectory: directory, hubBase: hubBase))
+            try await body(
+                Backend(transport: .sockets(base: "http://127.0.0.1:\(port)"), emulator: emulator, dataDirectory: directory, hubBase: hubBase))
         } catch {
             server.cancel()
             _ = await server.result
@@ -122,6 +178,30 @@ func withBackend(
         server.cancel()
         _ = await server.result  // the database is closed when this returns
     }
+}
+
+/// The backend's router over its store, driven through HummingbirdTesting.
+private func withRouter(
+    _ configuration: BackendConfiguration, hubBase: String, _ body: @Sendable (any TestClientProtocol) async throws -> Void
+) async throws {
+    var logger = Logger(label: "push-backend")
+    logger.logLevel = .warning
+    let store = try await SQLiteBackendStore.open(dataDirectory: configuration.dataDirectory, logger: logger)
+    let authenticator = Authenticator(store: store, limits: configuration.logins)
+    let result: Result<Void, any Error>
+    do {
+        let hub = try NotificationHubClient(connectionString: fullAccess, hubName: "hub", endpointOverride: hubBase, logger: logger)
+        let api = BackendAPI(
+            store: store, authenticator: authenticator, hub: hub, images: RichPushImages.registry, defaultImage: configuration.defaultImage,
+            sendQuota: configuration.sendQuota)
+        try await Application(router: api.router(), logger: logger).test(.router, body)
+        result = .success(())
+    } catch {
+        result = .failure(error)
+    }
+    await authenticator.shutdown()
+    await store.close()
+    try result.get()
 }
 
 /// What the iOS app does: registers its token, takes silent pushes from the hub, and fetches what

@@ -9,7 +9,7 @@ import SQLiteNIO
 import Synchronization
 import Testing
 
-@Suite("Reference backend: the flows end to end (real HTTP, real SQLite, the hub emulator)")
+@Suite("Reference backend: the flows end to end (in process through the router, real SQLite, the hub emulator)")
 struct BackendFlowTests {
     @Test("Rich push: silent push built by the codec, image fetched by id with its content type and ETag, then read")
     func richPush() async throws {

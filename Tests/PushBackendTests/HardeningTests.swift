@@ -15,7 +15,8 @@ import Testing
 struct FloodTests {
     @Test("1,000 idle sockets do not keep a request from being answered; idle sockets and trickled heads are closed")
     func idleConnections() async throws {
-        try await withBackend(configure: { $0.server = ServerLimits(idleTimeout: .seconds(2), requestHeadTimeout: .seconds(1)) }) { backend in
+        try await withBackend(overSockets: true, configure: { $0.server = ServerLimits(idleTimeout: .seconds(2), requestHeadTimeout: .seconds(1)) }) {
+            backend in
             let port = backend.port
             var idle = try await offPool {
                 try (0..<1000).map { index in
@@ -35,7 +36,8 @@ struct FloodTests {
             idle.removeAll()
         }
         // A head trickled a byte at a time keeps the idle timer from firing, but not the head deadline.
-        try await withBackend(configure: { $0.server = ServerLimits(idleTimeout: .seconds(60), requestHeadTimeout: .seconds(1)) }) { backend in
+        try await withBackend(overSockets: true, configure: { $0.server = ServerLimits(idleTimeout: .seconds(60), requestHeadTimeout: .seconds(1)) })
+        { backend in
             let trickle = try RawConnection(port: backend.port)
             try trickle.send("GET /api/notifications HTTP/1.1\r\n")
             let started = ContinuousClock.now
@@ -63,7 +65,7 @@ struct FloodTests {
 
     @Test("During a wrong-password flood from 127.0.0.2, a first login from 127.0.0.1 succeeds within a second; the flood gets 429s")
     func loginFlood() async throws {
-        try await withBackend { backend in
+        try await withBackend(overSockets: true) { backend in
             let port = backend.port
             let statuses = Mutex<[Int: Int]>([:])
             let stop = Atomic<Bool>(false)
@@ -168,7 +170,7 @@ struct RegistrationRaceTests {
         "50 concurrent registrations of one token by two users leave one installation, tagged with the stored owner; the other user's pushes never reach it"
     )
     func racingRegistrations() async throws {
-        try await withBackend { backend in
+        try await withBackend(overSockets: true) { backend in
             let token = String(repeating: "ab", count: 32)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for index in 0..<50 {
@@ -247,9 +249,13 @@ struct QuotaTests {
 
     @Test("Notifications past the retention period are deleted by the periodic sweep")
     func retention() async throws {
-        try await withBackend(configure: {
-            $0.retention = .milliseconds(300); $0.retentionSweepInterval = .milliseconds(100)
-        }) { backend in
+        // The sweep belongs to the service, so the whole service runs.
+        try await withBackend(
+            overSockets: true,
+            configure: {
+                $0.retention = .milliseconds(300); $0.retentionSweepInterval = .milliseconds(100)
+            }
+        ) { backend in
             let id = try await backend.notify(as: "alice", #"{"kind": "secure", "payload": "short-lived"}"#)
             var remaining = -1
             for _ in 0..<100 {
@@ -317,7 +323,7 @@ struct QuotaTests {
         "A request the HTTP parser refuses (NUL in a header, headers over 80 KiB) gets Hummingbird's own empty 400 and a closed connection, as documented"
     )
     func malformedRequests() async throws {
-        try await withBackend { backend in
+        try await withBackend(overSockets: true) { backend in
             let nul = try RawConnection(port: backend.port)
             try nul.send("GET /api/notifications HTTP/1.1\r\nHost: x\r\nX-A: a\u{0}b\r\n\r\n")
             let (bytes, closed) = try await nul.closed(within: .seconds(10))
