@@ -3,9 +3,10 @@ SWIFT ?= swift
 .PHONY: deps build bench bench-quick test test-debug test-release test-asan test-tsan fuzz fuzz-smoke robustness check-modules format-lint docs load clean
 
 FUZZ_SECONDS ?= 300
-# Extra flags for the release builds of `bench-quick` and `test-release`; CI skips debug information
-# with them (RELEASE_FLAGS='-Xswiftc -gnone -Xcc -g0'), which the sanitizer and fuzz builds keep.
+# Extra flags for the release builds of `bench-quick` and `test-release`, and for the ASan build;
+# CI skips debug information with them (see .ci/run). The fuzz build keeps it for its reports.
 RELEASE_FLAGS ?=
+ASAN_FLAGS ?=
 
 # Installs the system packages the build needs (libxxhash-dev, pkg-config) when missing.
 deps:
@@ -37,8 +38,8 @@ test: bench-quick test-release
 
 # The whole suite under AddressSanitizer (the CLI tests then run an ASan-built pushcore too).
 test-asan: deps
-	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
-	LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan-suppressions.txt $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
+	$(SWIFT) build --build-tests --sanitize=address $(ASAN_FLAGS) --scratch-path .build-asan
+	LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan-suppressions.txt $(SWIFT) test --skip-build --sanitize=address $(ASAN_FLAGS) --scratch-path .build-asan
 
 # The concurrent parts under ThreadSanitizer: the SAS token cache and the resource streams.
 test-tsan: deps
