@@ -97,7 +97,7 @@ extension APNsPayload {
         return counter.count
     }
 
-    @usableFromInline
+    @usableFromInline @inline(never)
     static func tooLarge(size: Int, limit: Int) -> APNsPayloadError {
         .tooLarge(size: size, limit: limit)
     }
@@ -124,20 +124,37 @@ extension APNsPayload {
         JSONWriter.writeStatic("{\"aps\":", to: &output)
         try aps.pointee.writeInPlace(to: &output)
         if !customKeys.isEmpty {
+            // One conversion of the JSON writer's errors for all the members, naming the member
+            // being written; the errors are built out of line, so the writer's loop stays small
+            // enough to be inlined into its callers.
+            var current = -1
+            var namesAPS = false
             do throws(JSONError) {
                 try checkUniqueKeys(customKeys)
-            } catch {
-                throw APNsPayloadError(error, path: "")
-            }
-            try forEachInPlace(customKeys) { (index, member) throws(APNsPayloadError) in
-                guard member.key != "aps" else {
-                    throw APNsPayloadError(.duplicateKey, path: "aps", "a custom key named \"aps\" would repeat the aps dictionary")
+                try forEachInPlace(customKeys) { (index, member) throws(JSONError) in
+                    current = index
+                    if member.key == "aps" { namesAPS = true }
+                    output.append(ASCII.comma)
+                    try member.writeInPlace(to: &output, depth: 1)
                 }
-                output.append(ASCII.comma)
-                try member.writeInPlace(to: &output, depth: 1, path: customKeys[index].key)
+            } catch {
+                throw customKeyError(error, in: customKeys, at: current)
             }
+            if namesAPS { throw customKeyNamedAPS() }
         }
         output.append(ASCII.closeBrace)
+    }
+}
+
+extension APNsPayload {
+    @usableFromInline @inline(never)
+    static func customKeyError(_ error: JSONError, in customKeys: UnsafeBufferPointer<JSONMember>, at index: Int) -> APNsPayloadError {
+        APNsPayloadError(error, path: index < 0 ? "" : customKeys[index].key)
+    }
+
+    @usableFromInline @inline(never)
+    static func customKeyNamedAPS() -> APNsPayloadError {
+        APNsPayloadError(.duplicateKey, path: "aps", "a custom key named \"aps\" would repeat the aps dictionary")
     }
 }
 
@@ -188,36 +205,33 @@ struct ObjectWriter<Output: JSONOutput> {
     @inlinable
     mutating func others<Key: PayloadKey>(_ members: [JSONMember], known: KeyTable<Key>, _ output: inout Output) throws(APNsPayloadError) {
         guard !members.isEmpty else { return }
+        var current = -1
+        var named: String?
         do throws(JSONError) {
             try checkUniqueKeys(members)
-        } catch {
-            throw APNsPayloadError(error, path: Key.parentPath)
-        }
-        try members.withUnsafeBufferPointer { (buffer) throws(APNsPayloadError) in
-            try forEachInPlace(buffer) { (index, member) throws(APNsPayloadError) in
-                guard !known.contains(member.key) else {
-                    throw APNsPayloadError(
-                        .duplicateKey, path: Key.parentPath + "." + member.key,
-                        "\"\(member.key)\" is a named field; set it there, not among the other keys")
+            try members.withUnsafeBufferPointer { (buffer) throws(JSONError) in
+                try forEachInPlace(buffer) { (index, member) throws(JSONError) in
+                    current = index
+                    if named == nil, known.contains(member.key) { named = member.key }
+                    if !isFirst { output.append(ASCII.comma) }
+                    isFirst = false
+                    try member.writeInPlace(to: &output, depth: 2)
                 }
-                if !isFirst { output.append(ASCII.comma) }
-                isFirst = false
-                try member.writeInPlace(to: &output, depth: 2, path: Key.parentPath + "." + buffer[index].key)
             }
-        }
-    }
-}
-
-extension JSONMember {
-    /// Writes the member, reporting an error in its value (a repeated key, a non-finite number)
-    /// at `path`, which is built only then.
-    @inlinable
-    mutating func writeInPlace<Output: JSONOutput>(to output: inout Output, depth: Int, path: @autoclosure () -> String) throws(APNsPayloadError) {
-        do throws(JSONError) {
-            try writeInPlace(to: &output, depth: depth)
         } catch {
-            throw APNsPayloadError(error, path: path())
+            throw Self.otherKeyError(error, parentPath: Key.parentPath, key: current < 0 ? nil : members[current].key)
         }
+        if let named { throw Self.namedField(named, parentPath: Key.parentPath) }
+    }
+
+    @usableFromInline @inline(never)
+    static func otherKeyError(_ error: JSONError, parentPath: String, key: String?) -> APNsPayloadError {
+        APNsPayloadError(error, path: key.map { parentPath + "." + $0 } ?? parentPath)
+    }
+
+    @usableFromInline @inline(never)
+    static func namedField(_ name: String, parentPath: String) -> APNsPayloadError {
+        APNsPayloadError(.duplicateKey, path: parentPath + "." + name, "\"\(name)\" is a named field; set it there, not among the other keys")
     }
 }
 
@@ -239,7 +253,7 @@ func writeDouble<Output: JSONOutput>(_ value: Double, to output: inout Output, p
     do throws(JSONError) {
         try JSONWriter.writeDouble(value, to: &output)
     } catch {
-        throw APNsPayloadError(.invalidValue, path: path(), "\(path()) must be a finite number (got \(value))")
+        throw .invalidValue(path(), "must be a finite number", got: String(value))
     }
 }
 
@@ -271,7 +285,7 @@ extension APNsAPS {
         }
         if let badge {
             guard badge >= 0 else {
-                throw APNsPayloadError(.invalidValue, path: APSKey.badge.path, "\(APSKey.badge.path) must not be negative (got \(badge))")
+                throw .invalidValue(APSKey.badge.path, "must not be negative", got: String(badge))
             }
             members.integer(APSKey.badge, badge, &output)
         }
@@ -293,8 +307,7 @@ extension APNsAPS {
         }
         if let relevanceScore {
             guard event != nil || (0...1).contains(relevanceScore) else {
-                throw APNsPayloadError(
-                    .invalidValue, path: APSKey.relevanceScore.path, "\(APSKey.relevanceScore.path) must be within 0...1 (got \(relevanceScore))")
+                throw .invalidValue(APSKey.relevanceScore.path, "must be within 0...1", got: String(relevanceScore))
             }
             members.key(APSKey.relevanceScore, &output)
             try writeDouble(relevanceScore, to: &output, path: APSKey.relevanceScore.path)
@@ -380,7 +393,7 @@ extension APNsCriticalSound {
         JSONWriter.writeString(name, to: &output)
         if let volume {
             guard (0...1).contains(volume) else {
-                throw APNsPayloadError(.invalidValue, path: "aps.sound.volume", "aps.sound.volume must be within 0...1 (got \(volume))")
+                throw .invalidValue("aps.sound.volume", "must be within 0...1", got: String(volume))
             }
             JSONWriter.writeStatic(",\"volume\":", to: &output)
             try writeDouble(volume, to: &output, path: "aps.sound.volume")

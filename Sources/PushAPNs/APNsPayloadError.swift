@@ -55,7 +55,7 @@ public struct APNsPayloadError: Error, Hashable, Sendable, CustomStringConvertib
 
     /// An error in a custom JSON value of the model (a repeated key, a non-finite number, nesting
     /// too deep), found while encoding it.
-    @usableFromInline
+    @usableFromInline @inline(never)
     init(_ error: JSONError, path: String) {
         self.init(error.code == .duplicateKey ? .duplicateKey : .invalidValue, path: path, error.message)
     }
@@ -75,7 +75,14 @@ public struct APNsPayloadError: Error, Hashable, Sendable, CustomStringConvertib
         hasher.combine(offset)
     }
 
-    @usableFromInline
+    /// `PATH RULE (got VALUE)`. The encoder's refusals are built out of line, here, so that its
+    /// loops stay small enough to be inlined into their callers.
+    @usableFromInline @inline(never)
+    static func invalidValue(_ path: String, _ rule: StaticString, got value: String) -> APNsPayloadError {
+        APNsPayloadError(.invalidValue, path: path, "\(path) \(rule) (got \(value))")
+    }
+
+    @usableFromInline @inline(never)
     static func tooLarge(size: Int, limit: Int, offset: Int? = nil, pushType: APNsPushType? = nil) -> APNsPayloadError {
         let limitName = pushType.map { "the \($0.rawValue) limit" } ?? "the limit"
         return APNsPayloadError(
