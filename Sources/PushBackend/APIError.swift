@@ -1,24 +1,31 @@
+import HTTPTypes
+import Hummingbird
 import NotificationHubs
 import PushCore
 
 /// Every refusal the API makes: an HTTP status and a stable code, answered as
 /// `{"error": {"code": "…", "message": "…"}}`.
-public struct APIError: Error, Hashable, Sendable, CustomStringConvertible {
-    public let status: Int
+public struct APIError: HTTPResponseError, Hashable, Sendable, CustomStringConvertible {
+    public let status: HTTPResponse.Status
     public let code: String
     public let message: String
     public var headers: [(String, String)] = []
     /// For the log only: what failed behind a 5xx, which the client is not told.
     package var detail: String?
 
-    public init(status: Int, code: String, _ message: String, headers: [(String, String)] = []) {
+    public init(status: HTTPResponse.Status, code: String, _ message: String, headers: [(String, String)] = []) {
         self.status = status
         self.code = code
         self.message = message
         self.headers = headers
     }
 
-    public var description: String { "\(status) \(code): \(message)" }
+    public var description: String { "\(status.code) \(code): \(message)" }
+
+    /// The JSON answer, with the refusal's headers (HEAD: its length, no body).
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        response(isHead: request.method == .head)
+    }
 
     public static func == (lhs: APIError, rhs: APIError) -> Bool {
         lhs.status == rhs.status && lhs.code == rhs.code && lhs.message == rhs.message

@@ -77,7 +77,7 @@ struct RequestLogging: RouterMiddleware {
             response = try await next(request, context)
         } catch {
             let refusal = APIError(error)
-            if let detail = refusal.detail { context.logger.log(level: refusal.status >= 500 ? .error : .notice, "\(refusal.code): \(detail)") }
+            if let detail = refusal.detail { context.logger.log(level: refusal.status.code >= 500 ? .error : .notice, "\(refusal.code): \(detail)") }
             response = refusal.response(isHead: request.method == .head)
         }
         response.headers[.requestID] = requestID
@@ -124,7 +124,7 @@ extension APIError {
 
     /// `{"error": {"code": …, "message": …}}` with the refusal's headers.
     func response(isHead: Bool = false) -> Response {
-        Response.json(status, body, headers: headers, isHead: isHead)
+        Response.json(status.code, body, headers: headers, isHead: isHead)
     }
 }
 

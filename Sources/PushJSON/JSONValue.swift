@@ -131,25 +131,22 @@ public struct JSONValue: Sendable {
 
     /// The values under one value, entry by entry (see ``descendants``).
     public struct Descendants: Sequence, IteratorProtocol, Sendable {
-        @usableFromInline let storage: JSONTapeStorage
-        @usableFromInline var nextIndex: Int
-        @usableFromInline let end: Int
+        /// The same range of the tape as ``Elements``, stepped entry by entry instead of sibling by sibling.
+        @usableFromInline var entries: Elements
 
         @inlinable
         init(storage: JSONTapeStorage, first: Int, end: Int) {
-            self.storage = storage
-            self.nextIndex = first
-            self.end = end
+            entries = Elements(storage: storage, first: first, end: end)
         }
 
         @inlinable
         public mutating func next() -> JSONValue? {
-            while nextIndex < end {
-                let index = nextIndex
-                nextIndex &+= 1
+            while entries.nextIndex < entries.end {
+                let index = entries.nextIndex
+                entries.nextIndex &+= 1
                 // Closing brackets are entries of the tape, not values.
-                let kind = storage.entries[index].kind
-                if kind != .objectEnd && kind != .arrayEnd { return JSONValue(storage: storage, index: index) }
+                let kind = entries.storage.entries[index].kind
+                if kind != .objectEnd && kind != .arrayEnd { return JSONValue(storage: entries.storage, index: index) }
             }
             return nil
         }
