@@ -96,11 +96,10 @@ package struct BackendAPI: Sendable {
 
     /// Answers the usual methods `path` does not take with 405 and `Allow`.
     private func refuseOtherMethods(on router: Router<Context>, _ path: RouterPath, allowed: [HTTPRequest.Method]) {
-        let refusal = APIError(
-            status: 405, code: "methodNotAllowed", "", headers: [("Allow", allowed.map(\.rawValue).joined(separator: ", "))])
+        let allow = allowed.map(\.rawValue).joined(separator: ", ")
         for method in [HTTPRequest.Method.get, .head, .post, .put, .patch, .delete, .options, .trace] where !allowed.contains(method) {
             router.on(path, method: method) { request, _ -> Response in
-                throw APIError(status: refusal.status, code: refusal.code, "\(request.method.rawValue) is not allowed here", headers: refusal.headers)
+                throw APIError(status: 405, code: "methodNotAllowed", "\(request.method.rawValue) is not allowed here", headers: [("Allow", allow)])
             }
         }
     }
