@@ -368,37 +368,29 @@ extension HubEmulator {
     }
 
     private func queueFaults(_ body: [UInt8]) throws -> Response {
-        switch Self.faults(from: body) {
-        case .success(let faults):
-            let queued = state.withLock { storage in
-                guard storage.faults.count + faults.count <= Self.maximumQueuedFaults else { return false }
-                storage.faults += faults
-                return true
-            }
-            guard queued else { throw HookError(409, "at most \(Self.maximumQueuedFaults) faults may be queued") }
-            return Response(status: .noContent)
-        case .failure(let message):
-            throw HookError(400, message.text)
+        let faults = try Self.faults(from: body)
+        let queued = state.withLock { storage in
+            guard storage.faults.count + faults.count <= Self.maximumQueuedFaults else { return false }
+            storage.faults += faults
+            return true
         }
-    }
-
-    struct HookMessage: Error {
-        let text: String
+        guard queued else { throw HookError(409, "at most \(Self.maximumQueuedFaults) faults may be queued") }
+        return Response(status: .noContent)
     }
 
     /// `{"status": 100…599, "retryAfter": "…", "count": 1…}` or `{"delaySeconds": 0…300, "count": 1…}`,
     /// every field checked, so that nothing a client sends can trap the process.
-    static func faults(from body: [UInt8]) -> Result<[Fault], HookMessage> {
-        guard let document = parsedJSON(body), document.root.kind == .object else { return .failure(HookMessage(text: "the body is a JSON object")) }
+    static func faults(from body: [UInt8]) throws(HookError) -> [Fault] {
+        guard let document = parsedJSON(body), document.root.kind == .object else { throw HookError(400, "the body is a JSON object") }
         let root = document.root
         let known: Set<String> = ["status", "retryAfter", "delaySeconds", "count"]
         if let unknown = root.members.first(where: { !known.contains($0.key.string ?? "") }) {
-            return .failure(HookMessage(text: "unknown field \((unknown.key.string ?? "").debugDescription)"))
+            throw HookError(400, "unknown field \((unknown.key.string ?? "").debugDescription)")
         }
         var count = 1
         if let value = root["count"] {
             guard let number = value.int, (1...maximumQueuedFaults).contains(number) else {
-                return .failure(HookMessage(text: "count is a whole number from 1 to \(maximumQueuedFaults)"))
+                throw HookError(400, "count is a whole number from 1 to \(maximumQueuedFaults)")
             }
             count = number
         }
@@ -406,12 +398,12 @@ extension HubEmulator {
         switch (root["status"], root["delaySeconds"]) {
         case (let status?, nil):
             guard let code = status.int, (100...599).contains(code) else {
-                return .failure(HookMessage(text: "status is a whole number from 100 to 599"))
+                throw HookError(400, "status is a whole number from 100 to 599")
             }
             var retryAfter: String?
             if let value = root["retryAfter"] {
                 guard let text = value.string, (1...64).contains(text.utf8.count), text.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
-                    return .failure(HookMessage(text: "retryAfter is a header value: 1 to 64 printable ASCII characters"))
+                    throw HookError(400, "retryAfter is a header value: 1 to 64 printable ASCII characters")
                 }
                 retryAfter = text
             }
@@ -419,13 +411,13 @@ extension HubEmulator {
         case (nil, let delay?):
             let limit = Double(maximumFaultDelay.components.seconds)
             guard root["retryAfter"] == nil, let seconds = delay.double, seconds.isFinite, (0...limit).contains(seconds) else {
-                return .failure(HookMessage(text: "delaySeconds is a number from 0 to \(Int(limit)), without retryAfter"))
+                throw HookError(400, "delaySeconds is a number from 0 to \(Int(limit)), without retryAfter")
             }
             fault = .delay(.milliseconds(Int64(seconds * 1000)))
         default:
-            return .failure(HookMessage(text: "give either status or delaySeconds"))
+            throw HookError(400, "give either status or delaySeconds")
         }
-        return .success(Array(repeating: fault, count: count))
+        return Array(repeating: fault, count: count)
     }
 }
 
