@@ -123,9 +123,20 @@ let package = Package(
         // Counts this thread's heap allocations by wrapping glibc's malloc family; used by `bench`
         // to report allocations per operation and by the allocation tests, the only tests that link it.
         .target(name: "CAllocationCounter", path: "Benchmarks/CAllocationCounter"),
+        // The bench's anchor: simdjson's DOM parser (Debian's libsimdjson-dev, Homebrew's simdjson)
+        // behind a few C functions. Not through pkg-config: SwiftPM refuses the -D flag simdjson's
+        // .pc file carries (the shim defines it), and warns on every build.
+        .target(
+            name: "SimdjsonAnchor",
+            path: "Benchmarks/SimdjsonAnchor",
+            cxxSettings: [.unsafeFlags(["-I/opt/homebrew/include"], .when(platforms: [.macOS]))],
+            linkerSettings: [.linkedLibrary("simdjson"), .unsafeFlags(["-L/opt/homebrew/lib"], .when(platforms: [.macOS]))]
+        ),
         .executableTarget(
             name: "bench",
-            dependencies: ["PushCore", "CXXHash", "CAllocationCounter", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "PushCore", "CXXHash", "CAllocationCounter", "SimdjsonAnchor", .product(name: "Crypto", package: "swift-crypto"),
+            ],
             path: "Benchmarks/bench"
         ),
 
@@ -162,7 +173,8 @@ let package = Package(
         ),
         .testTarget(name: "pushcoreTests", dependencies: ["PushCore", "PushTestSupport"]),
     ],
-    swiftLanguageModes: [.v6]
+    swiftLanguageModes: [.v6],
+    cxxLanguageStandard: .cxx17
 )
 
 // `make docs` builds the DocC catalogues of the four core modules with swift-docc-plugin. The plugin
