@@ -16,6 +16,8 @@ struct Implementation {
 /// A workload and its implementations; `operations` is how many payloads one `run` processes.
 struct Workload {
     let name: String
+    /// The corpus folder a `*.corpus` workload ran on.
+    var corpus: String? = nil
     let operations: Int
     let bytes: Int
     let implementations: [Implementation]
@@ -23,6 +25,7 @@ struct Workload {
 
 struct Measurement {
     let workload: String
+    let corpus: String?
     let implementation: String
     let bytesPerOperation: Int
     let nanoseconds: (median: Double, min: Double, max: Double)
@@ -31,6 +34,8 @@ struct Measurement {
     var pushcoreSpeedup: Double?
     /// For `stream.file`: how far resident memory rose while streaming.
     var peakResidentGrowth: Int?
+    /// The same row's median in the run given to `--compare`.
+    var earlierMedian: Double?
 
     var megabytesPerSecond: Double { Double(bytesPerOperation) / nanoseconds.median * 1e3 }
     var operationsPerSecond: Double { 1e9 / nanoseconds.median }
@@ -88,7 +93,7 @@ func measure(_ workload: Workload, options: BenchOptions) -> [Measurement] {
         let sorted = samples[index].sorted()
         measurements.append(
             Measurement(
-                workload: workload.name, implementation: implementation.name,
+                workload: workload.name, corpus: workload.corpus, implementation: implementation.name,
                 bytesPerOperation: workload.bytes / max(workload.operations, 1),
                 nanoseconds: (sorted[sorted.count / 2], sorted.first!, sorted.last!),
                 allocationsPerOperation: allocations(implementation.run, operations: workload.operations)))

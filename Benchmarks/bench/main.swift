@@ -1,7 +1,8 @@
 import Foundation
 import PushCore
+import SimdjsonAnchor
 
-// `swift run -c release bench [--json] [--quick] [--filter REGEX] [--corpus DIR]`
+// `swift run -c release bench [--json] [--quick] [--filter REGEX] [--corpus DIR]... [--compare FILE]`
 
 #if DEBUG
 if !CommandLine.arguments.contains("--allow-debug") {
@@ -12,12 +13,17 @@ if !CommandLine.arguments.contains("--allow-debug") {
 FileHandle.standardError.write(Data("warning: DEBUG BUILD — these numbers mean nothing\n".utf8))
 #endif
 
+let usageLine = "usage: bench [--json] [--quick] [--filter REGEX] [--corpus DIR]... [--compare FILE]"
+let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
 struct Arguments {
     var json = false
     var quick = false
     var filter: String?
-    var corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Corpus/valid")
+    /// The bench corpora unless `--corpus` names others: small edge cases, ~1 KB mostly-ASCII
+    /// payloads, and international ones (non-ASCII text, escapes, pretty-printed).
+    var corpora: [URL] = []
+    var compare: URL?
 
     static func parse(_ arguments: [String]) -> Arguments {
         var parsed = Arguments()
@@ -32,11 +38,19 @@ struct Arguments {
                 parsed.filter = value
             case "--corpus":
                 guard let value = iterator.next() else { usage("--corpus needs a folder") }
-                parsed.corpus = URL(fileURLWithPath: value)
+                parsed.corpora.append(URL(fileURLWithPath: value))
+            case "--compare":
+                guard let value = iterator.next() else { usage("--compare needs a file of `bench --json` lines") }
+                parsed.compare = URL(fileURLWithPath: value)
             case "-h", "--help":
-                print("usage: bench [--json] [--quick] [--filter REGEX] [--corpus DIR]")
+                print(usageLine)
                 exit(0)
             default: usage("unknown argument \(argument)")
+            }
+        }
+        if parsed.corpora.isEmpty {
+            parsed.corpora = ["Corpus/valid", "Benchmarks/rich-payloads", "Benchmarks/international-payloads"].map {
+                repository.appendingPathComponent($0)
             }
         }
         return parsed
@@ -44,7 +58,7 @@ struct Arguments {
 }
 
 func usage(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("bench: \(message)\nusage: bench [--json] [--quick] [--filter REGEX] [--corpus DIR]\n".utf8))
+    FileHandle.standardError.write(Data("bench: \(message)\n\(usageLine)\n".utf8))
     exit(2)
 }
 
@@ -68,22 +82,35 @@ func loadCorpus(_ folder: URL) -> [[UInt8]] {
 }
 
 @exclusivity(unchecked) nonisolated(unsafe) var parser = JSONParser()
-let allFiles = loadCorpus(arguments.corpus)
-// Every implementation runs on the same inputs: those that all of them accept (Foundation, for
-// one, refuses numbers such as 1e400 that JSON allows).
-let jsonFiles = allFiles.filter { bytes in
-    (try? parser.validate(bytes)) != nil
-        && (try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])) != nil
-}
-let payloadFiles = jsonFiles.filter { bytes in
-    guard let payload = try? APNsPayload(decoding: bytes, parser: &parser), let encoded = try? payload.encoded(limit: .max) else {
-        return false
+/// One corpus folder's inputs. Every implementation runs on the same inputs: those that all of
+/// them accept (Foundation, for one, refuses numbers such as 1e400 that JSON allows).
+struct Corpus {
+    let name: String
+    let fileCount: Int
+    let jsonFiles: [[UInt8]]
+    let payloadFiles: [[UInt8]]
+
+    init(_ folder: URL) {
+        name = folder.lastPathComponent == "valid" ? "Corpus/valid" : folder.lastPathComponent
+        let allFiles = loadCorpus(folder)
+        fileCount = allFiles.count
+        jsonFiles = allFiles.filter { bytes in
+            (try? parser.validate(bytes)) != nil
+                && (try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])) != nil
+                && simdjsonAccepts(bytes)
+        }
+        payloadFiles = jsonFiles.filter { bytes in
+            guard let payload = try? APNsPayload(decoding: bytes, parser: &parser), let encoded = try? payload.encoded(limit: .max)
+            else { return false }
+            return (try? JSONDecoder().decode(CodablePayload.self, from: Data(bytes))) != nil
+                && (try? JSONDecoder().decode(CodablePayload.self, from: Data(encoded))) != nil
+                && (try? JSONSerialization.jsonObject(with: Data(encoded))) != nil
+        }
+        guard !jsonFiles.isEmpty else { usage("no JSON files that every parser accepts in \(folder.path)") }
     }
-    return (try? JSONDecoder().decode(CodablePayload.self, from: Data(bytes))) != nil
-        && (try? JSONDecoder().decode(CodablePayload.self, from: Data(encoded))) != nil
-        && (try? JSONSerialization.jsonObject(with: Data(encoded))) != nil
 }
-guard !jsonFiles.isEmpty else { usage("no JSON files that every parser accepts in \(arguments.corpus.path)") }
+
+let corpora = arguments.corpora.map(Corpus.init)
 
 let silentRich = APNsPayload.silentRichPush(
     richId: "4f1c2a9e8d0b4c7e9a513b6f0e2d7c11", richType: "img", richMessage: "Look at \"this\" photo from the hike!")
@@ -96,27 +123,21 @@ var alertPayload = APNsPayload(
         interruptionLevel: .timeSensitive, relevanceScore: 0.75))
 alertPayload["gameID"] = "12345678"
 
-let corpusModels = payloadFiles.map { try! APNsPayload(decoding: $0, parser: &parser) }
 let silentRichBytes = try! silentRich.encoded()
 let alertBytes = try! alertPayload.encoded()
-let corpusModelBytes = corpusModels.map { try! $0.encoded(limit: .max) }
 
 func totalBytes(_ files: [[UInt8]]) -> Int { files.reduce(0) { $0 + $1.count } }
 
 // Foundation's inputs, prepared outside the timed region like ours.
-let jsonData = jsonFiles.map { Data($0) }
-let payloadData = payloadFiles.map { Data($0) }
 let silentRichData = Data(silentRichBytes)
 func foundationObject(_ bytes: [UInt8]) -> Any { try! JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]) }
 let silentRichFoundation = foundationObject(silentRichBytes)
 let alertFoundation = foundationObject(alertBytes)
-let corpusFoundation = corpusModelBytes.map(foundationObject)
 let decoder = JSONDecoder()
 let encoder = JSONEncoder()
 func codable(_ bytes: [UInt8]) -> CodablePayload { try! decoder.decode(CodablePayload.self, from: Data(bytes)) }
 let silentRichCodable = codable(silentRichBytes)
 let alertCodable = codable(alertBytes)
-let corpusCodable = corpusModelBytes.map(codable)
 
 // MARK: Implementations
 
@@ -173,7 +194,33 @@ func parseSerialization(_ files: [Data]) -> Implementation {
     }
 }
 
-let workloads: [Workload] = [
+func simdjsonAccepts(_ bytes: [UInt8]) -> Bool {
+    guard let anchor = simdjson_anchor_parser_create() else { return false }
+    defer { simdjson_anchor_parser_destroy(anchor) }
+    var padded = bytes + [UInt8](repeating: 0, count: simdjson_anchor_padding())
+    return padded.withUnsafeMutableBufferPointer { simdjson_anchor_parse_walk(anchor, $0.baseAddress, bytes.count) >= 0 }
+}
+
+/// simdjson's DOM parse of each document and the same walk, through the C++ shim. Each document is
+/// copied once, outside the timed region, into a buffer with the padding simdjson reads past its
+/// end; the parser is reused, as a simdjson user does.
+func parseSimdjson(_ files: [[UInt8]]) -> Implementation {
+    guard let anchor = simdjson_anchor_parser_create() else { fatalError("simdjson: out of memory") }
+    let padding = simdjson_anchor_padding()
+    let documents = files.map { file -> UnsafeBufferPointer<UInt8> in
+        let copy = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: file.count + padding)
+        copy.initialize(repeating: 0)
+        _ = copy.initialize(from: file)
+        return UnsafeBufferPointer(rebasing: UnsafeBufferPointer(copy)[..<file.count])
+    }
+    return Implementation(name: "anchor.simdjson") {
+        var checksum = 0
+        for document in documents { checksum &+= Int(simdjson_anchor_parse_walk(anchor, document.baseAddress, document.count)) }
+        return checksum
+    }
+}
+
+let payloadWorkloads: [Workload] = [
     Workload(
         name: "build.silent-rich", operations: 1, bytes: silentRichBytes.count,
         implementations: [buildPushCore([silentRich]), buildSerialization([silentRichFoundation]), buildEncoder([silentRichCodable])]),
@@ -181,44 +228,60 @@ let workloads: [Workload] = [
         name: "build.alert", operations: 1, bytes: alertBytes.count,
         implementations: [buildPushCore([alertPayload]), buildSerialization([alertFoundation]), buildEncoder([alertCodable])]),
     Workload(
-        name: "build.corpus", operations: corpusModels.count, bytes: totalBytes(corpusModelBytes),
-        implementations: [buildPushCore(corpusModels), buildSerialization(corpusFoundation), buildEncoder(corpusCodable)]),
-    Workload(
         name: "parse.silent-rich", operations: 1, bytes: silentRichBytes.count,
-        implementations: [parsePushCore([silentRichBytes]), parseSerialization([silentRichData])]),
-    Workload(
-        name: "parse.corpus", operations: jsonFiles.count, bytes: totalBytes(jsonFiles),
-        implementations: [parsePushCore(jsonFiles), parseSerialization(jsonData)]),
-    Workload(
-        name: "decode.corpus", operations: payloadFiles.count, bytes: totalBytes(payloadFiles),
-        implementations: [
-            Implementation(name: "pushcore") {
-                var checksum = 0
-                for index in payloadFiles.indices {
-                    checksum &+= try! APNsPayload(decoding: payloadFiles[index], parser: &parser).customKeys.count
-                }
-                return checksum
-            },
-            Implementation(name: "foundation.JSONSerialization") {
-                payloadData.reduce(0) {
-                    $0 &+ payloadFromFoundation(try! JSONSerialization.jsonObject(with: $1))!.customKeys.count
-                }
-            },
-            Implementation(name: "foundation.JSONDecoder") {
-                payloadData.reduce(0) { $0 &+ (try! decoder.decode(CodablePayload.self, from: $1)).custom.count }
-            },
-        ]),
-    Workload(
-        name: "lint.corpus", operations: payloadFiles.count, bytes: totalBytes(payloadFiles),
-        implementations: [
-            Implementation(name: "pushcore") {
-                var checksum = 0
-                for index in payloadFiles.indices { checksum &+= try! APNsLinter.lint(payloadFiles[index], parser: &parser).count }
-                return checksum
-            },
-            parseSerialization(payloadData),
-        ]),
+        implementations: [parsePushCore([silentRichBytes]), parseSerialization([silentRichData]), parseSimdjson([silentRichBytes])]),
 ]
+
+/// The workloads over one corpus; their inputs are prepared here, outside the timed region.
+func corpusWorkloads(_ corpus: Corpus) -> [Workload] {
+    let jsonFiles = corpus.jsonFiles, payloadFiles = corpus.payloadFiles
+    let models = payloadFiles.map { try! APNsPayload(decoding: $0, parser: &parser) }
+    let modelBytes = models.map { try! $0.encoded(limit: .max) }
+    let payloadData = payloadFiles.map { Data($0) }
+    var workloads = [
+        Workload(
+            name: "parse.corpus", corpus: corpus.name, operations: jsonFiles.count, bytes: totalBytes(jsonFiles),
+            implementations: [parsePushCore(jsonFiles), parseSerialization(jsonFiles.map { Data($0) }), parseSimdjson(jsonFiles)])
+    ]
+    guard !payloadFiles.isEmpty else { return workloads }
+    workloads += [
+        Workload(
+            name: "build.corpus", corpus: corpus.name, operations: models.count, bytes: totalBytes(modelBytes),
+            implementations: [
+                buildPushCore(models), buildSerialization(modelBytes.map(foundationObject)), buildEncoder(modelBytes.map(codable)),
+            ]),
+        Workload(
+            name: "decode.corpus", corpus: corpus.name, operations: payloadFiles.count, bytes: totalBytes(payloadFiles),
+            implementations: [
+                Implementation(name: "pushcore") {
+                    var checksum = 0
+                    for index in payloadFiles.indices {
+                        checksum &+= try! APNsPayload(decoding: payloadFiles[index], parser: &parser).customKeys.count
+                    }
+                    return checksum
+                },
+                Implementation(name: "foundation.JSONSerialization") {
+                    payloadData.reduce(0) {
+                        $0 &+ payloadFromFoundation(try! JSONSerialization.jsonObject(with: $1))!.customKeys.count
+                    }
+                },
+                Implementation(name: "foundation.JSONDecoder") {
+                    payloadData.reduce(0) { $0 &+ (try! decoder.decode(CodablePayload.self, from: $1)).custom.count }
+                },
+            ]),
+        Workload(
+            name: "lint.corpus", corpus: corpus.name, operations: payloadFiles.count, bytes: totalBytes(payloadFiles),
+            implementations: [
+                Implementation(name: "pushcore") {
+                    var checksum = 0
+                    for index in payloadFiles.indices { checksum &+= try! APNsLinter.lint(payloadFiles[index], parser: &parser).count }
+                    return checksum
+                },
+                parseSerialization(payloadData),
+            ]),
+    ]
+    return workloads
+}
 
 // MARK: SAS
 
@@ -255,28 +318,51 @@ let sasWorkloads: [Workload] = [
 
 // MARK: Run
 
+/// An earlier run's medians (`--compare`), by benchmark, corpus and implementation; read with
+/// PushCore's own parser.
+let earlier: [String: Double] = {
+    guard let file = arguments.compare else { return [:] }
+    guard let data = try? Data(contentsOf: file) else { usage("cannot read \(file.path)") }
+    var medians: [String: Double] = [:]
+    for line in data.split(separator: UInt8(ascii: "\n")) where line.first == UInt8(ascii: "{") {
+        guard let row = try? parser.parse(Array(line)).root, let benchmark = row["benchmark"]?.string,
+            let implementation = row["implementation"]?.string, let median = row["ns_per_op"]?.double
+        else { usage("\(file.path) is not the output of `bench --json`: \(String(decoding: line.prefix(80), as: UTF8.self))") }
+        medians[rowKey(benchmark, row["corpus"]?.string, implementation)] = median
+    }
+    return medians
+}()
+
+func rowKey(_ benchmark: String, _ corpus: String?, _ implementation: String) -> String {
+    "\(benchmark) \(corpus ?? "-") \(implementation)"
+}
+
 let options = arguments.quick ? BenchOptions.quick : BenchOptions()
 if !arguments.json {
-    print(
-        "PushCore bench — \(arguments.corpus.path): \(allFiles.count) files; \(jsonFiles.count) JSON texts every parser accepts, "
-            + "\(payloadFiles.count) APNs payloads every decoder accepts")
-    print("xxHash: \(XXH3.usesRuntimeDispatch ? "runtime-dispatched (best of SSE2/AVX2/AVX-512)" : "portable") entry points")
-    print("medians of \(options.samples) interleaved samples; ns per payload (min–max); speedup = baseline ÷ pushcore\n")
-    print(
-        "benchmark".padding(toLength: 19, withPad: " ", startingAt: 0) + "implementation".padding(toLength: 31, withPad: " ", startingAt: 0)
-            + "ns/op".leftPadded(10) + "  (min–max)".padding(toLength: 22, withPad: " ", startingAt: 0) + "MB/s".leftPadded(9)
-            + "allocs/op".leftPadded(11) + "speedup".leftPadded(10))
-}
-for workload in workloads + sasWorkloads + makeStreamingWorkloads() {
-    if let filter, (try? filter.firstMatch(in: workload.name)) == nil { continue }
-    guard workload.operations > 0 else {
-        if !arguments.json { print("\(workload.name): skipped, no APNs payloads in the corpus") }
-        continue
+    print("PushCore bench")
+    for corpus in corpora {
+        print(
+            "corpus \(corpus.name): \(corpus.fileCount) files; \(corpus.jsonFiles.count) JSON texts every parser accepts, "
+                + "\(corpus.payloadFiles.count) APNs payloads every decoder accepts")
     }
+    print("xxHash: \(XXH3.usesRuntimeDispatch ? "runtime-dispatched (best of SSE2/AVX2/AVX-512)" : "portable") entry points")
+    print("medians of \(options.samples) interleaved samples; ns per payload (min–max); speedup = baseline ÷ pushcore")
+    print("(below 1x: the baseline is faster; anchor.simdjson is the C++ simdjson library, the fastest parser there is)")
+    if let compare = arguments.compare { print("change: each row's median against the same row in \(compare.lastPathComponent)") }
+    print(
+        "\nbenchmark".padding(toLength: 20, withPad: " ", startingAt: 0) + "corpus".padding(toLength: 24, withPad: " ", startingAt: 0)
+            + "implementation".padding(toLength: 31, withPad: " ", startingAt: 0)
+            + "ns/op".leftPadded(10) + "  (min–max)".padding(toLength: 22, withPad: " ", startingAt: 0) + "MB/s".leftPadded(9)
+            + "allocs/op".leftPadded(11) + "speedup".leftPadded(10) + (arguments.compare == nil ? "" : "change".leftPadded(9)))
+}
+let workloads = payloadWorkloads + corpora.flatMap(corpusWorkloads) + sasWorkloads + makeStreamingWorkloads()
+for workload in workloads {
+    if let filter, (try? filter.firstMatch(in: workload.name)) == nil { continue }
     // Measured before timing, while no other stream has touched the heap's high-water mark.
     let peakGrowth = workload.name == "stream.file" ? streamFilePeakResidentGrowth() : nil
     for var measurement in measure(workload, options: options) {
         if measurement.implementation == "pushcore" { measurement.peakResidentGrowth = peakGrowth }
+        measurement.earlierMedian = earlier[rowKey(measurement.workload, measurement.corpus, measurement.implementation)]
         if arguments.json {
             print(measurement.jsonLine)
         } else {
@@ -302,11 +388,14 @@ extension Measurement {
     var tableRow: String {
         let range = "  (\(format(nanoseconds.min))–\(format(nanoseconds.max)))"
         return workload.padding(toLength: 19, withPad: " ", startingAt: 0)
+            + (corpus ?? "").padding(toLength: 24, withPad: " ", startingAt: 0)
             + implementation.padding(toLength: 31, withPad: " ", startingAt: 0)
             + format(nanoseconds.median).leftPadded(10) + range.padding(toLength: 22, withPad: " ", startingAt: 0)
             + format(megabytesPerSecond).leftPadded(9)
             + (allocationsPerOperation.map { format($0, 2) } ?? "n/a").leftPadded(11)
-            + (pushcoreSpeedup.map { format($0) + "x" } ?? "").leftPadded(10)
+            + (pushcoreSpeedup.map { format($0, $0 < 10 ? 2 : 1) + "x" } ?? "").leftPadded(10)
+            + (earlierMedian.map { format(100 * (nanoseconds.median / $0 - 1), 1) + "%" }.map { $0.hasPrefix("-") ? $0 : "+" + $0 } ?? "")
+            .leftPadded(arguments.compare == nil ? 0 : 9)
     }
 
     var jsonLine: String {
@@ -319,6 +408,8 @@ extension Measurement {
         ]
         if let pushcoreSpeedup { fields.append("\"pushcore_speedup\":\(format(pushcoreSpeedup, 2))") }
         if let peakResidentGrowth { fields.append("\"peak_rss_growth_bytes\":\(peakResidentGrowth)") }
+        if let corpus { fields.insert("\"corpus\":\"\(corpus)\"", at: 1) }
+        if let earlierMedian { fields.append("\"ns_per_op_earlier\":\(format(earlierMedian, 2))") }
         return "{" + fields.joined(separator: ",") + "}"
     }
 }
