@@ -46,8 +46,9 @@ let package = Package(
     ],
     targets: [
         // The core: four modules by concern and an umbrella that re-exports them.
-        .target(name: "PushJSON"),
-        .target(name: "PushAPNs", dependencies: ["PushJSON"]),
+        // Lifetimes: the non-escaping views (`JSONView`, `APNsPayloadView`) declare what they depend on.
+        .target(name: "PushJSON", swiftSettings: [.enableExperimentalFeature("Lifetimes")]),
+        .target(name: "PushAPNs", dependencies: ["PushJSON"], swiftSettings: [.enableExperimentalFeature("Lifetimes")]),
         .target(name: "PushSAS", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         // Debian's libxxhash-dev (or Homebrew's xxhash); wrapped by Sources/PushResources/XXH3.swift alone.
         .systemLibrary(
@@ -145,7 +146,8 @@ let package = Package(
         .target(name: "PushTestSupport", path: "Tests/PushTestSupport"),
         .target(name: "HubTestSupport", dependencies: ["HubEmulator", "NotificationHubs", "PushSAS"], path: "Tests/HubTestSupport"),
         .testTarget(name: "PushJSONTests", dependencies: ["PushJSON", "PushTestSupport"]),
-        .testTarget(name: "PushAPNsTests", dependencies: ["PushAPNs", "PushTestSupport"]),
+        // Records/ is read from the source tree by path.
+        .testTarget(name: "PushAPNsTests", dependencies: ["PushAPNs", "PushTestSupport"], exclude: ["Records"]),
         .testTarget(
             name: "PushSASTests",
             dependencies: ["PushSAS", "PushTestSupport", .product(name: "Crypto", package: "swift-crypto")]

@@ -270,6 +270,20 @@ func corpusWorkloads(_ corpus: Corpus) -> [Workload] {
                 },
             ]),
         Workload(
+            name: "view.corpus", corpus: corpus.name, operations: payloadFiles.count, bytes: totalBytes(payloadFiles),
+            implementations: [
+                Implementation(name: "pushcore") {
+                    var checksum = 0
+                    for index in payloadFiles.indices { checksum &+= try! APNsPayloadView.read(payloadFiles[index], parser: &parser, readEveryField) }
+                    return checksum
+                },
+                Implementation(name: "foundation.JSONSerialization") {
+                    payloadData.reduce(0) {
+                        $0 &+ payloadFromFoundation(try! JSONSerialization.jsonObject(with: $1))!.customKeys.count
+                    }
+                },
+            ]),
+        Workload(
             name: "lint.corpus", corpus: corpus.name, operations: payloadFiles.count, bytes: totalBytes(payloadFiles),
             implementations: [
                 Implementation(name: "pushcore") {

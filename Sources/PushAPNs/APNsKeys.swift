@@ -9,6 +9,8 @@ protocol PayloadKey: CaseIterable, Sendable {
     var member: StaticString { get }
     /// The dictionary's own path: `aps` or `aps.alert`.
     static var parentPath: String { get }
+    /// Matches input keys against the names of every case.
+    static var table: KeyTable<Self> { get }
 }
 
 extension PayloadKey {
@@ -23,7 +25,7 @@ extension PayloadKey {
 
 /// The keys of `aps`, in the order the encoder writes them.
 @usableFromInline
-enum APSKey: PayloadKey {
+enum APSKey: Int, PayloadKey {
     case alert, badge, sound, threadID, category, contentAvailable, mutableContent, targetContentID
     case interruptionLevel, relevanceScore, filterCriteria, staleDate, timestamp, event, dismissalDate
     case contentState, attributesType, attributes, inputPushToken, inputPushChannel, contentChanged, urlArgs
@@ -62,7 +64,7 @@ enum APSKey: PayloadKey {
 
 /// The keys of the `aps.alert` dictionary, in the order the encoder writes them.
 @usableFromInline
-enum AlertKey: PayloadKey {
+enum AlertKey: Int, PayloadKey {
     case title, subtitle, body, launchImage, titleLocKey, titleLocArgs, subtitleLocKey, subtitleLocArgs
     case locKey, locArgs, sound
 
@@ -90,13 +92,15 @@ enum AlertKey: PayloadKey {
 /// Matches object keys by their bytes without making a `String`: buckets by length, then
 /// compares bytes. Keys spelled with escapes are decoded first (rare).
 @usableFromInline
-struct KeyTable<Key: PayloadKey>: Sendable {
-    @usableFromInline let buckets: [[Key]]
+// Unchecked: the name pointers are to static strings, which never change or go away.
+struct KeyTable<Key: PayloadKey>: @unchecked Sendable {
+    /// By name length: each key with its name's bytes (static strings, so the pointers stay valid).
+    @usableFromInline let buckets: [[(key: Key, name: UnsafeRawBufferPointer)]]
 
     init() {
         let longest = Key.allCases.map(\.name.count).max() ?? 0
-        var buckets = [[Key]](repeating: [], count: longest + 1)
-        for key in Key.allCases { buckets[key.name.count].append(key) }
+        var buckets = [[(key: Key, name: UnsafeRawBufferPointer)]](repeating: [], count: longest + 1)
+        for key in Key.allCases { buckets[key.name.count].append((key, key.name)) }
         self.buckets = buckets
     }
 
@@ -104,7 +108,7 @@ struct KeyTable<Key: PayloadKey>: Sendable {
     func match(_ raw: UnsafeRawBufferPointer) -> Key? {
         guard raw.count < buckets.count else { return nil }
         for candidate in buckets[raw.count] where bytesEqual(raw, candidate.name) {
-            return candidate
+            return candidate.key
         }
         return nil
     }

@@ -53,43 +53,37 @@ public enum APNsLinter {
         return try lint(bytes, pushType: pushType, parser: &parser)
     }
 
-    /// Lints a parsed payload of `size` bytes.
+    /// Lints a parsed payload of `size` bytes. Nothing is allocated for a payload without findings.
     package static func lint(_ root: UnsafeJSONValue, size: Int, pushType: APNsPushType? = nil) -> [APNsDiagnostic] {
-        var reader = APNsPayloadReader(keepsWarnings: true)
-        var payload = APNsPayload()
-        let isPayload = reader.read(root, into: &payload)
-        var diagnostics = reader.diagnostics
-        let effectiveType = pushType ?? (isPayload ? APNsHeaders.inferredPushType(for: payload) : .alert)
+        var validator = APNsPayloadValidator(keepsWarnings: true)
+        let isPayload = validator.validate(root)
+        var diagnostics = validator.diagnostics
+        let effectiveType = pushType ?? (isPayload ? validator.inferredPushType : .alert)
         if size > effectiveType.payloadLimit {
             let limit = effectiveType.payloadLimit
             diagnostics.append(APNsDiagnostic(.error, .tooLarge(size: size, limit: limit, offset: limit, pushType: effectiveType)))
         }
-        if isPayload, let pushType {
-            diagnostics += pushTypeFindings(payload.aps, pushType: pushType, apsOffset: reader.apsOffset)
+        if isPayload, let pushType, let finding = pushTypeFinding(validator, pushType: pushType) {
+            diagnostics.append(finding)
         }
         return diagnostics
     }
 
-    static func pushTypeFindings(_ aps: APNsAPS, pushType: APNsPushType, apsOffset: Int) -> [APNsDiagnostic] {
+    static func pushTypeFinding(_ payload: APNsPayloadValidator, pushType: APNsPushType) -> APNsDiagnostic? {
+        let apsOffset = payload.apsOffset
         switch pushType {
-        case .background where !aps.contentAvailable:
-            return [
-                APNsDiagnostic(
-                    .error, APNsPayloadError(.pushTypeMismatch, path: "aps", offset: apsOffset, "a background push needs aps.content-available: 1"))
-            ]
-        case .liveactivity where aps.event == nil:
-            return [
-                APNsDiagnostic(.error, APNsPayloadError(.missingKey, path: "aps.event", offset: apsOffset, "a liveactivity push needs aps.event"))
-            ]
-        case .alert where aps.isBackgroundOnly:
-            return [
-                APNsDiagnostic(
-                    .warning,
-                    APNsPayloadError(
-                        .pushTypeMismatch, path: "aps", offset: apsOffset, "nothing to show in an alert push: send it as background with priority 5"))
-            ]
+        case .background where !payload.contentAvailable:
+            return APNsDiagnostic(
+                .error, APNsPayloadError(.pushTypeMismatch, path: "aps", offset: apsOffset, "a background push needs aps.content-available: 1"))
+        case .liveactivity where payload.event == nil:
+            return APNsDiagnostic(.error, APNsPayloadError(.missingKey, path: "aps.event", offset: apsOffset, "a liveactivity push needs aps.event"))
+        case .alert where payload.isBackgroundOnly:
+            return APNsDiagnostic(
+                .warning,
+                APNsPayloadError(
+                    .pushTypeMismatch, path: "aps", offset: apsOffset, "nothing to show in an alert push: send it as background with priority 5"))
         default:
-            return []
+            return nil
         }
     }
 }

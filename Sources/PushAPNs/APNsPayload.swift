@@ -33,9 +33,13 @@ public struct APNsPayload: Sendable, Hashable {
     /// `aps` in place, through the box's pointer: `_modify` on the box's `header` property pays
     /// for a dynamic exclusivity check on every access, which the decoder does not need.
     @usableFromInline
-    mutating func withUniqueAPS<Result>(_ body: (inout APNsAPS) -> Result) -> Result {
+    mutating func withUniqueAPS<Value, Failure: Error>(_ body: (inout APNsAPS) throws(Failure) -> Value) throws(Failure) -> Value {
         makeAPSUnique()
-        return apsBox.withUnsafeMutablePointerToHeader { body(&$0.pointee) }
+        // The buffer's method rethrows untyped errors; a Result keeps the type.
+        let result: Result<Value, Failure> = apsBox.withUnsafeMutablePointerToHeader { header in
+            Result { () throws(Failure) in try body(&header.pointee) }
+        }
+        return try result.get()
     }
 
     /// Root keys other than `aps`, written after it in this order.

@@ -159,6 +159,27 @@ extension JSON {
         }
     }
 
+    /// An owned copy of a parsed value whose objects are known to have unique keys (see
+    /// `UnsafeJSONValue.checkUniqueKeysThroughout()`): the copy without the check.
+    package init(uniqueKeys value: UnsafeJSONValue) {
+        switch value.kind {
+        case .null: self = .null
+        case .bool: self = .bool(value.bool!)
+        case .number: self = .number(JSONNumber(uncheckedSpelling: value.numberSpelling!))
+        case .string: self = .string(value.string!)
+        case .array:
+            var elements: [JSON] = []
+            elements.reserveCapacity(value.count)
+            for element in value.elements { elements.append(JSON(uniqueKeys: element)) }
+            self = .array(elements)
+        case .object:
+            var members: [JSONMember] = []
+            members.reserveCapacity(value.count)
+            for member in value.members { members.append(JSONMember(member.key.string!, JSON(uniqueKeys: member.value))) }
+            self = .object(members)
+        }
+    }
+
     /// Writes the value minified with minimal escaping.
     /// - Throws: `invalidNumber`/`duplicateKey`/`depthLimitExceeded` for values no valid JSON text
     ///   can hold.
@@ -278,6 +299,14 @@ extension UnsafeJSONValue {
         for member in members where !seen.insert(member.key.string!).inserted {
             throw JSONError(.duplicateKey, at: member.key.byteOffset, "duplicate key \"\(member.key.string!)\"")
         }
+    }
+
+    /// ``checkUniqueKeys()`` for this value and every object inside it, in the order
+    /// `JSON(_:)` meets them, so the first repeat found is the one an owned copy would throw;
+    /// nothing is copied.
+    package func checkUniqueKeysThroughout() throws(JSONError) {
+        try checkUniqueKeys()
+        for value in descendants where value.entry.kind == .object { try value.checkUniqueKeys() }
     }
 
     /// True when no two of the `count` keys from the tape entry `firstKey` on agree in length,

@@ -5,7 +5,8 @@
 package struct UnsafeJSONValue {
     @usableFromInline let entries: UnsafePointer<TapeEntry>
     @usableFromInline let input: UnsafePointer<UInt8>
-    @usableFromInline let index: Int
+    /// The value's entry on the tape.
+    @usableFromInline package let index: Int
 
     @inlinable
     init(entries: UnsafeMutablePointer<TapeEntry>, input: UnsafePointer<UInt8>, index: Int) {
@@ -19,6 +20,13 @@ package struct UnsafeJSONValue {
         self.entries = entries
         self.input = input
         self.index = index
+    }
+
+    /// Another value of the same document, by its index on the tape (`index` of a value read
+    /// earlier).
+    @inlinable
+    package func value(at index: Int) -> UnsafeJSONValue {
+        UnsafeJSONValue(entries: entries, input: input, index: index)
     }
 
     // Safe: views are only made for indices of recorded entries.
@@ -99,10 +107,16 @@ package struct UnsafeJSONValue {
     package func stringEquals(_ other: UnsafeRawBufferPointer) -> Bool {
         let entry = self.entry
         guard entry.kind == .string else { return false }
-        if entry.flags & TapeEntry.stringHasEscapes != 0 {
-            return string.map { $0.utf8.elementsEqual(other) } ?? false
+        if entry.flags & TapeEntry.stringHasEscapes == 0 { return bytesEqual(contentBytes, other) }
+        // Decoded run by run against `other`, so an escaped key costs no allocation either.
+        var matched = 0
+        var equal = true
+        forEachDecodedRun(contentBytes) { run in
+            guard equal else { return }
+            equal = matched + run.count <= other.count && bytesEqual(run, UnsafeRawBufferPointer(rebasing: other[matched..<(matched + run.count)]))
+            matched += run.count
         }
-        return bytesEqual(contentBytes, other)
+        return equal && matched == other.count
     }
 
     /// True when both are strings with the same decoded content.
@@ -111,7 +125,16 @@ package struct UnsafeJSONValue {
         if !stringHasEscapes && !other.stringHasEscapes {
             return entry.kind == .string && other.entry.kind == .string && bytesEqual(contentBytes, other.contentBytes)
         }
-        return string == other.string
+        guard entry.kind == .string && other.entry.kind == .string else { return false }
+        // Decoded text is never longer than its escaped spelling.
+        return withUnsafeTemporaryAllocation(byteCount: contentBytes.count, alignment: 1) { buffer in
+            var written = 0
+            forEachDecodedRun(contentBytes) { run in
+                UnsafeMutableRawBufferPointer(rebasing: buffer[written..<(written + run.count)]).copyMemory(from: run)
+                written += run.count
+            }
+            return other.stringEquals(UnsafeRawBufferPointer(rebasing: buffer[..<written]))
+        }
     }
 
     /// The number as spelled in the input, or `nil` when this is not a number.

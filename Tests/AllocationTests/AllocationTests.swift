@@ -60,6 +60,63 @@ struct AllocationTests {
     }
 }
 
+@Suite("Allocations: lint and payload views")
+struct PayloadViewAllocationTests {
+    /// Every corpus payload lint has nothing to say about.
+    static let cleanPayloads: [[UInt8]] = (Corpus.valid + Corpus.richPayloads + Corpus.internationalPayloads).map(\.bytes).filter {
+        (try? APNsLinter.lint($0))?.isEmpty == true
+    }
+
+    @Test("linting a payload without findings allocates nothing (optimised builds)", .enabled(if: isOptimizedBuild && !runningUnderSanitizer))
+    func lintDoesNotAllocate() throws {
+        try #require(pushcore_allocation_counting_available(), "allocation counting needs glibc and no sanitizer")
+        #expect(Self.cleanPayloads.count > 400)
+        var parser = JSONParser()
+        for payload in Self.cleanPayloads { _ = try APNsLinter.lint(payload, parser: &parser) }
+        for payload in Self.cleanPayloads {
+            let before = pushcore_thread_allocation_count()
+            let diagnostics = try APNsLinter.lint(payload, parser: &parser)
+            #expect(pushcore_thread_allocation_count() - before == 0 && diagnostics.isEmpty, "\(String(decoding: payload, as: UTF8.self))")
+        }
+    }
+
+    @Test("reading every field through a payload view allocates nothing (optimised builds)", .enabled(if: isOptimizedBuild && !runningUnderSanitizer))
+    func viewDoesNotAllocate() throws {
+        try #require(pushcore_allocation_counting_available(), "allocation counting needs glibc and no sanitizer")
+        var parser = JSONParser()
+        func read(_ payload: [UInt8]) throws -> Int {
+            try APNsPayloadView.read(payload, parser: &parser) { view in
+                let aps = view.aps
+                var checksum = (aps.badge ?? 0) &+ (aps.timestamp ?? 0) &+ (aps.contentAvailable ? 1 : 0)
+                checksum &+= aps.interruptionLevel == .critical ? 1 : 0
+                checksum &+= aps.event == .start ? 1 : 0
+                switch aps.alert {
+                case .text(let text): checksum &+= text.withRawBytes { $0.count }
+                case .fields(let fields):
+                    if case .text(let title) = fields.title { checksum &+= title == "Hi" ? 1 : 2 }
+                    checksum &+= fields.locArgs?.count ?? 0
+                case nil: break
+                }
+                if case .named(let sound) = aps.sound { checksum &+= sound == "default" ? 1 : 0 }
+                if let state = aps.contentState { state.forEachDescendant { checksum &+= $0.count } }
+                view.forEachCustomKey { key, value in
+                    var hasher = Hasher()
+                    key.hash(into: &hasher)
+                    checksum &+= hasher.finalize() &+ value.count
+                    value.forEachDescendant { checksum &+= $0.int ?? 0 }
+                }
+                return checksum
+            }
+        }
+        for payload in Self.cleanPayloads { _ = try read(payload) }
+        for payload in Self.cleanPayloads {
+            let before = pushcore_thread_allocation_count()
+            _ = try read(payload)
+            #expect(pushcore_thread_allocation_count() - before == 0, "\(String(decoding: payload, as: UTF8.self))")
+        }
+    }
+}
+
 @Suite("Allocations: JSON parser")
 struct ParserAllocationTests {
     @Test("steady-state parsing allocates nothing", .disabled(if: runningUnderSanitizer))

@@ -72,6 +72,14 @@ struct ReadmeExamples {
         let decoded = try APNsPayload(decoding: bytes, parser: &parser)
         let findings = try APNsLinter.lint(bytes, pushType: .background, parser: &parser)
 
+        // APNs fields typed, in place, no allocation: the view lives only inside the closure, and exists
+        // only for a payload lint finds no error in (otherwise `read` throws that error).
+        let (title, isShort) = try APNsPayloadView.read(bytes, parser: &parser) { payload in
+            guard case .text(let alert) = payload.aps.alert else { return ("", false) }
+            return (alert.string, alert == "Hi")  // compares the bytes in place; `.string` makes a String
+        }
+        #expect(title == "Hi" && isShort)
+
         #expect(count == 2 && decoded == model && findings.map(\.code) == [.pushTypeMismatch])
         #expect(badge == 2 && richId == "4f1c" && keyBytes == 9 && strings == 6)
         #expect(model.aps.alert == .text("Hi") && model["richId"] == "4f1c")

@@ -31,6 +31,8 @@ package enum Corpus {
     package static let invalid = cases("invalid")
     /// The bench's payloads of about 1 KB (`bench --corpus Benchmarks/rich-payloads`).
     package static let richPayloads = cases(in: repository.appendingPathComponent("Benchmarks/rich-payloads"))
+    /// The bench's payloads with text in many scripts, escapes and pretty-printing.
+    package static let internationalPayloads = cases(in: repository.appendingPathComponent("Benchmarks/international-payloads"))
 }
 
 /// A small, fast, seeded generator (SplitMix64) so property tests are reproducible.

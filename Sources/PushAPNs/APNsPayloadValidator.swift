@@ -1,0 +1,435 @@
+import PushJSON
+
+/// Where a valid payload's keys lie on the tape: what ``APNsPayloadView`` reads from. An index of
+/// 0 means absent (entry 0 is the root, never a member's value).
+@usableFromInline
+struct APNsPayloadLayout: Sendable {
+    @usableFromInline var aps: UInt32 = 0
+    /// By `APSKey.rawValue`.
+    @usableFromInline var apsKeys = SIMD32<UInt32>()
+    /// By `AlertKey.rawValue`, for the alert dictionary.
+    @usableFromInline var alertKeys = SIMD16<UInt32>()
+    /// Whether `aps` and the alert dictionary hold keys the model does not name: when they do
+    /// not, nothing needs to look for them again.
+    @usableFromInline var apsHasOtherKeys = false
+    @usableFromInline var alertHasOtherKeys = false
+
+    init() {}
+}
+
+/// Checks a parsed payload against APNs' rules in one pass over the tape, recording every rule it
+/// breaks and where each key lies. Lint reports what it finds; a payload view is made only when
+/// it finds no error, so the view and lint can never disagree about what a valid payload is.
+/// Nothing is allocated unless there is something to report.
+struct APNsPayloadValidator {
+    var diagnostics: [APNsDiagnostic] = []
+    var layout = APNsPayloadLayout()
+    var apsOffset = 0
+    /// Lint only: reading a view skips warnings and the building of their text.
+    let keepsWarnings: Bool
+    /// Off for decoding, whose owned copies check the same thing as they are made (see
+    /// `APNsPayload.init(decoding:)`): a second walk over every custom value, saved.
+    let checksOwnedValues: Bool
+
+    /// What the rules between keys look at, as a model decoded from the payload would hold it:
+    /// the last occurrence of a key decides (a repeated key is itself an error).
+    var hasAlert = false, hasBadge = false, hasSound = false
+    var contentAvailable = false, contentChanged = false
+    var relevanceScore: Double?
+    /// Where `aps.relevance-score` was read, for the range rule checked after every key is read.
+    var relevanceScoreOffset = 0
+    var event: APNsLiveActivityEvent?
+
+    init(keepsWarnings: Bool, checksOwnedValues: Bool = true) {
+        self.keepsWarnings = keepsWarnings
+        self.checksOwnedValues = checksOwnedValues
+    }
+
+    var hasErrors: Bool { diagnostics.contains { $0.severity == .error } }
+
+    /// A push with nothing to show: no alert, badge or sound, and content-available set.
+    var isBackgroundOnly: Bool { contentAvailable && !hasAlert && !hasBadge && !hasSound }
+
+    /// `liveactivity` for a Live Activity event, `widgets` for a widget reload, `background` for
+    /// a push with nothing to show, `alert` otherwise (as `APNsHeaders.inferredPushType`).
+    var inferredPushType: APNsPushType {
+        if event != nil { return .liveactivity }
+        if contentChanged { return .widgets }
+        if isBackgroundOnly { return .background }
+        return .alert
+    }
+
+    mutating func error(_ code: APNsPayloadError.Code, at offset: Int, path: String, _ message: String) {
+        diagnostics.append(APNsDiagnostic(.error, APNsPayloadError(code, path: path, offset: offset, message)))
+    }
+
+    mutating func warning(_ code: APNsPayloadError.Code, at offset: Int, path: @autoclosure () -> String, _ message: @autoclosure () -> String) {
+        guard keepsWarnings else { return }
+        diagnostics.append(APNsDiagnostic(.warning, APNsPayloadError(code, path: path(), offset: offset, message())))
+    }
+
+    /// Returns false when the root or `aps` is missing or not an object.
+    mutating func validate(_ root: UnsafeJSONValue) -> Bool {
+        guard root.kind == .object else {
+            error(.typeMismatch, at: root.byteOffset, path: "", "the payload must be a JSON object")
+            return false
+        }
+        checkUniqueKeys(root, path: "")
+        var sawAPS = false
+        for member in root.members {
+            if member.key.stringEquals("aps") {
+                guard !sawAPS else { continue }  // reported as a duplicate key
+                sawAPS = true
+                apsOffset = member.value.byteOffset
+                guard member.value.kind == .object else {
+                    error(.typeMismatch, at: member.value.byteOffset, path: "aps", "aps must be an object")
+                    return false
+                }
+                layout.aps = UInt32(member.value.index)
+                validateAPS(member.value)
+            } else {
+                checkOwnable(member.value, path: member.key.string!)
+            }
+        }
+        guard sawAPS else {
+            error(.missingKey, at: root.byteOffset, path: "aps", "the payload has no aps dictionary")
+            return false
+        }
+        return true
+    }
+
+    /// A repeated key is reported with the path of the dictionary that holds it.
+    mutating func checkUniqueKeys(_ object: UnsafeJSONValue, path: @autoclosure () -> String) {
+        do {
+            try object.checkUniqueKeys()
+        } catch {
+            self.error(.duplicateKey, at: error.offset, path: path(), error.message)
+        }
+    }
+
+    /// A key this model does not name: kept, in order, with a warning naming its path.
+    mutating func passThrough<Key: PayloadKey>(_ member: UnsafeJSONValue.Member, in _: Key.Type) {
+        let path = { Key.parentPath + "." + member.key.string! }
+        warning(.unknownKey, at: member.key.byteOffset, path: path(), "\(path()) is not a key APNs knows; it is passed through")
+        checkOwnable(member.value, path: path())
+    }
+
+    /// A value the model keeps as `JSON` must be one an owned `JSON` can hold: no object inside
+    /// it repeats a key. The first repeat is reported, as the owned copy would throw it.
+    mutating func checkOwnable(_ value: UnsafeJSONValue, path: @autoclosure () -> String) {
+        guard checksOwnedValues else { return }
+        do {
+            try value.checkUniqueKeysThroughout()
+        } catch {
+            let converted = APNsPayloadError(error, path: path())
+            self.error(converted.code, at: error.offset, path: converted.path, error.message)
+        }
+    }
+
+    // MARK: aps
+
+    mutating func validateAPS(_ object: UnsafeJSONValue) {
+        checkUniqueKeys(object, path: "aps")
+        var hasTimestamp = false, hasAttributesType = false, hasAttributes = false, hasContentState = false
+        for member in object.members {
+            let value = member.value
+            guard let key = APSKey.table.match(member.key) else {
+                passThrough(member, in: APSKey.self)
+                layout.apsHasOtherKeys = true
+                continue
+            }
+            // The key's slot: set when this occurrence is valid, cleared when a model decoded
+            // from it would hold nil, left alone when the model would keep an earlier value.
+            var valid: Bool? = nil
+            switch key {
+            case .alert:
+                switch value.kind {
+                case .string: valid = true
+                case .object:
+                    validateAlert(value)
+                    valid = true
+                default: error(.typeMismatch, at: value.byteOffset, path: key.path, "\(key.path) must be a string or an object")
+                }
+                if valid == true { hasAlert = true }
+            case .badge:
+                if let badge = integer(value, key.path) {
+                    if badge < 0 {
+                        error(.invalidValue, at: value.byteOffset, path: key.path, "\(key.path) must not be negative")
+                    } else {
+                        valid = true
+                        hasBadge = true
+                    }
+                }
+            case .sound:
+                switch value.kind {
+                case .string: valid = true
+                case .object: valid = validateCriticalSound(value)
+                default: error(.typeMismatch, at: value.byteOffset, path: key.path, "\(key.path) must be a string or an object")
+                }
+                if let valid { hasSound = valid }
+            case .threadID, .category, .targetContentID, .filterCriteria, .inputPushChannel:
+                valid = string(value, key.path)
+            case .attributesType:
+                valid = string(value, key.path)
+                hasAttributesType = valid!
+            case .contentAvailable:
+                valid = one(value, key.path)
+                contentAvailable = valid!
+            case .mutableContent, .inputPushToken:
+                valid = one(value, key.path)
+            case .interruptionLevel:
+                if string(value, key.path) {
+                    valid = APNsInterruptionLevel(value) != nil
+                    if valid == false {
+                        error(
+                            .invalidValue, at: value.byteOffset, path: key.path,
+                            "\(key.path) must be passive, active, time-sensitive or critical")
+                    }
+                }
+            case .relevanceScore:
+                relevanceScore = number(value, key.path)
+                relevanceScoreOffset = value.byteOffset
+                valid = relevanceScore != nil
+            case .staleDate, .dismissalDate:
+                valid = integer(value, key.path) != nil
+            case .timestamp:
+                valid = integer(value, key.path) != nil
+                hasTimestamp = valid!
+            case .event:
+                if string(value, key.path) {
+                    event = APNsLiveActivityEvent(value)
+                    valid = event != nil
+                    if event == nil {
+                        error(.invalidValue, at: value.byteOffset, path: key.path, "\(key.path) must be start, update or end")
+                    }
+                }
+            case .contentState:
+                valid = ownableObject(value, key.path)
+                hasContentState = valid!
+            case .attributes:
+                valid = ownableObject(value, key.path)
+                hasAttributes = valid!
+            case .contentChanged:
+                if value.bool == true {
+                    valid = true
+                    contentChanged = true
+                } else {
+                    error(.invalidValue, at: value.byteOffset, path: key.path, "\(key.path) must be true")
+                }
+            case .urlArgs: valid = strings(value, key.path)
+            }
+            if let valid { layout.apsKeys[key.rawValue] = valid ? UInt32(value.index) : 0 }
+        }
+        checkRules(
+            at: object.byteOffset, hasTimestamp: hasTimestamp, hasAttributesType: hasAttributesType, hasAttributes: hasAttributes,
+            hasContentState: hasContentState)
+    }
+
+    /// Rules between keys, reported at the aps object.
+    mutating func checkRules(at offset: Int, hasTimestamp: Bool, hasAttributesType: Bool, hasAttributes: Bool, hasContentState: Bool) {
+        if let score = relevanceScore, event == nil, !(0...1).contains(score) {
+            error(.invalidValue, at: relevanceScoreOffset, path: APSKey.relevanceScore.path, "\(APSKey.relevanceScore.path) must be within 0...1")
+        }
+        let hasAlert = hasAlert, hasBadge = hasBadge, hasSound = hasSound
+        if contentAvailable, hasAlert || hasBadge || hasSound {
+            warning(
+                .backgroundPushWithAlert, at: offset, path: "aps",
+                {
+                    let shown = [hasAlert ? "alert" : nil, hasBadge ? "badge" : nil, hasSound ? "sound" : nil].compactMap { $0 }
+                    return "content-available push also carries \(shown.joined(separator: ", ")): it is delivered as an alert push, not a silent one"
+                }())
+        }
+        if let event {
+            if !hasTimestamp { missing(.timestamp, at: offset, in: "a Live Activity push") }
+            switch event {
+            case .start:
+                if !hasAttributesType { missing(.attributesType, at: offset, in: "a Live Activity start") }
+                if !hasAttributes { missing(.attributes, at: offset, in: "a Live Activity start") }
+                if !hasContentState { missing(.contentState, at: offset, in: "a Live Activity start") }
+            case .update:
+                if !hasContentState { missing(.contentState, at: offset, in: "a Live Activity update") }
+            case .end:
+                break
+            }
+        }
+    }
+
+    mutating func missing(_ key: APSKey, at offset: Int, in kind: String) {
+        error(.missingKey, at: offset, path: key.path, "\(kind) needs \(key.path)")
+    }
+
+    // MARK: alert and sound
+
+    mutating func validateAlert(_ object: UnsafeJSONValue) {
+        checkUniqueKeys(object, path: AlertKey.parentPath)
+        var slots = SIMD16<UInt32>()
+        var hasOtherKeys = false
+        for member in object.members {
+            let value = member.value
+            guard let key = AlertKey.table.match(member.key) else {
+                passThrough(member, in: AlertKey.self)
+                hasOtherKeys = true
+                continue
+            }
+            let valid: Bool
+            switch key {
+            case .title, .body: valid = alertText(value, key.path)
+            case .subtitle, .launchImage, .titleLocKey, .subtitleLocKey, .locKey, .sound: valid = string(value, key.path)
+            case .titleLocArgs, .subtitleLocArgs, .locArgs: valid = strings(value, key.path)
+            }
+            slots[key.rawValue] = valid ? UInt32(value.index) : 0
+        }
+        layout.alertKeys = slots
+        layout.alertHasOtherKeys = hasOtherKeys
+    }
+
+    /// A title or body: a string, or the Live Activity form `{"loc-key": …, "loc-args": […]}`.
+    mutating func alertText(_ value: UnsafeJSONValue, _ path: @autoclosure () -> String) -> Bool {
+        if value.kind == .string { return true }
+        let path = path()
+        guard value.kind == .object else {
+            error(.typeMismatch, at: value.byteOffset, path: path, "\(path) must be a string or a {loc-key, loc-args} object")
+            return false
+        }
+        checkUniqueKeys(value, path: path)
+        var hasKey = false
+        for member in value.members {
+            if member.key.stringEquals("loc-key") {
+                hasKey = string(member.value, "\(path).loc-key")
+            } else if member.key.stringEquals("loc-args") {
+                _ = strings(member.value, "\(path).loc-args")
+            } else {
+                error(.invalidValue, at: member.key.byteOffset, path: path, "\(path) may only hold loc-key and loc-args")
+            }
+        }
+        guard hasKey else {
+            error(.missingKey, at: value.byteOffset, path: path + ".loc-key", "\(path) needs a loc-key")
+            return false
+        }
+        return true
+    }
+
+    /// True when the model would hold the sound: it has a valid name.
+    mutating func validateCriticalSound(_ object: UnsafeJSONValue) -> Bool {
+        checkUniqueKeys(object, path: "aps.sound")
+        var sawName = false
+        for member in object.members {
+            let value = member.value
+            if member.key.stringEquals("critical") {
+                guard let flag = integer(value, "aps.sound.critical") else { continue }
+                if flag != 0 && flag != 1 {
+                    error(.invalidValue, at: value.byteOffset, path: "aps.sound.critical", "aps.sound.critical must be 0 or 1")
+                }
+            } else if member.key.stringEquals("name") {
+                if string(value, "aps.sound.name") { sawName = true }
+            } else if member.key.stringEquals("volume") {
+                guard let volume = number(value, "aps.sound.volume") else { continue }
+                if !(0...1).contains(volume) {
+                    error(.invalidValue, at: value.byteOffset, path: "aps.sound.volume", "aps.sound.volume must be within 0...1")
+                }
+            } else {
+                error(.invalidValue, at: member.key.byteOffset, path: "aps.sound", "aps.sound may only hold critical, name and volume")
+            }
+        }
+        if !sawName { error(.missingKey, at: object.byteOffset, path: "aps.sound.name", "aps.sound needs a name") }
+        return sawName
+    }
+
+    // MARK: typed values
+
+    mutating func string(_ value: UnsafeJSONValue, _ path: @autoclosure () -> String) -> Bool {
+        guard value.kind == .string else {
+            error(.typeMismatch, at: value.byteOffset, path: path(), "\(path()) must be a string")
+            return false
+        }
+        return true
+    }
+
+    mutating func strings(_ value: UnsafeJSONValue, _ path: @autoclosure () -> String) -> Bool {
+        guard value.kind == .array else {
+            error(.typeMismatch, at: value.byteOffset, path: path(), "\(path()) must be an array of strings")
+            return false
+        }
+        for element in value.elements where element.kind != .string {
+            error(.typeMismatch, at: element.byteOffset, path: path(), "\(path()) must hold only strings")
+            return false
+        }
+        return true
+    }
+
+    mutating func integer(_ value: UnsafeJSONValue, _ path: @autoclosure () -> String) -> Int? {
+        guard value.isIntegerSpelling else {
+            error(.typeMismatch, at: value.byteOffset, path: path(), "\(path()) must be an integer")
+            return nil
+        }
+        guard let integer = value.int else {
+            error(.invalidValue, at: value.byteOffset, path: path(), "\(path()) is out of range")
+            return nil
+        }
+        return integer
+    }
+
+    mutating func number(_ value: UnsafeJSONValue, _ path: @autoclosure () -> String) -> Double? {
+        guard let number = value.double else {
+            error(.typeMismatch, at: value.byteOffset, path: path(), "\(path()) must be a number")
+            return nil
+        }
+        guard number.isFinite else {
+            error(.invalidValue, at: value.byteOffset, path: path(), "\(path()) is out of range")
+            return nil
+        }
+        return number
+    }
+
+    /// Flags APNs wants as the number 1.
+    mutating func one(_ value: UnsafeJSONValue, _ path: @autoclosure () -> String) -> Bool {
+        guard value.isIntegerSpelling, value.int == 1 else {
+            error(.invalidValue, at: value.byteOffset, path: path(), "\(path()) must be 1 (leave the key out otherwise)")
+            return false
+        }
+        return true
+    }
+
+    mutating func ownableObject(_ value: UnsafeJSONValue, _ path: @autoclosure () -> String) -> Bool {
+        guard value.kind == .object else {
+            error(.typeMismatch, at: value.byteOffset, path: path(), "\(path()) must be an object")
+            return false
+        }
+        let errors = diagnostics.count
+        checkOwnable(value, path: path())
+        return diagnostics.count == errors
+    }
+}
+
+extension APNsInterruptionLevel {
+    /// The level a string value names, compared in place.
+    init?(_ value: UnsafeJSONValue) {
+        guard let level = Self.allCases.first(where: { value.stringEquals($0.spelling) }) else { return nil }
+        self = level
+    }
+
+    var spelling: StaticString {
+        switch self {
+        case .passive: "passive"
+        case .active: "active"
+        case .timeSensitive: "time-sensitive"
+        case .critical: "critical"
+        }
+    }
+}
+
+extension APNsLiveActivityEvent {
+    /// The event a string value names, compared in place.
+    init?(_ value: UnsafeJSONValue) {
+        guard let event = Self.allCases.first(where: { value.stringEquals($0.spelling) }) else { return nil }
+        self = event
+    }
+
+    var spelling: StaticString {
+        switch self {
+        case .start: "start"
+        case .update: "update"
+        case .end: "end"
+        }
+    }
+}
