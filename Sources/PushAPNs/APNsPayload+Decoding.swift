@@ -58,10 +58,7 @@ extension APNsAPS {
     mutating func fill<Failure: Error>(
         from object: UnsafeJSONValue, layout: APNsPayloadLayout, copy: (UnsafeJSONValue) throws(Failure) -> JSON
     ) throws(Failure) {
-        func value(_ key: APSKey) -> UnsafeJSONValue? {
-            let index = layout.apsKeys[key.rawValue]
-            return index == 0 ? nil : object.value(at: Int(index))
-        }
+        func value(_ key: APSKey) -> UnsafeJSONValue? { object.recorded(layout.apsKeys[key.rawValue]) }
         if let alert = value(.alert) {
             self.alert = alert.kind == .string ? .text(alert.string!) : .fields(try APNsAlertFields(alert, layout: layout, copy: copy))
         }
@@ -74,12 +71,12 @@ extension APNsAPS {
         contentAvailable = value(.contentAvailable) != nil
         mutableContent = value(.mutableContent) != nil
         targetContentID = value(.targetContentID)?.string
-        interruptionLevel = value(.interruptionLevel).flatMap(APNsInterruptionLevel.init)
+        interruptionLevel = value(.interruptionLevel).flatMap(APNsInterruptionLevel.init(spelledBy:))
         relevanceScore = value(.relevanceScore)?.double
         filterCriteria = value(.filterCriteria)?.string
         staleDate = value(.staleDate)?.int
         timestamp = value(.timestamp)?.int
-        event = value(.event).flatMap(APNsLiveActivityEvent.init)
+        event = value(.event).flatMap(APNsLiveActivityEvent.init(spelledBy:))
         dismissalDate = value(.dismissalDate)?.int
         contentState = try value(.contentState).map(copy)
         attributesType = value(.attributesType)?.string
@@ -95,10 +92,7 @@ extension APNsAPS {
 extension APNsAlertFields {
     /// Copies the fields of a valid alert object, found at the indices of `keys`.
     init<Failure: Error>(_ object: UnsafeJSONValue, layout: APNsPayloadLayout, copy: (UnsafeJSONValue) throws(Failure) -> JSON) throws(Failure) {
-        func value(_ key: AlertKey) -> UnsafeJSONValue? {
-            let index = layout.alertKeys[key.rawValue]
-            return index == 0 ? nil : object.value(at: Int(index))
-        }
+        func value(_ key: AlertKey) -> UnsafeJSONValue? { object.recorded(layout.alertKeys[key.rawValue]) }
         self.init(
             title: value(.title).map(APNsAlertText.init), subtitle: value(.subtitle)?.string, body: value(.body).map(APNsAlertText.init),
             launchImage: value(.launchImage)?.string, titleLocKey: value(.titleLocKey)?.string,

@@ -179,7 +179,7 @@ struct APNsPayloadValidator {
                 valid = one(value, key.path)
             case .interruptionLevel:
                 if string(value, key.path) {
-                    valid = APNsInterruptionLevel(value) != nil
+                    valid = APNsInterruptionLevel(spelledBy: value) != nil
                     if valid == false {
                         error(
                             .invalidValue, at: value.byteOffset, path: key.path,
@@ -197,7 +197,7 @@ struct APNsPayloadValidator {
                 hasTimestamp = valid!
             case .event:
                 if string(value, key.path) {
-                    event = APNsLiveActivityEvent(value)
+                    event = APNsLiveActivityEvent(spelledBy: value)
                     valid = event != nil
                     if event == nil {
                         error(.invalidValue, at: value.byteOffset, path: key.path, "\(key.path) must be start, update or end")
@@ -401,35 +401,23 @@ struct APNsPayloadValidator {
     }
 }
 
-extension APNsInterruptionLevel {
-    /// The level a string value names, compared in place.
-    init?(_ value: UnsafeJSONValue) {
-        guard let level = Self.allCases.first(where: { value.stringEquals($0.spelling) }) else { return nil }
-        self = level
-    }
-
-    var spelling: StaticString {
-        switch self {
-        case .passive: "passive"
-        case .active: "active"
-        case .timeSensitive: "time-sensitive"
-        case .critical: "critical"
+extension RawRepresentable where Self: CaseIterable, RawValue == String {
+    /// The case a string value spells, compared in place (the raw values are literals: reading
+    /// their bytes copies nothing).
+    init?(spelledBy value: UnsafeJSONValue) {
+        let spelled = Self.allCases.first { level in
+            var spelling = level.rawValue
+            return spelling.withUTF8 { value.stringEquals(UnsafeRawBufferPointer($0)) }
         }
+        guard let spelled else { return nil }
+        self = spelled
     }
 }
 
-extension APNsLiveActivityEvent {
-    /// The event a string value names, compared in place.
-    init?(_ value: UnsafeJSONValue) {
-        guard let event = Self.allCases.first(where: { value.stringEquals($0.spelling) }) else { return nil }
-        self = event
-    }
-
-    var spelling: StaticString {
-        switch self {
-        case .start: "start"
-        case .update: "update"
-        case .end: "end"
-        }
+extension UnsafeJSONValue {
+    /// The value a payload layout recorded at tape index `index`; 0 records an absent key.
+    @inlinable
+    func recorded(_ index: UInt32) -> UnsafeJSONValue? {
+        index == 0 ? nil : value(at: Int(index))
     }
 }

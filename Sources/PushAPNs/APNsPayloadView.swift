@@ -104,10 +104,7 @@ public struct APNsAPSView: ~Escapable {
     }
 
     @inlinable
-    func value(_ key: APSKey) -> UnsafeJSONValue? {
-        let index = layout.apsKeys[key.rawValue]
-        return index == 0 ? nil : object.value(at: Int(index))
-    }
+    func value(_ key: APSKey) -> UnsafeJSONValue? { object.recorded(layout.apsKeys[key.rawValue]) }
 
     @inlinable @_lifetime(copy self)
     func string(_ key: APSKey) -> JSONStringView? {
@@ -145,14 +142,14 @@ public struct APNsAPSView: ~Escapable {
     @inlinable public var contentAvailable: Bool { value(.contentAvailable) != nil }
     @inlinable public var mutableContent: Bool { value(.mutableContent) != nil }
     @inlinable public var targetContentID: JSONStringView? { @_lifetime(copy self) get { string(.targetContentID) } }
-    public var interruptionLevel: APNsInterruptionLevel? { value(.interruptionLevel).flatMap(APNsInterruptionLevel.init) }
+    public var interruptionLevel: APNsInterruptionLevel? { value(.interruptionLevel).flatMap(APNsInterruptionLevel.init(spelledBy:)) }
     /// 0...1 for notifications; any finite value orders Live Activities.
     @inlinable public var relevanceScore: Double? { value(.relevanceScore)?.double }
     @inlinable public var filterCriteria: JSONStringView? { @_lifetime(copy self) get { string(.filterCriteria) } }
     /// Live Activity fields; dates are Unix seconds.
     @inlinable public var staleDate: Int? { value(.staleDate)?.int }
     @inlinable public var timestamp: Int? { value(.timestamp)?.int }
-    public var event: APNsLiveActivityEvent? { value(.event).flatMap(APNsLiveActivityEvent.init) }
+    public var event: APNsLiveActivityEvent? { value(.event).flatMap(APNsLiveActivityEvent.init(spelledBy:)) }
     @inlinable public var dismissalDate: Int? { value(.dismissalDate)?.int }
 
     /// An object; the Live Activity's `ContentState`.
@@ -221,10 +218,7 @@ public struct APNsAlertFieldsView: ~Escapable {
     }
 
     @inlinable
-    func value(_ key: AlertKey) -> UnsafeJSONValue? {
-        let index = keys[key.rawValue]
-        return index == 0 ? nil : object.value(at: Int(index))
-    }
+    func value(_ key: AlertKey) -> UnsafeJSONValue? { object.recorded(keys[key.rawValue]) }
 
     @inlinable @_lifetime(copy self)
     func string(_ key: AlertKey) -> JSONStringView? {

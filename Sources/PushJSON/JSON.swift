@@ -140,28 +140,17 @@ extension JSON {
     /// An owned copy of a parsed value.
     /// - Throws: `duplicateKey` when an object repeats a key (at the second occurrence).
     package init(_ value: UnsafeJSONValue) throws(JSONError) {
-        switch value.kind {
-        case .null: self = .null
-        case .bool: self = .bool(value.bool!)
-        case .number: self = .number(JSONNumber(uncheckedSpelling: value.numberSpelling!))
-        case .string: self = .string(value.string!)
-        case .array:
-            var elements: [JSON] = []
-            elements.reserveCapacity(value.count)
-            for element in value.elements { elements.append(try JSON(element)) }
-            self = .array(elements)
-        case .object:
-            try value.checkUniqueKeys()
-            var members: [JSONMember] = []
-            members.reserveCapacity(value.count)
-            for member in value.members { members.append(JSONMember(member.key.string!, try JSON(member.value))) }
-            self = .object(members)
-        }
+        try self.init(value) { (object) throws(JSONError) in try object.checkUniqueKeys() }
     }
 
     /// An owned copy of a parsed value whose objects are known to have unique keys (see
     /// `UnsafeJSONValue.checkUniqueKeysThroughout()`): the copy without the check.
     package init(uniqueKeys value: UnsafeJSONValue) {
+        self.init(value) { _ in }
+    }
+
+    /// The copy, calling `checkObject` on each object before copying its members.
+    init<Failure: Error>(_ value: UnsafeJSONValue, checkObject: (UnsafeJSONValue) throws(Failure) -> Void) throws(Failure) {
         switch value.kind {
         case .null: self = .null
         case .bool: self = .bool(value.bool!)
@@ -170,12 +159,13 @@ extension JSON {
         case .array:
             var elements: [JSON] = []
             elements.reserveCapacity(value.count)
-            for element in value.elements { elements.append(JSON(uniqueKeys: element)) }
+            for element in value.elements { elements.append(try JSON(element, checkObject: checkObject)) }
             self = .array(elements)
         case .object:
+            try checkObject(value)
             var members: [JSONMember] = []
             members.reserveCapacity(value.count)
-            for member in value.members { members.append(JSONMember(member.key.string!, JSON(uniqueKeys: member.value))) }
+            for member in value.members { members.append(JSONMember(member.key.string!, try JSON(member.value, checkObject: checkObject))) }
             self = .object(members)
         }
     }
