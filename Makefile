@@ -1,6 +1,6 @@
 SWIFT ?= swift
 
-.PHONY: deps build bench bench-quick test test-debug test-release test-asan test-tsan fuzz fuzz-smoke robustness check-modules format-lint docs load clean
+.PHONY: deps build bench bench-quick cross-check-tokens test test-debug test-release test-asan test-tsan fuzz fuzz-smoke robustness check-modules format-lint docs load clean
 
 FUZZ_SECONDS ?= 300
 # Extra flags for the release builds of `bench-quick` and `test-release`, and for the ASan build;
@@ -36,6 +36,12 @@ test test-release: deps
 	$(SWIFT) build -c release $(RELEASE_FLAGS) --build-tests
 	"$$($(SWIFT) build -c release $(RELEASE_FLAGS) --show-bin-path)/bench" --quick
 	$(SWIFT) test -c release $(RELEASE_FLAGS) --skip-build
+
+# APNs provider tokens against Python's `cryptography` (pip installs it when missing), with the
+# `pushcore` of `make test`'s release build.
+cross-check-tokens: deps
+	$(SWIFT) build -c release $(RELEASE_FLAGS) --product pushcore
+	scripts/cross-check-provider-tokens "$$($(SWIFT) build -c release $(RELEASE_FLAGS) --show-bin-path)/pushcore"
 
 # The whole suite under AddressSanitizer (the CLI tests then run an ASan-built pushcore too); a
 # report from any process fails it (scripts/test-asan).

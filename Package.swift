@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "PushJSON", targets: ["PushJSON"]),
         .library(name: "PushAPNs", targets: ["PushAPNs"]),
         .library(name: "PushSAS", targets: ["PushSAS"]),
+        .library(name: "PushAPNsTokens", targets: ["PushAPNsTokens"]),
         .library(name: "PushResources", targets: ["PushResources"]),
         .library(name: "RichPushImages", targets: ["RichPushImages"]),
         .library(name: "NotificationHubs", targets: ["NotificationHubs"]),
@@ -50,6 +51,8 @@ let package = Package(
         .target(name: "PushJSON", swiftSettings: [.enableExperimentalFeature("Lifetimes")]),
         .target(name: "PushAPNs", dependencies: ["PushJSON"], swiftSettings: [.enableExperimentalFeature("Lifetimes")]),
         .target(name: "PushSAS", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+        // APNs provider tokens (ES256 JWTs): signing key, cache, verifier.
+        .target(name: "PushAPNsTokens", dependencies: ["PushJSON", .product(name: "Crypto", package: "swift-crypto")]),
         // Debian's libxxhash-dev (or Homebrew's xxhash); wrapped by Sources/PushResources/XXH3.swift alone.
         .systemLibrary(
             name: "CXXHash",
@@ -102,7 +105,7 @@ let package = Package(
 
         .executableTarget(
             name: "pushcore",
-            dependencies: ["PushCore", serverProduct("ArgumentParser", "swift-argument-parser")]
+            dependencies: ["PushCore", "PushAPNsTokens", serverProduct("ArgumentParser", "swift-argument-parser")]
         ),
         .executableTarget(
             name: "hub-emulator",
@@ -136,7 +139,8 @@ let package = Package(
         .executableTarget(
             name: "bench",
             dependencies: [
-                "PushCore", "CXXHash", "CAllocationCounter", "SimdjsonAnchor", .product(name: "Crypto", package: "swift-crypto"),
+                "PushCore", "PushAPNsTokens", "CXXHash", "CAllocationCounter", "SimdjsonAnchor",
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Benchmarks/bench"
         ),
@@ -151,6 +155,12 @@ let package = Package(
         .testTarget(
             name: "PushSASTests",
             dependencies: ["PushSAS", "PushTestSupport", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        // Fixtures/ is read from the source tree by path.
+        .testTarget(
+            name: "PushAPNsTokensTests",
+            dependencies: ["PushAPNsTokens", "PushTestSupport", .product(name: "Crypto", package: "swift-crypto")],
+            exclude: ["Fixtures"]
         ),
         .testTarget(name: "PushResourcesTests", dependencies: ["PushResources", "RichPushImages", "PushTestSupport"]),
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "RichPushImages", "PushTestSupport"]),

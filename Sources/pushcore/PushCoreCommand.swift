@@ -11,7 +11,7 @@ import Darwin
 struct PushCoreCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pushcore",
-        abstract: "Check, build and lint APNs payloads; sign and verify SAS tokens; digest files.",
+        abstract: "Check, build and lint APNs payloads; sign and verify SAS and provider tokens; digest files.",
         discussion: """
             Exit status: 0 success, 1 invalid input or a refusal, 2 a usage error.
             Errors go to stderr as FILE: error: CODE at byte N (line L, column C): message.
@@ -22,7 +22,7 @@ struct PushCoreCommand: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             CheckCommand.self, CanonCommand.self, LintCommand.self, BuildCommand.self, SASCommand.self,
-            DigestCommand.self, ChunksCommand.self,
+            ProviderTokenCommand.self, DigestCommand.self, ChunksCommand.self,
         ]
     )
 

@@ -156,7 +156,5 @@ private func readToken(_ argument: String) throws(SASError) -> String {
     guard let input = InputText.read(nil, limit: SASVerifier.maximumTokenLength) else {
         throw SASError(.malformed, "the token could not be read from stdin")
     }
-    var text = String(decoding: input.bytes, as: UTF8.self)
-    while text.last == "\n" || text.last == "\r" { text.removeLast() }
-    return text
+    return String(decoding: input.bytes, as: UTF8.self).trimmingASCIILineEnds()
 }

@@ -101,7 +101,8 @@ struct CLITests {
             ["build", "--rich-id", "x"], ["build", "--critical-volume", "2"], ["build", "--custom", "novalue"],
             ["build", "--custom", "aps={}"], ["build", "--badge", "many"], ["chunks", "--size", "0", "x"],
             ["sas", "sign", "--uri", "https://x"], ["sas", "sign", "--uri", "https://x", "--ttl", "5", "--expiry", "5"],
-            ["nosuchcommand"], ["digest"],
+            ["nosuchcommand"], ["digest"], ["token", "mint", "--key-file", "k.p8", "--team-id", "TEAM123456"],
+            ["token", "verify", "--key-file", "k.p8", "--key-id", "TESTKEY001", "--team-id", "TEAM123456", "--max-age", "-1", "t"],
         ])
     func usageErrors(arguments: [String]) throws {
         let result = try PushCoreBinary.run(arguments, environment: [:])
@@ -112,7 +113,9 @@ struct CLITests {
     @Test(
         "--help",
         arguments: [
-            [], ["check"], ["canon"], ["lint"], ["build"], ["sas"], ["sas", "sign"], ["sas", "verify"], ["sas", "inspect"], ["digest"], ["chunks"],
+            [], ["check"], ["canon"], ["lint"], ["build"], ["sas"], ["sas", "sign"], ["sas", "verify"], ["sas", "inspect"], ["token"],
+            ["token", "mint"],
+            ["token", "verify"], ["digest"], ["chunks"],
         ])
     func help(command: [String]) throws {
         let result = try PushCoreBinary.run(command + ["--help"])
@@ -179,6 +182,42 @@ struct CLITests {
         #expect(badCollapse.status == 1 && badCollapse.err.contains("invalidCollapseID"))
         let customTooBig = try PushCoreBinary.run(["build", "--body", "x", "--fit", "--custom", "blob=" + String(repeating: "b", count: 5000)])
         #expect(customTooBig.status == 1 && customTooBig.err.contains("cannotFit"))
+    }
+
+    @Test("token mint prints exactly a provider token that verify accepts; the key is never printed")
+    func providerToken() throws {
+        let fixtures = Corpus.repository.appendingPathComponent("Tests/PushAPNsTokensTests/Fixtures")
+        let privateKey = fixtures.appendingPathComponent("AuthKey_TESTKEY001.p8").path
+        let publicKey = fixtures.appendingPathComponent("AuthKey_TESTKEY001.pub.pem").path
+        let ids = ["--key-id", "TESTKEY001", "--team-id", "TEAM123456"]
+        let minted = try PushCoreBinary.run(["token", "mint", "--key-file", privateKey, "--issued-at", "1700000000"] + ids)
+        #expect(minted.status == 0 && minted.stderr.isEmpty)
+        #expect(minted.out.hasPrefix("eyJhbGciOiJFUzI1NiIsImtpZCI6IlRFU1RLRVkwMDEifQ.eyJpc3MiOiJURUFNMTIzNDU2IiwiaWF0IjoxNzAwMDAwMDAwfQ."))
+        #expect(minted.out.split(separator: "\n").count == 1 && minted.out.hasSuffix("\n"))
+        let token = String(minted.out.dropLast())
+
+        let valid = try PushCoreBinary.run(["token", "verify", "--key-file", publicKey, "--now", "1700000060", token] + ids)
+        #expect(valid.out == "valid\nkey id: TESTKEY001\nteam id: TEAM123456\nissued at: 1700000000\nsignature: <redacted>\n")
+        // From stdin with a CRLF line end, checked with the private key's public half.
+        let fromStdin = try PushCoreBinary.run(
+            ["token", "verify", "--key-file", privateKey, "--now", "1700000060", "-"] + ids, stdin: Array((token + "\r\n").utf8))
+        #expect(fromStdin.status == 0, "\(fromStdin.err)")
+        let expired = try PushCoreBinary.run(["token", "verify", "--key-file", publicKey, "--now", "1700003601", token] + ids)
+        #expect(expired.status == 1 && expired.err.hasPrefix("token: error: expired: "))
+        let longer = try PushCoreBinary.run(["token", "verify", "--key-file", publicKey, "--now", "1700003601", "--max-age", "7200", token] + ids)
+        #expect(longer.status == 0)
+        let otherTeam = try PushCoreBinary.run(
+            ["token", "verify", "--key-file", publicKey, "--key-id", "TESTKEY001", "--team-id", "TEAM999999", "--now", "1700000000", token])
+        #expect(otherTeam.status == 1 && otherTeam.err.hasPrefix("token: error: teamMismatch: "))
+
+        let notAKey = try PushCoreBinary.run(["token", "mint", "--key-file", publicKey] + ids)
+        #expect(notAKey.status == 1 && notAKey.err.contains("invalidKey"))
+        let missing = try PushCoreBinary.run(["token", "mint", "--key-file", "/nonexistent/AuthKey.p8"] + ids)
+        #expect(missing.status == 1 && missing.err.hasPrefix("/nonexistent/AuthKey.p8: error: "))
+        let badID = try PushCoreBinary.run(["token", "mint", "--key-file", privateKey, "--key-id", "short", "--team-id", "TEAM123456"])
+        #expect(badID.status == 1 && badID.err.contains("invalidKeyID"))
+        let keyText = try String(contentsOfFile: privateKey, encoding: .utf8).split(separator: "\n")[1]
+        for result in [minted, valid, expired, notAKey, badID] { #expect(!result.out.contains(keyText) && !result.err.contains(keyText)) }
     }
 
     @Test("sas sign prints exactly the token; verify and inspect; the key is never printed")
