@@ -8,9 +8,10 @@ FUZZ_SECONDS ?= 300
 RELEASE_FLAGS ?=
 ASAN_FLAGS ?=
 
-# Installs the system packages the build needs (libxxhash-dev, pkg-config) when missing.
+# Installs the system packages the build needs (libxxhash-dev, pkg-config) when missing, and the
+# openssl command the APNs emulator makes its certificate with.
 deps:
-	@scripts/install-system-deps
+	@scripts/install-system-deps openssl
 
 build: deps
 	$(SWIFT) build -c release

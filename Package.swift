@@ -22,6 +22,8 @@ let package = Package(
         .library(name: "PushResources", targets: ["PushResources"]),
         .library(name: "RichPushImages", targets: ["RichPushImages"]),
         .library(name: "NotificationHubs", targets: ["NotificationHubs"]),
+        .library(name: "APNs", targets: ["APNs"]),
+        .library(name: "APNsEmulator", targets: ["APNsEmulator"]),
         .library(name: "HubEmulator", targets: ["HubEmulator"]),
         .library(name: "PushBackend", targets: ["PushBackend"]),
         .executable(name: "pushcore", targets: ["pushcore"]),
@@ -42,6 +44,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.60.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.20.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.27.0"),
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.0.0"),
     ],
@@ -86,6 +89,24 @@ let package = Package(
             dependencies: [
                 "PushCore", "NotificationHubs", serverProduct("Hummingbird", "hummingbird"),
                 serverProduct("Logging", "swift-log"), serverProduct("NIOCore", "swift-nio"),
+            ]
+        ),
+        // The direct APNs client: HTTP/2 sends with per-device results, on AsyncHTTPClient.
+        .target(
+            name: "APNs",
+            dependencies: [
+                "PushAPNs", "PushAPNsTokens", "PushJSON", serverProduct("AsyncHTTPClient", "async-http-client"),
+                serverProduct("Logging", "swift-log"), serverProduct("NIOCore", "swift-nio"), serverProduct("NIOHTTP1", "swift-nio"),
+                serverProduct("NIOPosix", "swift-nio"), serverProduct("NIOSSL", "swift-nio-ssl"),
+            ]
+        ),
+        // A local, verifying APNs provider API over HTTP/2 and TLS, for tests and `apns-emulator`.
+        .target(
+            name: "APNsEmulator",
+            dependencies: [
+                "PushAPNs", "PushAPNsTokens", "PushJSON", serverProduct("Hummingbird", "hummingbird"),
+                serverProduct("HummingbirdHTTP2", "hummingbird"), serverProduct("Logging", "swift-log"), serverProduct("NIOCore", "swift-nio"),
+                serverProduct("NIOSSL", "swift-nio-ssl"),
             ]
         ),
         // The reference backend of the rich-push and secure-push flows, as a library so that tests run it in-process.
@@ -181,6 +202,13 @@ let package = Package(
                 serverProduct("AsyncHTTPClient", "async-http-client"), serverProduct("NIOCore", "swift-nio"),
                 serverProduct("Hummingbird", "hummingbird"), serverProduct("HummingbirdTesting", "hummingbird"),
                 serverProduct("SQLiteNIO", "sqlite-nio"), serverProduct("Logging", "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "APNsTests",
+            dependencies: [
+                "APNs", "APNsEmulator", "PushAPNs", "PushAPNsTokens", serverProduct("AsyncHTTPClient", "async-http-client"),
+                serverProduct("NIOCore", "swift-nio"), serverProduct("NIOSSL", "swift-nio-ssl"),
             ]
         ),
         .testTarget(name: "pushcoreTests", dependencies: ["PushCore", "PushTestSupport"]),

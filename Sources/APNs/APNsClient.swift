@@ -1,0 +1,290 @@
+import AsyncHTTPClient
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import PushAPNs
+import PushAPNsTokens
+import Synchronization
+
+/// Where and how the client talks to APNs.
+public struct APNsClientConfiguration: Sendable {
+    public enum Authentication: Sendable {
+        /// A bearer provider token on every request, from this cache (one per signing key).
+        case token(APNsTokenCache)
+        /// A TLS client certificate (from a PEM pair, or a PKCS#12 file with ``certificate(pkcs12Path:password:)``).
+        case certificate(chain: [NIOSSLCertificate], privateKey: NIOSSLPrivateKey)
+
+        /// The identity in a PKCS#12 (`.p12`) file.
+        public static func certificate(pkcs12Path: String, password: String) throws -> Authentication {
+            let bundle = try NIOSSLPKCS12Bundle(file: pkcs12Path, passphrase: Array(password.utf8))
+            return .certificate(chain: bundle.certificateChain, privateKey: bundle.privateKey)
+        }
+    }
+
+    public static let production = "https://api.push.apple.com"
+    public static let development = "https://api.sandbox.push.apple.com"
+
+    /// `https://host[:port]`: ``production``, ``development`` (both also answer on port 2197), or any endpoint for tests.
+    public var endpoint: String
+    public var authentication: Authentication
+    /// Trust these roots instead of the system's (an emulator's certificate); verification stays on.
+    public var trustRoots: [NIOSSLCertificate]?
+    /// Requests in flight at once, over all of a send's devices: HTTP/2 streams on the connection.
+    public var maximumConcurrentRequests: Int
+    /// How long one request may take before it counts as unanswered.
+    public var requestTimeout: TimeAmount
+    /// How long making a connection (TCP and TLS) may take; AsyncHTTPClient keeps trying until then.
+    public var connectTimeout: TimeAmount
+    public var retry: APNsRetryPolicy
+
+    public init(
+        endpoint: String = Self.production, authentication: Authentication, trustRoots: [NIOSSLCertificate]? = nil,
+        maximumConcurrentRequests: Int = 100, requestTimeout: TimeAmount = .seconds(10), connectTimeout: TimeAmount = .seconds(10),
+        retry: APNsRetryPolicy = APNsRetryPolicy()
+    ) {
+        self.connectTimeout = connectTimeout
+        self.endpoint = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
+        self.authentication = authentication
+        self.trustRoots = trustRoots
+        self.maximumConcurrentRequests = max(1, maximumConcurrentRequests)
+        self.requestTimeout = requestTimeout
+        self.retry = retry
+    }
+}
+
+/// When a request is sent again. Only where a retry cannot show the user a notification twice:
+/// 429, 500 and 503 (APNs did not accept it), and a request that was never written.
+public struct APNsRetryPolicy: Sendable {
+    /// Attempts per device, the first included.
+    public var maximumAttempts: Int
+    /// The first backoff's ceiling; each retry doubles it, and the wait is random below it (full jitter).
+    public var baseDelay: Duration
+    public var maximumDelay: Duration
+    /// A `Retry-After` longer than this is not waited for: the device's result is the refusal.
+    public var maximumRetryAfter: Duration
+    /// Retries one send may make over all its devices: `minimumRetries` plus this share of its devices.
+    public var retryBudgetRatio: Double
+    public var minimumRetries: Int
+
+    public init(
+        maximumAttempts: Int = 3, baseDelay: Duration = .milliseconds(100), maximumDelay: Duration = .seconds(5),
+        maximumRetryAfter: Duration = .seconds(30), retryBudgetRatio: Double = 0.2, minimumRetries: Int = 10
+    ) {
+        self.maximumAttempts = max(1, maximumAttempts)
+        self.baseDelay = baseDelay
+        self.maximumDelay = maximumDelay
+        self.maximumRetryAfter = maximumRetryAfter
+        self.retryBudgetRatio = retryBudgetRatio
+        self.minimumRetries = minimumRetries
+    }
+
+    /// A random wait below `baseDelay × 2^(retry − 1)`, capped.
+    func backoff(retry: Int) -> Duration {
+        let ceiling = min(baseDelay * (1 << min(retry - 1, 20)), maximumDelay)
+        let nanoseconds = ceiling.components.seconds * 1_000_000_000 + ceiling.components.attoseconds / 1_000_000_000
+        return .nanoseconds(Int64.random(in: 0...max(nanoseconds, 0)))
+    }
+}
+
+/// A send that could not start: the headers or the payload break APNs' rules.
+public struct APNsClientError: Error, Hashable, Sendable, CustomStringConvertible {
+    public let message: String
+    public var description: String { message }
+}
+
+/// Sends notifications straight to APNs over HTTP/2: one encoded body shared by every device of
+/// a send, a bounded number of requests in flight, a typed result per device, retries only where
+/// they cannot duplicate a notification, and a provider token re-minted once after APNs calls it
+/// expired. Log lines carry shortened device tokens, never keys, provider tokens or payloads.
+public final class APNsClient: Sendable {
+    public let configuration: APNsClientConfiguration
+    let http: HTTPClient
+    let logger: Logger
+
+    public init(configuration: APNsClientConfiguration, logger: Logger = Logger(label: "apns")) {
+        self.configuration = configuration
+        self.logger = logger
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let roots = configuration.trustRoots { tls.trustRoots = .certificates(roots) }
+        if case .certificate(let chain, let key) = configuration.authentication {
+            tls.certificateChain = chain.map { .certificate($0) }
+            tls.privateKey = .privateKey(key)
+        }
+        var http = HTTPClient.Configuration(tlsConfiguration: tls)
+        http.httpVersion = .automatic
+        http.timeout = .init(connect: configuration.connectTimeout, read: configuration.requestTimeout)
+        // Nothing may be sent twice behind our back: retries are this client's own decision.
+        http.maximumUsesPerConnection = nil
+        self.http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: http, backgroundActivityLogger: logger)
+    }
+
+    /// Closes the connections. Call once, when no send is running.
+    public func shutdown() async throws {
+        try await http.shutdown()
+    }
+
+    /// Sends `payload` to every device in `devices`.
+    /// - Parameter headers: Push type, topic, priority, …; derived from the payload when nil (the topic must then be given).
+    /// - Returns: One result per device, in the order of `devices`.
+    /// - Throws: ``APNsClientError`` when the headers are invalid or the payload does not fit.
+    public func send(_ payload: APNsPayload, headers: APNsHeaders, to devices: [String]) async throws(APNsClientError) -> [APNsSendResult] {
+        let body: [UInt8]
+        do throws(APNsPayloadError) {
+            body = try payload.encoded()
+        } catch {
+            throw APNsClientError(message: "the payload cannot be encoded: \(error)")
+        }
+        return try await send(encodedPayload: body, headers: headers, to: devices)
+    }
+
+    /// Sends an encoded payload (checked JSON of at most the push type's size) to every device.
+    public func send(encodedPayload: [UInt8], headers: APNsHeaders, to devices: [String]) async throws(APNsClientError) -> [APNsSendResult] {
+        do throws(APNsHeaders.ValidationError) {
+            try headers.validate()
+        } catch {
+            throw APNsClientError(message: "invalid header: \(error)")
+        }
+        guard headers.topic != nil else { throw APNsClientError(message: "apns-topic is required") }
+        guard encodedPayload.count <= headers.pushType.payloadLimit else {
+            throw APNsClientError(
+                message:
+                    "the payload is \(encodedPayload.count) bytes; \(headers.pushType.rawValue) pushes take at most \(headers.pushType.payloadLimit)")
+        }
+        let body = ByteBuffer(bytes: encodedPayload)
+        let fields = HTTPHeaders(headers.fields.map { ($0.name, $0.value) } + [("content-type", "application/json")])
+        let budget = RetryBudget(configuration.retry.minimumRetries + Int(Double(devices.count) * configuration.retry.retryBudgetRatio))
+        let limit = configuration.maximumConcurrentRequests
+
+        var results = [APNsSendResult?](repeating: nil, count: devices.count)
+        await withTaskGroup(of: (Int, APNsSendResult).self) { group in
+            var next = 0
+            while next < min(limit, devices.count) {
+                let (index, device) = (next, devices[next])
+                group.addTask { (index, await self.sendOne(to: device, body: body, fields: fields, budget: budget)) }
+                next += 1
+            }
+            for await (index, result) in group {
+                results[index] = result
+                if next < devices.count {
+                    let (index, device) = (next, devices[next])
+                    group.addTask { (index, await self.sendOne(to: device, body: body, fields: fields, budget: budget)) }
+                    next += 1
+                }
+            }
+        }
+        return results.map { $0! }
+    }
+
+    private func sendOne(to device: String, body: ByteBuffer, fields: HTTPHeaders, budget: RetryBudget) async -> APNsSendResult {
+        var token: String?
+        if case .token(let cache) = configuration.authentication {
+            do throws(APNsTokenError) {
+                token = try cache.token()
+            } catch {
+                logger.error("provider token: \(error.code)")
+                return APNsSendResult(
+                    deviceToken: device, outcome: .failed(.other("no provider token: \(error.code)"), mayHaveBeenDelivered: false), apnsID: nil,
+                    uniqueID: nil, attempts: 0)
+            }
+        }
+        var request = HTTPClientRequest(url: configuration.endpoint + "/3/device/" + device)
+        request.method = .POST
+        request.headers = fields
+        request.body = .bytes(body)
+        var attempts = 0
+        var replacedToken = false
+        while true {
+            attempts += 1
+            if let token { request.headers.replaceOrAdd(name: "authorization", value: "bearer " + token) }
+            let outcome: APNsSendOutcome
+            var apnsID: String?
+            var uniqueID: String?
+            var retryAfter: Duration?
+            do {
+                let response = try await http.execute(request, timeout: configuration.requestTimeout)
+                apnsID = response.headers.first(name: "apns-id")
+                uniqueID = response.headers.first(name: "apns-unique-id")
+                let bytes = Array(try await response.body.collect(upTo: 64 << 10).readableBytesView)
+                if response.status == .ok {
+                    return APNsSendResult(deviceToken: device, outcome: .delivered, apnsID: apnsID, uniqueID: uniqueID, attempts: attempts)
+                }
+                let (reasonText, timestamp) = parseErrorBody(bytes)
+                let reason = APNsRejectionReason(reasonText ?? "")
+                outcome = .rejected(status: Int(response.status.code), reason: reason, unregisteredSinceMilliseconds: timestamp)
+                retryAfter = response.headers.first(name: "retry-after").flatMap { Int($0) }.map { .seconds($0) }
+                if reason == .expiredProviderToken, !replacedToken, case .token(let cache) = configuration.authentication, let used = token {
+                    replacedToken = true
+                    if let fresh = try? cache.replace(rejected: used) {
+                        logger.notice(
+                            "APNs called the provider token expired; retrying with a new one", metadata: ["device": "\(Self.shortened(device))"])
+                        token = fresh
+                        continue
+                    }
+                }
+            } catch {
+                let (failure, written) = Self.classify(error)
+                outcome = .failed(failure, mayHaveBeenDelivered: written)
+            }
+            guard attempts < configuration.retry.maximumAttempts, Self.isRetryable(outcome), budget.take() else {
+                if case .delivered = outcome {
+                } else {
+                    logger.debug("send failed", metadata: ["device": "\(Self.shortened(device))", "result": "\(outcome)", "attempts": "\(attempts)"])
+                }
+                return APNsSendResult(deviceToken: device, outcome: outcome, apnsID: apnsID, uniqueID: uniqueID, attempts: attempts)
+            }
+            var wait = configuration.retry.backoff(retry: attempts)
+            if let retryAfter {
+                guard retryAfter <= configuration.retry.maximumRetryAfter else {
+                    return APNsSendResult(deviceToken: device, outcome: outcome, apnsID: apnsID, uniqueID: uniqueID, attempts: attempts)
+                }
+                wait = retryAfter
+            }
+            try? await Task.sleep(for: wait)
+        }
+    }
+
+    /// 429 (either reason), 500, 503 (`ServiceUnavailable`, `Shutdown`), and a request never written.
+    static func isRetryable(_ outcome: APNsSendOutcome) -> Bool {
+        switch outcome {
+        case .delivered: false
+        case .rejected(let status, _, _): status == 429 || status == 500 || status == 503
+        case .failed(_, let mayHaveBeenDelivered): !mayHaveBeenDelivered
+        }
+    }
+
+    /// What went wrong, and whether the request may have reached APNs: only a connection that was
+    /// never made (refused, timed out connecting, TLS failed) proves it did not.
+    static func classify(_ error: any Error) -> (APNsTransportFailure, mayHaveBeenWritten: Bool) {
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .connectTimeout: return (.timeout, false)
+            case .deadlineExceeded, .readTimeout, .writeTimeout: return (.timeout, true)
+            case .remoteConnectionClosed, .cancelled: return (.connectionLost, true)
+            default: return (.other(String(describing: error)), true)
+            }
+        }
+        if error is NIOConnectionError { return (.connectionRefused, false) }
+        if let error = error as? IOError, error.errnoCode == 111 { return (.connectionRefused, false) }
+        if error is NIOSSLError || error is BoringSSLError { return (.tls, false) }
+        if let error = error as? ChannelError, case .connectTimeout = error { return (.timeout, false) }
+        return (.other(String(describing: type(of: error))), true)
+    }
+
+    /// The first 8 characters and the length: enough to match logs to a device, too little to send to it.
+    public static func shortened(_ deviceToken: String) -> String {
+        deviceToken.utf8.count <= 8 ? deviceToken : "\(deviceToken.prefix(8))…(\(deviceToken.utf8.count))"
+    }
+}
+
+/// Retries left for one send, shared by its devices' tasks.
+final class RetryBudget: Sendable {
+    private let remaining: Atomic<Int>
+
+    init(_ retries: Int) { remaining = Atomic(retries) }
+
+    func take() -> Bool {
+        remaining.subtract(1, ordering: .relaxed).newValue >= 0
+    }
+}

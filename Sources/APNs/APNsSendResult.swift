@@ -1,0 +1,126 @@
+import PushJSON
+
+/// Why APNs refused a notification: every reason in Apple's table, and any other it sends.
+public enum APNsRejectionReason: Hashable, Sendable, CustomStringConvertible {
+    case badCollapseId, badDeviceToken, badExpirationDate, badMessageId, badPriority, badTopic, deviceTokenNotForTopic
+    case duplicateHeaders, idleTimeout, invalidPushType, missingDeviceToken, missingTopic, payloadEmpty, topicDisallowed
+    case badCertificate, badCertificateEnvironment, expiredProviderToken, forbidden, invalidProviderToken, missingProviderToken
+    case unrelatedKeyIdInToken, badEnvironmentKeyIdInToken
+    case badPath, methodNotAllowed, expiredToken, unregistered, payloadTooLarge, tooManyProviderTokenUpdates, tooManyRequests
+    case internalServerError, serviceUnavailable, shutdown
+    /// A reason this version does not know, as sent.
+    case other(String)
+
+    static let known: [String: APNsRejectionReason] = [
+        "BadCollapseId": .badCollapseId, "BadDeviceToken": .badDeviceToken, "BadExpirationDate": .badExpirationDate,
+        "BadMessageId": .badMessageId, "BadPriority": .badPriority, "BadTopic": .badTopic, "DeviceTokenNotForTopic": .deviceTokenNotForTopic,
+        "DuplicateHeaders": .duplicateHeaders, "IdleTimeout": .idleTimeout, "InvalidPushType": .invalidPushType,
+        "MissingDeviceToken": .missingDeviceToken, "MissingTopic": .missingTopic, "PayloadEmpty": .payloadEmpty,
+        "TopicDisallowed": .topicDisallowed, "BadCertificate": .badCertificate, "BadCertificateEnvironment": .badCertificateEnvironment,
+        "ExpiredProviderToken": .expiredProviderToken, "Forbidden": .forbidden, "InvalidProviderToken": .invalidProviderToken,
+        "MissingProviderToken": .missingProviderToken, "UnrelatedKeyIdInToken": .unrelatedKeyIdInToken,
+        "BadEnvironmentKeyIdInToken": .badEnvironmentKeyIdInToken, "BadPath": .badPath, "MethodNotAllowed": .methodNotAllowed,
+        "ExpiredToken": .expiredToken, "Unregistered": .unregistered, "PayloadTooLarge": .payloadTooLarge,
+        "TooManyProviderTokenUpdates": .tooManyProviderTokenUpdates, "TooManyRequests": .tooManyRequests,
+        "InternalServerError": .internalServerError, "ServiceUnavailable": .serviceUnavailable, "Shutdown": .shutdown,
+    ]
+
+    public init(_ text: String) {
+        self = Self.known[text] ?? .other(text)
+    }
+
+    /// The reason as APNs spells it.
+    public var rawValue: String {
+        if case .other(let text) = self { return text }
+        return Self.known.first { $0.value == self }!.key
+    }
+
+    public var description: String { rawValue }
+
+    /// The device token will never work again: stop sending to it (410, or a token APNs calls bad).
+    public var meansTokenIsDead: Bool {
+        switch self {
+        case .unregistered, .expiredToken, .badDeviceToken: true
+        default: false
+        }
+    }
+}
+
+/// What happened to one device's notification.
+public enum APNsSendOutcome: Hashable, Sendable {
+    /// APNs accepted it (200).
+    case delivered
+    /// APNs answered with an error status.
+    case rejected(status: Int, reason: APNsRejectionReason, unregisteredSinceMilliseconds: Int64?)
+    /// No answer came. `mayHaveBeenDelivered` is false only when the request was never written
+    /// (the connection could not be made), so sending again cannot show the user a duplicate.
+    case failed(APNsTransportFailure, mayHaveBeenDelivered: Bool)
+}
+
+/// Why a request got no answer.
+public enum APNsTransportFailure: Hashable, Sendable, CustomStringConvertible {
+    case timeout
+    case connectionLost
+    case connectionRefused
+    case tls
+    case other(String)
+
+    public var description: String {
+        switch self {
+        case .timeout: "timeout"
+        case .connectionLost: "connection lost"
+        case .connectionRefused: "connection refused"
+        case .tls: "TLS handshake failed"
+        case .other(let text): text
+        }
+    }
+}
+
+/// One device's result of a send.
+public struct APNsSendResult: Hashable, Sendable, CustomStringConvertible {
+    public let deviceToken: String
+    public let outcome: APNsSendOutcome
+    /// `apns-id` of the answer: the request's, or the one APNs made.
+    public let apnsID: String?
+    /// `apns-unique-id`, which the development environment adds for looking a delivery up.
+    public let uniqueID: String?
+    /// Requests made for this device (retries included).
+    public let attempts: Int
+
+    public var isDelivered: Bool { outcome == .delivered }
+
+    /// The status APNs answered, if any.
+    public var status: Int? {
+        switch outcome {
+        case .delivered: 200
+        case .rejected(let status, _, _): status
+        case .failed: nil
+        }
+    }
+
+    /// `TOKEN STATUS REASON APNS-ID` with the token shortened, as `pushcore send` prints it in full.
+    public var description: String {
+        "\(APNsClient.shortened(deviceToken)) \(summary)"
+    }
+
+    /// `STATUS REASON APNS-ID`: `200 - ID`, `410 Unregistered ID`, `- timeout -`.
+    public var summary: String {
+        switch outcome {
+        case .delivered: "200 - \(apnsID ?? "-")"
+        case .rejected(let status, let reason, _): "\(status) \(reason) \(apnsID ?? "-")"
+        case .failed(let failure, _): "- \(failure.description.replacingSpaces) -"
+        }
+    }
+}
+
+extension String {
+    fileprivate var replacingSpaces: String { String(map { $0 == " " ? "-" : $0 }) }
+}
+
+/// `{"reason": "…", "timestamp": …}` from an error answer's body.
+func parseErrorBody(_ bytes: [UInt8]) -> (reason: String?, timestamp: Int64?) {
+    var parser = JSONParser()
+    guard let document = try? parser.parse(bytes), document.root.kind == .object else { return (nil, nil) }
+    let timestamp = document.root["timestamp"]?.int.map(Int64.init)
+    return (document.root["reason"]?.string, timestamp)
+}

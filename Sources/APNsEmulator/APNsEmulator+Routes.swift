@@ -1,0 +1,337 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import PushAPNs
+import PushAPNsTokens
+import PushJSON
+
+/// How APNs refuses a request: a status, `{"reason": …}` (with `timestamp` for 410) and `apns-id`.
+struct APNsRefusal: HTTPResponseError {
+    let status: HTTPResponse.Status
+    let reason: String
+    var apnsID: String?
+    var timestamp: Int64?
+    var retryAfter: String?
+
+    init(_ status: Int, _ reason: String, apnsID: String? = nil, timestamp: Int64? = nil, retryAfter: String? = nil) {
+        self.status = .init(code: status)
+        self.reason = reason
+        self.apnsID = apnsID
+        self.timestamp = timestamp
+        self.retryAfter = retryAfter
+    }
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        var members = [JSONMember("reason", .string(reason))]
+        if let timestamp { members.append(JSONMember("timestamp", .number(JSONNumber(Int(timestamp))))) }
+        var json: [UInt8] = []
+        try? JSON.object(members).write(into: &json)
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let apnsID { headers[.apnsID] = apnsID }
+        if let retryAfter { headers[.retryAfter] = retryAfter }
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: json)))
+    }
+}
+
+/// How a test hook refuses a request: `{"error": "…"}`.
+struct HookRefusal: HTTPResponseError {
+    let status: HTTPResponse.Status
+    let message: String
+
+    init(_ status: Int, _ message: String) {
+        self.status = .init(code: status)
+        self.message = message
+    }
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        var json: [UInt8] = []
+        try? JSON.object([JSONMember("error", .string(message))]).write(into: &json)
+        return Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: json)))
+    }
+}
+
+/// Turns paths and methods no route takes into APNs' answers (`BadPath`, `MethodNotAllowed`).
+struct APNsPathGate<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as HTTPError where error.status == .notFound || error.status == .methodNotAllowed {
+            if request.uri.path.hasPrefix("/_emulator") { throw HookRefusal(404, "no such test hook") }
+            let isDevicePath = request.uri.path.hasPrefix("/3/device/") && request.uri.path.split(separator: "/").count == 3
+            throw isDevicePath ? APNsRefusal(405, "MethodNotAllowed") : APNsRefusal(404, "BadPath")
+        }
+    }
+}
+
+extension HTTPField.Name {
+    static let apnsID = HTTPField.Name("apns-id")!
+    static let apnsUniqueID = HTTPField.Name("apns-unique-id")!
+    static let apnsTopic = HTTPField.Name("apns-topic")!
+    static let apnsPushType = HTTPField.Name("apns-push-type")!
+    static let apnsPriority = HTTPField.Name("apns-priority")!
+    static let apnsExpiration = HTTPField.Name("apns-expiration")!
+    static let apnsCollapseID = HTTPField.Name("apns-collapse-id")!
+}
+
+extension APNsEmulator {
+    package func router() -> Router<BasicRequestContext> {
+        let router = Router()
+        router.add(middleware: APNsPathGate())
+        router.post("3/device/:device") { [self] request, context in
+            try await send(request, deviceToken: try context.parameters.require("device"))
+        }
+        let hooks = router.group("_emulator")
+        hooks.get("deliveries") { [self] request, _ in try deliveriesList(query: request.uri.query ?? "") }
+        hooks.delete("deliveries") { [self] _, _ in
+            reset()
+            return Response(status: .noContent)
+        }
+        hooks.get("requests") { [self] _, _ in json(Array(String(requestCount).utf8)) }
+        hooks.put("devices/:device") { [self] request, context in
+            let device = try context.parameters.require("device")
+            guard Self.isWellFormedDeviceToken(device) else { throw HookRefusal(400, "a device token is 64 to 200 hexadecimal digits") }
+            setState(try Self.deviceState(from: try await body(of: request, limit: 1024)), for: device)
+            return Response(status: .noContent)
+        }
+        hooks.post("faults") { [self] request, _ in
+            let faults = try Self.faults(from: try await body(of: request, limit: 4096))
+            let queued = state.withLock { storage in
+                guard storage.faults.count + faults.count <= Self.maximumQueuedFaults else { return false }
+                storage.faults += faults
+                return true
+            }
+            guard queued else { throw HookRefusal(409, "at most \(Self.maximumQueuedFaults) faults may be queued") }
+            return Response(status: .noContent)
+        }
+        return router
+    }
+
+    /// At most `limit` bytes; `nil` when there were more.
+    private func body(of request: Request, limit: Int) async throws -> [UInt8]? {
+        var request = request
+        do {
+            return Array(try await request.collectBody(upTo: limit).readableBytesView)
+        } catch let error as HTTPError where error.status == .contentTooLarge {
+            return nil
+        }
+    }
+
+    private func body(of request: Request, limit: Int) async throws -> [UInt8] {
+        guard let bytes: [UInt8] = try await body(of: request, limit: limit) else { throw HookRefusal(413, "the body is too large") }
+        return bytes
+    }
+
+    private func json(_ bytes: [UInt8], status: HTTPResponse.Status = .ok) -> Response {
+        Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    // MARK: Sends
+
+    private func send(_ request: Request, deviceToken: String) async throws -> Response {
+        let headers = request.headers
+        let fault = state.withLock { storage -> APNsFault? in
+            storage.requests += 1
+            return storage.faults.isEmpty ? nil : storage.faults.removeFirst()
+        }
+        switch fault {
+        case .status(let status, let reason, let retryAfter)?:
+            throw APNsRefusal(status, reason, retryAfter: retryAfter)
+        case .delay(let delay)?:
+            try? await Task.sleep(for: delay)
+        case nil:
+            break
+        }
+        let requestedID = headers[.apnsID]
+        for name in [HTTPField.Name.authorization, .apnsID, .apnsTopic, .apnsPushType, .apnsPriority, .apnsExpiration, .apnsCollapseID]
+        where headers[values: name].count > 1 {
+            throw APNsRefusal(400, "DuplicateHeaders", apnsID: requestedID)
+        }
+        let apnsID = requestedID?.lowercased() ?? UUID().uuidString.lowercased()
+
+        // The provider token.
+        guard let authorization = headers[.authorization] else { throw APNsRefusal(403, "MissingProviderToken", apnsID: apnsID) }
+        guard authorization.hasPrefix("bearer ") else { throw APNsRefusal(403, "InvalidProviderToken", apnsID: apnsID) }
+        let token = authorization.dropFirst("bearer ".count)
+        let now = clock.now()
+        let claims: APNsProviderTokenClaims
+        do throws(APNsTokenError) {
+            claims = try verifier.verify(token, now: now)
+        } catch {
+            throw APNsRefusal(403, error.code == .expired ? "ExpiredProviderToken" : "InvalidProviderToken", apnsID: apnsID)
+        }
+        let tooSoon = state.withLock { storage -> Bool in
+            guard let last = storage.tokens[claims.keyID] else {
+                storage.tokens[claims.keyID] = (String(token), now)
+                return false
+            }
+            if last.token == token { return false }
+            guard now - last.since >= Self.minimumTokenInterval else { return true }
+            storage.tokens[claims.keyID] = (String(token), now)
+            return false
+        }
+        if tooSoon { throw APNsRefusal(429, "TooManyProviderTokenUpdates", apnsID: apnsID) }
+
+        // The headers.
+        guard let pushTypeText = headers[.apnsPushType], let pushType = APNsPushType(rawValue: pushTypeText) else {
+            throw APNsRefusal(400, "InvalidPushType", apnsID: apnsID)
+        }
+        guard let topic = headers[.apnsTopic], !topic.isEmpty else { throw APNsRefusal(400, "MissingTopic", apnsID: apnsID) }
+        let bundleID = pushType.topicSuffix.map { topic.hasSuffix($0) ? String(topic.dropLast($0.count)) : topic } ?? topic
+        guard bundleIDs.contains(bundleID) else { throw APNsRefusal(400, "TopicDisallowed", apnsID: apnsID) }
+        var priority = APNsHeaders.defaultPriority(for: pushType)
+        if let text = headers[.apnsPriority] {
+            guard let value = Int(text) else { throw APNsRefusal(400, "BadPriority", apnsID: apnsID) }
+            priority = value
+        }
+        var expiration: Int?
+        if let text = headers[.apnsExpiration] {
+            guard let value = Int(text) else { throw APNsRefusal(400, "BadExpirationDate", apnsID: apnsID) }
+            expiration = value
+        }
+        let apnsHeaders = APNsHeaders(
+            pushType: pushType, priority: priority, expiration: expiration, collapseID: headers[.apnsCollapseID], id: requestedID, topic: topic)
+        do throws(APNsHeaders.ValidationError) {
+            try apnsHeaders.validate()
+        } catch {
+            let reason =
+                switch error.code {
+                case .invalidPriority: "BadPriority"
+                case .invalidExpiration: "BadExpirationDate"
+                case .invalidCollapseID: "BadCollapseId"
+                case .invalidID: "BadMessageId"
+                case .invalidTopic: "DeviceTokenNotForTopic"
+                @unknown default: "BadTopic"
+                }
+            throw APNsRefusal(400, reason, apnsID: apnsID)
+        }
+
+        // The payload.
+        guard let payload: [UInt8] = try await body(of: request, limit: pushType.payloadLimit) else {
+            throw APNsRefusal(413, "PayloadTooLarge", apnsID: apnsID)
+        }
+        guard !payload.isEmpty else { throw APNsRefusal(400, "PayloadEmpty", apnsID: apnsID) }
+        var parser = JSONParser()
+        guard let document = try? parser.parse(payload), document.root.kind == .object else {
+            throw APNsRefusal(400, "BadPayload", apnsID: apnsID)
+        }
+
+        // The device.
+        guard Self.isWellFormedDeviceToken(deviceToken) else { throw APNsRefusal(400, "BadDeviceToken", apnsID: apnsID) }
+        let device = deviceToken.lowercased()
+        let accepted = state.withLock { storage -> APNsDeviceState in
+            let deviceState = storage.devices[device] ?? .active
+            guard deviceState == .active else { return deviceState }
+            let delivery = APNsDelivery(
+                sequence: (storage.deliveries.last?.sequence ?? 0) + 1, deviceToken: device, apnsID: apnsID, topic: topic,
+                pushType: pushType, priority: priority, collapseID: apnsHeaders.collapseID, expiration: expiration, payload: payload,
+                tokenIssuedAt: claims.issuedAt)
+            if storage.deliveries.count >= deliveryCapacity { storage.deliveries.removeFirst(storage.deliveries.count / 2) }
+            storage.deliveries.append(delivery)
+            return .active
+        }
+        switch accepted {
+        case .active:
+            var fields: HTTPFields = [.apnsID: apnsID]
+            if isDevelopment { fields[.apnsUniqueID] = UUID().uuidString.lowercased() }
+            return Response(status: .ok, headers: fields)
+        case .bad:
+            throw APNsRefusal(400, "BadDeviceToken", apnsID: apnsID)
+        case .unregistered(let since):
+            throw APNsRefusal(410, "Unregistered", apnsID: apnsID, timestamp: since)
+        }
+    }
+
+    /// 64 to 200 hexadecimal digits, an even number: today's tokens are 32 bytes, and Apple says
+    /// they may grow.
+    static func isWellFormedDeviceToken(_ token: String) -> Bool {
+        let bytes = token.utf8
+        return (64...200).contains(bytes.count) && bytes.count % 2 == 0
+            && bytes.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x66) }
+    }
+
+    // MARK: Test hooks
+
+    private func deliveriesList(query: String) throws -> Response {
+        var since = 0
+        for pair in query.split(separator: "&") where pair.hasPrefix("since=") {
+            guard let value = Int(pair.dropFirst(6)), value >= 0 else { throw HookRefusal(400, "since is a sequence number, 0 or more") }
+            since = value
+        }
+        let list = JSON.array(
+            deliveries(since: since).map { delivery in
+                var members = [
+                    JSONMember("sequence", .number(JSONNumber(delivery.sequence))), JSONMember("deviceToken", .string(delivery.deviceToken)),
+                    JSONMember("apnsId", .string(delivery.apnsID)), JSONMember("topic", .string(delivery.topic)),
+                    JSONMember("pushType", .string(delivery.pushType.rawValue)), JSONMember("priority", .number(JSONNumber(delivery.priority))),
+                ]
+                if let collapseID = delivery.collapseID { members.append(JSONMember("collapseId", .string(collapseID))) }
+                if let expiration = delivery.expiration { members.append(JSONMember("expiration", .number(JSONNumber(expiration)))) }
+                members.append(JSONMember("payload", .string(String(decoding: delivery.payload, as: UTF8.self))))
+                members.append(JSONMember("tokenIssuedAt", .number(JSONNumber(Int(delivery.tokenIssuedAt)))))
+                return JSON.object(members)
+            })
+        var bytes: [UInt8] = []
+        try? list.write(into: &bytes)
+        return json(bytes)
+    }
+
+    static func deviceState(from body: [UInt8]) throws(HookRefusal) -> APNsDeviceState {
+        var parser = JSONParser()
+        guard let document = try? parser.parse(body), document.root.kind == .object, let name = document.root["state"]?.string else {
+            throw HookRefusal(400, "the body is {\"state\": \"active\" | \"bad\" | \"unregistered\", \"since\": MILLISECONDS}")
+        }
+        switch name {
+        case "active": return .active
+        case "bad": return .bad
+        case "unregistered":
+            guard let since = document.root["since"]?.int, since >= 0 else {
+                throw HookRefusal(400, "an unregistered device needs since, milliseconds since 1970")
+            }
+            return .unregistered(sinceMilliseconds: Int64(since))
+        default:
+            throw HookRefusal(400, "state is active, bad or unregistered")
+        }
+    }
+
+    /// `{"status": 100…599, "reason": "…", "retryAfter": "…", "count": 1…}` or
+    /// `{"delayMilliseconds": 0…300000, "count": 1…}`, every field checked.
+    static func faults(from body: [UInt8]) throws(HookRefusal) -> [APNsFault] {
+        var parser = JSONParser()
+        guard let document = try? parser.parse(body), document.root.kind == .object else { throw HookRefusal(400, "the body is a JSON object") }
+        let root = document.root
+        let known: Set<String> = ["status", "reason", "retryAfter", "delayMilliseconds", "count"]
+        if let unknown = root.members.first(where: { !known.contains($0.key.string ?? "") }) {
+            throw HookRefusal(400, "unknown field \((unknown.key.string ?? "").debugDescription)")
+        }
+        var count = 1
+        if let value = root["count"] {
+            guard let number = value.int, (1...maximumQueuedFaults).contains(number) else {
+                throw HookRefusal(400, "count is a whole number from 1 to \(maximumQueuedFaults)")
+            }
+            count = number
+        }
+        func headerValue(_ key: String) throws(HookRefusal) -> String? {
+            guard let value = root[key] else { return nil }
+            guard let text = value.string, (1...64).contains(text.utf8.count), text.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
+                throw HookRefusal(400, "\(key) is 1 to 64 printable ASCII characters")
+            }
+            return text
+        }
+        let fault: APNsFault
+        switch (root["status"], root["delayMilliseconds"]) {
+        case (let status?, nil):
+            guard let code = status.int, (100...599).contains(code) else { throw HookRefusal(400, "status is a whole number from 100 to 599") }
+            fault = .status(code, reason: try headerValue("reason") ?? "InternalServerError", retryAfter: try headerValue("retryAfter"))
+        case (nil, let delay?):
+            let limit = Int(maximumFaultDelay.components.seconds) * 1000
+            guard root["retryAfter"] == nil, root["reason"] == nil, let milliseconds = delay.int, (0...limit).contains(milliseconds) else {
+                throw HookRefusal(400, "delayMilliseconds is a whole number from 0 to \(limit), alone")
+            }
+            fault = .delay(.milliseconds(milliseconds))
+        default:
+            throw HookRefusal(400, "give either status or delayMilliseconds")
+        }
+        return Array(repeating: fault, count: count)
+    }
+}

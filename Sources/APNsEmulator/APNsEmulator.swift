@@ -1,0 +1,188 @@
+import Foundation
+import Hummingbird
+import HummingbirdHTTP2
+import Logging
+import NIOCore
+import NIOSSL
+import PushAPNs
+import PushAPNsTokens
+import Synchronization
+
+/// A notification the emulator accepted, as APNs would have handed it to a device.
+public struct APNsDelivery: Sendable, Hashable {
+    /// 1, 2, 3, … in the order deliveries were accepted.
+    public let sequence: Int
+    public let deviceToken: String
+    /// The `apns-id` answered (the request's, or one the emulator made).
+    public let apnsID: String
+    public let topic: String
+    public let pushType: APNsPushType
+    public let priority: Int
+    public let collapseID: String?
+    public let expiration: Int?
+    public let payload: [UInt8]
+    /// The `iat` of the provider token that authorised it: tests see refreshes without seeing tokens.
+    public let tokenIssuedAt: Int64
+}
+
+/// What the next requests answer instead of the real thing.
+public enum APNsFault: Sendable, Hashable {
+    /// This status and reason (`{"reason": …}`), with `Retry-After` when given.
+    case status(Int, reason: String, retryAfter: String?)
+    /// Answer only after this delay, then handle the request normally.
+    case delay(Duration)
+}
+
+/// A device token's state, as the emulator's tests set it; a well-formed token is active until then.
+public enum APNsDeviceState: Sendable, Hashable {
+    case active
+    /// Answered 410 `Unregistered` with this `timestamp` (milliseconds since 1970).
+    case unregistered(sinceMilliseconds: Int64)
+    /// Answered 400 `BadDeviceToken` (a token of the other environment, say).
+    case bad
+}
+
+/// A local, verifying stand-in for APNs' provider API: HTTP/2 over TLS on 127.0.0.1 with a
+/// certificate made at start, checking what APNs checks — the provider token (signature, key,
+/// team, age, refresh rate), the topic against the team's bundle ids and the push type's suffix,
+/// priority, expiration, collapse id, `apns-id`, payload size per push type, JSON, and the device
+/// token's form and state — and recording every notification it accepts.
+///
+/// Route: `POST /3/device/{token}`. Test hooks, without authorisation: `GET|DELETE
+/// /_emulator/deliveries` (`?since=N`), `PUT /_emulator/devices/{token}` (`{"state":"unregistered",
+/// "since":MILLISECONDS}`, `{"state":"bad"}` or `{"state":"active"}`), `POST /_emulator/faults`
+/// (`{"status":429,"reason":"TooManyRequests","retryAfter":"1","count":2}` or
+/// `{"delayMilliseconds":500,"count":1}`), `GET /_emulator/requests`.
+///
+/// A body that is not JSON is answered 400 `BadPayload`: APNs documents no reason for it.
+public final class APNsEmulator: Sendable {
+    struct Storage {
+        var deliveries: [APNsDelivery] = []
+        var devices: [String: APNsDeviceState] = [:]
+        var faults: [APNsFault] = []
+        var requests = 0
+        /// Per key id: the token last accepted and when (emulator seconds) a different one replaced it.
+        var tokens: [String: (token: String, since: Int64)] = [:]
+    }
+
+    public static let maximumQueuedFaults = 1000
+    public static let maximumFaultDelay = Duration.seconds(300)
+    /// APNs refuses a key's new token sooner than this after the last change.
+    public static let minimumTokenInterval: Int64 = 20 * 60
+
+    let verifier: APNsTokenVerifier
+    let bundleIDs: Set<String>
+    let clock: APNsTokenClock
+    /// Whether answers carry `apns-unique-id`, as the development environment's do.
+    public let isDevelopment: Bool
+    public let deliveryCapacity: Int
+    let state = Mutex(Storage())
+
+    /// - Parameters:
+    ///   - keys: The keys whose tokens are accepted, with their key and team ids.
+    ///   - bundleIDs: The topics the team may send to (each also with its push types' suffixes).
+    public init(
+        keys: [APNsVerificationKey], bundleIDs: [String], clock: APNsTokenClock = .system, isDevelopment: Bool = true,
+        deliveryCapacity: Int = 100_000
+    ) {
+        verifier = APNsTokenVerifier(keys: keys, maximumAge: 60 * 60, clockSkew: 60)
+        self.bundleIDs = Set(bundleIDs)
+        self.clock = clock
+        self.isDevelopment = isDevelopment
+        self.deliveryCapacity = max(deliveryCapacity, 1)
+    }
+
+    /// Serves on 127.0.0.1 until the task is cancelled.
+    /// - Parameters:
+    ///   - port: 0 picks a free port.
+    ///   - identity: The server's certificate and key; ``APNsEmulatorIdentity/generate()`` makes one.
+    ///   - onListening: called with the bound port once the server accepts connections.
+    public func run(
+        port: Int = 0, identity: APNsEmulatorIdentity, logger: Logger = Logger(label: "apns-emulator"),
+        onListening: @escaping @Sendable (Int) async -> Void
+    ) async throws {
+        try await application(port: port, identity: identity, logger: logger, onListening: onListening).run()
+    }
+
+    /// The server as a service, for a `ServiceGroup`.
+    public func application(
+        port: Int = 0, identity: APNsEmulatorIdentity, logger: Logger = Logger(label: "apns-emulator"),
+        onListening: @escaping @Sendable (Int) async -> Void
+    ) throws -> some ApplicationProtocol {
+        let tls = TLSConfiguration.makeServerConfiguration(
+            certificateChain: [.certificate(identity.certificate)], privateKey: .privateKey(identity.privateKey))
+        return Application(
+            router: router(),
+            server: try .http2Upgrade(tlsConfiguration: tls),
+            configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: port), serverName: "apns-emulator"),
+            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
+            logger: logger
+        )
+    }
+
+    // MARK: In-process access (what the HTTP test hooks do)
+
+    /// The deliveries kept, oldest first.
+    public var deliveries: [APNsDelivery] { deliveries(since: 0) }
+
+    public func deliveries(since sequence: Int) -> [APNsDelivery] {
+        state.withLock { $0.deliveries.filter { $0.sequence > sequence } }
+    }
+
+    public var requestCount: Int { state.withLock { $0.requests } }
+
+    public func inject(_ faults: [APNsFault]) { state.withLock { $0.faults += faults } }
+
+    public func setState(_ deviceState: APNsDeviceState, for deviceToken: String) {
+        state.withLock { $0.devices[deviceToken.lowercased()] = deviceState }
+    }
+
+    /// Forgets deliveries, faults and the request count; device states and tokens stay.
+    public func reset() {
+        state.withLock { storage in
+            storage.deliveries = []
+            storage.faults = []
+            storage.requests = 0
+        }
+    }
+}
+
+/// The emulator's TLS identity: a self-signed certificate for `127.0.0.1` and `localhost` and its key.
+public struct APNsEmulatorIdentity: Sendable {
+    public let certificatePEM: String
+    let certificate: NIOSSLCertificate
+    let privateKey: NIOSSLPrivateKey
+
+    public init(certificatePEM: String, privateKeyPEM: String) throws {
+        self.certificatePEM = certificatePEM
+        certificate = try NIOSSLCertificate(bytes: Array(certificatePEM.utf8), format: .pem)
+        privateKey = try NIOSSLPrivateKey(bytes: Array(privateKeyPEM.utf8), format: .pem)
+    }
+
+    /// A new P-256 key and a certificate for it, valid for a day, made with the `openssl` command.
+    public static func generate() throws -> APNsEmulatorIdentity {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("apns-emulator-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let keyPath = folder.appendingPathComponent("key.pem").path
+        let certificatePath = folder.appendingPathComponent("certificate.pem").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
+            "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", keyPath, "-out", certificatePath,
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw IdentityError("openssl could not make a certificate (is openssl installed?)") }
+        return try APNsEmulatorIdentity(
+            certificatePEM: String(contentsOfFile: certificatePath, encoding: .utf8), privateKeyPEM: String(contentsOfFile: keyPath, encoding: .utf8))
+    }
+
+    struct IdentityError: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+}

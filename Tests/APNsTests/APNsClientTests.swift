@@ -1,0 +1,263 @@
+import APNs
+import APNsEmulator
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOSSL
+import PushAPNs
+import PushAPNsTokens
+import Synchronization
+import Testing
+
+/// A clock the client's token cache and the emulator share, moved by the test.
+final class SharedClock: Sendable {
+    let seconds = Atomic<Int64>(1_700_000_000)
+    var clock: APNsTokenClock { APNsTokenClock { [self] in seconds.load(ordering: .relaxed) } }
+    func advance(_ delta: Int64) { seconds.add(delta, ordering: .relaxed) }
+}
+
+enum TestKey {
+    static let privateKey = P256Key.make()
+    static let keyID = "TESTKEY001"
+    static let teamID = "TEAM123456"
+    static let bundleID = "com.example.pushcore"
+}
+
+/// One P-256 key for the whole suite, made with the signing key's own type.
+enum P256Key {
+    static func make() -> APNsSigningKeyPair {
+        let key = try! APNsSigningKey(privateKey: .init(), keyID: "TESTKEY001", teamID: "TEAM123456")
+        return APNsSigningKeyPair(
+            signing: key, verification: try! APNsVerificationKey(publicKey: key.publicKey, keyID: "TESTKEY001", teamID: "TEAM123456"))
+    }
+}
+
+struct APNsSigningKeyPair: Sendable {
+    let signing: APNsSigningKey
+    let verification: APNsVerificationKey
+}
+
+/// An emulator on a free port with a fresh certificate, and a client that trusts it, for `body`.
+func withEmulatorAndClient<R: Sendable>(
+    clock: SharedClock, refreshAge: Int64 = 50 * 60, retry: APNsRetryPolicy = APNsRetryPolicy(baseDelay: .milliseconds(10)),
+    _ body: @Sendable (APNsEmulator, APNsClient, APNsTokenCache, Int) async throws -> R
+) async throws -> R {
+    let identity = try APNsEmulatorIdentity.generate()
+    let emulator = APNsEmulator(keys: [TestKey.privateKey.verification], bundleIDs: [TestKey.bundleID], clock: clock.clock)
+    let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+    return try await withThrowingTaskGroup(of: R?.self) { group in
+        group.addTask {
+            try await emulator.run(port: 0, identity: identity) { continuation.yield($0) }
+            return nil
+        }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else { throw CancellationError() }
+        let cache = APNsTokenCache(key: TestKey.privateKey.signing, refreshAge: refreshAge, clock: clock.clock)
+        let client = APNsClient(
+            configuration: APNsClientConfiguration(
+                endpoint: "https://127.0.0.1:\(port)", authentication: .token(cache),
+                trustRoots: [try NIOSSLCertificate(bytes: Array(identity.certificatePEM.utf8), format: .pem)], retry: retry))
+        do {
+            let result = try await body(emulator, client, cache, port)
+            try await client.shutdown()
+            group.cancelAll()
+            return result
+        } catch {
+            try? await client.shutdown()
+            group.cancelAll()
+            throw error
+        }
+    }
+}
+
+func deviceToken(_ index: Int) -> String {
+    let hex = String(index, radix: 16)
+    return String(repeating: "0", count: 64 - hex.count) + hex
+}
+
+let alertHeaders = APNsHeaders(pushType: .alert, topic: TestKey.bundleID)
+let alertPayload = Array(#"{"aps":{"alert":{"title":"Hello","body":"From PushCore"}}}"#.utf8)
+
+@Suite("APNs client against the emulator (HTTP/2, TLS)", .serialized)
+struct APNsClientTests {
+    @Test("1,000 devices: active, unregistered and malformed tokens each get their own result")
+    func mixedDevices() async throws {
+        let clock = SharedClock()
+        try await withEmulatorAndClient(clock: clock) { emulator, client, cache, _ in
+            var devices: [String] = []
+            for index in 0..<1000 {
+                switch index % 20 {
+                case 7: devices.append("not-a-token-\(index)")
+                case 13:
+                    let token = deviceToken(index)
+                    emulator.setState(.unregistered(sinceMilliseconds: 1_690_000_000_000 + Int64(index)), for: token)
+                    devices.append(token)
+                default: devices.append(deviceToken(index))
+                }
+            }
+            let results = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: devices)
+            #expect(results.count == 1000)
+            var delivered = Set<String>()
+            for (index, result) in results.enumerated() {
+                #expect(result.deviceToken == devices[index])
+                switch index % 20 {
+                case 7: #expect(result.outcome == .rejected(status: 400, reason: .badDeviceToken, unregisteredSinceMilliseconds: nil))
+                case 13:
+                    #expect(
+                        result.outcome
+                            == .rejected(status: 410, reason: .unregistered, unregisteredSinceMilliseconds: 1_690_000_000_000 + Int64(index)))
+                    #expect(result.outcome != .delivered)
+                default:
+                    #expect(result.outcome == .delivered)
+                    #expect(result.apnsID?.count == 36 && result.uniqueID?.count == 36)
+                    delivered.insert(result.deviceToken)
+                }
+                #expect(result.attempts == 1)
+            }
+            #expect(delivered.count == 900)
+            let deliveries = emulator.deliveries
+            #expect(deliveries.count == 900)
+            #expect(Set(deliveries.map(\.deviceToken)) == delivered)
+            #expect(deliveries.allSatisfy { $0.payload == alertPayload && $0.pushType == .alert && $0.priority == 10 })
+            #expect(cache.mintCount == 1)
+        }
+    }
+
+    @Test("200 concurrent sends mint one token; 50 minutes later, one more")
+    func tokenRefresh() async throws {
+        let clock = SharedClock()
+        try await withEmulatorAndClient(clock: clock) { emulator, client, cache, _ in
+            let devices = (0..<200).map(deviceToken)
+            let first = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: devices)
+            #expect(first.allSatisfy { $0.isDelivered })
+            #expect(cache.mintCount == 1)
+            clock.advance(50 * 60)
+            let second = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: devices)
+            #expect(second.allSatisfy { $0.isDelivered })
+            #expect(cache.mintCount == 2)
+            let issuedAt = Set(emulator.deliveries.map(\.tokenIssuedAt)).sorted()
+            #expect(issuedAt == [Int64(1_700_000_000), Int64(1_700_003_000)])
+        }
+    }
+
+    @Test("an expired token is re-minted once and the send succeeds")
+    func expiredToken() async throws {
+        let clock = SharedClock()
+        // A cache that would keep its token for three hours: APNs has to tell it.
+        try await withEmulatorAndClient(clock: clock, refreshAge: 3 * 3600) { emulator, client, cache, _ in
+            _ = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: [deviceToken(1)])
+            clock.advance(61 * 60)
+            let results = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: (0..<50).map(deviceToken))
+            #expect(results.allSatisfy { $0.isDelivered })
+            #expect(cache.mintCount == 2)
+            #expect(results.map(\.attempts).max() == 2)
+            let lastIssuedAt = emulator.deliveries.last?.tokenIssuedAt
+            #expect(lastIssuedAt == Int64(1_700_003_660))
+        }
+    }
+
+    @Test("a token replaced sooner than 20 minutes is refused, as APNs does")
+    func tooManyTokenUpdates() async throws {
+        let clock = SharedClock()
+        try await withEmulatorAndClient(clock: clock, retry: APNsRetryPolicy(maximumAttempts: 1)) { emulator, client, _, port in
+            _ = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: [deviceToken(1)])
+            // A second cache of the same key (another instance, say) mints its own token.
+            let other = APNsTokenCache(key: TestKey.privateKey.signing, clock: clock.clock)
+            let results = try await sendRaw(port: port, token: try other.token(), device: deviceToken(2))
+            #expect(results == 429)
+        }
+    }
+
+    @Test("429 with Retry-After is waited for; 400 is not retried")
+    func retries() async throws {
+        let clock = SharedClock()
+        try await withEmulatorAndClient(clock: clock) { emulator, client, _, _ in
+            emulator.inject([.status(429, reason: "TooManyRequests", retryAfter: "1")])
+            let started = ContinuousClock.now
+            let retried = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: [deviceToken(1)])
+            #expect(ContinuousClock.now - started >= .seconds(1))
+            #expect(retried[0].isDelivered && retried[0].attempts == 2)
+
+            emulator.inject([
+                .status(503, reason: "ServiceUnavailable", retryAfter: nil), .status(500, reason: "InternalServerError", retryAfter: nil),
+            ])
+            let twice = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: [deviceToken(2)])
+            #expect(twice[0].isDelivered && twice[0].attempts == 3)
+
+            emulator.inject([.status(400, reason: "BadTopic", retryAfter: nil)])
+            let refused = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: [deviceToken(3)])
+            #expect(refused[0].outcome == .rejected(status: 400, reason: .badTopic, unregisteredSinceMilliseconds: nil))
+            #expect(refused[0].attempts == 1)
+
+            emulator.inject(Array(repeating: .status(503, reason: "Shutdown", retryAfter: nil), count: 3))
+            let exhausted = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: [deviceToken(4)])
+            #expect(exhausted[0].outcome == .rejected(status: 503, reason: .shutdown, unregisteredSinceMilliseconds: nil))
+            #expect(exhausted[0].attempts == 3)
+            #expect(emulator.deliveries.map(\.deviceToken) == [deviceToken(1), deviceToken(2)])
+        }
+    }
+
+    @Test("the emulator checks headers and payloads as APNs does")
+    func emulatorChecks() async throws {
+        let clock = SharedClock()
+        try await withEmulatorAndClient(clock: clock) { emulator, client, _, _ in
+            func reason(_ headers: APNsHeaders, _ payload: [UInt8] = alertPayload) async throws -> APNsRejectionReason? {
+                let result = try await client.send(encodedPayload: payload, headers: headers, to: [deviceToken(9)])[0]
+                if case .rejected(_, let reason, _) = result.outcome { return reason }
+                return nil
+            }
+            let otherTopic = try await reason(APNsHeaders(pushType: .alert, topic: "com.example.other"))
+            #expect(otherTopic == .topicDisallowed)
+            let voipTopic = try await reason(APNsHeaders(pushType: .voip, topic: TestKey.bundleID + ".voip"))
+            #expect(voipTopic == nil)
+            let background = try await reason(
+                APNsHeaders(pushType: .background, topic: TestKey.bundleID), Array(#"{"aps":{"content-available":1}}"#.utf8))
+            #expect(background == nil)
+            let notJSON = try await reason(alertHeaders, Array("{\"aps\":".utf8))
+            #expect(notJSON == .other("BadPayload"))
+            let large = Array(#"{"aps":{"alert":""#.utf8) + [UInt8](repeating: UInt8(ascii: "x"), count: 4090) + Array(#""}}"#.utf8)
+            await #expect(throws: APNsClientError.self) {
+                _ = try await client.send(encodedPayload: large, headers: alertHeaders, to: [deviceToken(1)])
+            }
+            let voip = APNsHeaders(pushType: .voip, topic: TestKey.bundleID + ".voip")
+            let largeVoIP = try await reason(voip, large)
+            #expect(largeVoIP == nil)
+            #expect(emulator.deliveries.count == 3)
+        }
+    }
+
+    @Test("HTTP/2 over TLS, and the certificate is trusted only when given")
+    func transport() async throws {
+        let clock = SharedClock()
+        try await withEmulatorAndClient(clock: clock) { _, _, cache, port in
+            let version = try await sendRaw(port: port, token: try cache.token(), device: deviceToken(1), returnVersion: true)
+            #expect(version == 2)
+            // A client without the emulator's certificate refuses the connection before sending anything.
+            let untrusting = APNsClient(
+                configuration: APNsClientConfiguration(
+                    endpoint: "https://127.0.0.1:\(port)", authentication: .token(cache), connectTimeout: .seconds(1),
+                    retry: APNsRetryPolicy(maximumAttempts: 1)))
+            let results = try await untrusting.send(encodedPayload: alertPayload, headers: alertHeaders, to: [deviceToken(2)])
+            try await untrusting.shutdown()
+            guard case .failed(_, let mayHaveBeenDelivered) = results[0].outcome else {
+                Issue.record("an untrusted certificate was accepted: \(results[0])")
+                return
+            }
+            #expect(!mayHaveBeenDelivered)
+        }
+    }
+}
+
+/// One request outside the client: its status, or with `returnVersion` the HTTP major version.
+func sendRaw(port: Int, token: String, device: String, returnVersion: Bool = false) async throws -> Int {
+    var tls = TLSConfiguration.makeClientConfiguration()
+    tls.certificateVerification = .none
+    let http = HTTPClient(eventLoopGroup: .singletonMultiThreadedEventLoopGroup, configuration: .init(tlsConfiguration: tls))
+    defer { _ = http.shutdown() }
+    var request = HTTPClientRequest(url: "https://127.0.0.1:\(port)/3/device/\(device)")
+    request.method = .POST
+    request.headers = ["authorization": "bearer \(token)", "apns-push-type": "alert", "apns-topic": TestKey.bundleID]
+    request.body = .bytes(ByteBuffer(bytes: alertPayload))
+    let response = try await http.execute(request, timeout: .seconds(10))
+    return returnVersion ? Int(response.version.major) : Int(response.status.code)
+}
