@@ -28,6 +28,7 @@ let package = Package(
         .library(name: "PushBackend", targets: ["PushBackend"]),
         .executable(name: "pushcore", targets: ["pushcore"]),
         .executable(name: "hub-emulator", targets: ["hub-emulator"]),
+        .executable(name: "apns-emulator", targets: ["apns-emulator"]),
         .executable(name: "bench", targets: ["bench"]),
         .executable(name: "push-backend", targets: ["push-backend"]),
     ],
@@ -136,6 +137,12 @@ let package = Package(
             ]
         ),
         .executableTarget(
+            name: "apns-emulator",
+            dependencies: [
+                "APNsEmulator", "PushAPNsTokens", serverProduct("ArgumentParser", "swift-argument-parser"), serverProduct("Logging", "swift-log"),
+            ]
+        ),
+        .executableTarget(
             name: "push-backend",
             dependencies: [
                 "PushBackend", "HubEmulator", "PushCore", serverProduct("ArgumentParser", "swift-argument-parser"),
@@ -207,7 +214,9 @@ let package = Package(
         .testTarget(
             name: "APNsTests",
             dependencies: [
-                "APNs", "APNsEmulator", "PushAPNs", "PushAPNsTokens", serverProduct("AsyncHTTPClient", "async-http-client"),
+                "APNs", "APNsEmulator", "PushAPNs", "PushAPNsTokens", "PushCore", "PushTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                serverProduct("AsyncHTTPClient", "async-http-client"),
                 serverProduct("NIOCore", "swift-nio"), serverProduct("NIOSSL", "swift-nio-ssl"),
             ]
         ),

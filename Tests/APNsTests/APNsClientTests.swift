@@ -253,11 +253,18 @@ func sendRaw(port: Int, token: String, device: String, returnVersion: Bool = fal
     var tls = TLSConfiguration.makeClientConfiguration()
     tls.certificateVerification = .none
     let http = HTTPClient(eventLoopGroup: .singletonMultiThreadedEventLoopGroup, configuration: .init(tlsConfiguration: tls))
-    defer { _ = http.shutdown() }
     var request = HTTPClientRequest(url: "https://127.0.0.1:\(port)/3/device/\(device)")
     request.method = .POST
     request.headers = ["authorization": "bearer \(token)", "apns-push-type": "alert", "apns-topic": TestKey.bundleID]
     request.body = .bytes(ByteBuffer(bytes: alertPayload))
-    let response = try await http.execute(request, timeout: .seconds(10))
+    // Shut down before it is released, whatever happens: AsyncHTTPClient traps on a client released running.
+    let response: HTTPClientResponse
+    do {
+        response = try await http.execute(request, timeout: .seconds(10))
+    } catch {
+        try? await http.shutdown()
+        throw error
+    }
+    try await http.shutdown()
     return returnVersion ? Int(response.version.major) : Int(response.status.code)
 }
