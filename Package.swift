@@ -46,6 +46,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.60.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.20.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.27.0"),
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.30.0"),
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.0.0"),
     ],
@@ -98,7 +99,7 @@ let package = Package(
             dependencies: [
                 "PushAPNs", "PushAPNsTokens", "PushJSON", serverProduct("AsyncHTTPClient", "async-http-client"),
                 serverProduct("Logging", "swift-log"), serverProduct("NIOCore", "swift-nio"), serverProduct("NIOHTTP1", "swift-nio"),
-                serverProduct("NIOPosix", "swift-nio"), serverProduct("NIOSSL", "swift-nio-ssl"),
+                serverProduct("NIOHTTP2", "swift-nio-http2"), serverProduct("NIOPosix", "swift-nio"), serverProduct("NIOSSL", "swift-nio-ssl"),
             ]
         ),
         // A local, verifying APNs provider API over HTTP/2 and TLS, for tests and `apns-emulator`.

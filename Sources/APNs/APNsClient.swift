@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Logging
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import PushAPNs
@@ -227,7 +228,10 @@ public final class APNsClient: Sendable {
                 let (failure, written) = Self.classify(error)
                 outcome = .failed(failure, mayHaveBeenDelivered: written)
             }
-            guard attempts < configuration.retry.maximumAttempts, Self.isRetryable(outcome), budget.take() else {
+            // A request never written costs APNs nothing, so only answered ones spend the budget.
+            let unwritten = if case .failed(_, mayHaveBeenDelivered: false) = outcome { true } else { false }
+            guard attempts < configuration.retry.maximumAttempts, Self.isRetryable(outcome), !Task.isCancelled, unwritten || budget.take()
+            else {
                 if case .delivered = outcome {
                 } else {
                     logger.debug("send failed", metadata: ["device": "\(Self.shortened(device))", "result": "\(outcome)", "attempts": "\(attempts)"])
@@ -254,17 +258,25 @@ public final class APNsClient: Sendable {
         }
     }
 
-    /// What went wrong, and whether the request may have reached APNs: only a connection that was
-    /// never made (refused, timed out connecting, TLS failed) proves it did not.
+    /// What went wrong, and whether the request may have reached APNs. Only what proves it did not
+    /// counts as unwritten: a connection that was never made (refused, timed out connecting, TLS
+    /// failed); a stream APNs refused (`REFUSED_STREAM`, which HTTP/2 guarantees was not processed:
+    /// those above a GOAWAY's last stream); and a request the connection pool gave up before
+    /// writing it (`cancelled`: its connection was closing, and this client never cancels a
+    /// request itself) or whose stream was closed before its first write. A connection lost with
+    /// the request on it may have delivered it.
     static func classify(_ error: any Error) -> (APNsTransportFailure, mayHaveBeenWritten: Bool) {
         if let error = error as? HTTPClientError {
             switch error {
             case .connectTimeout: return (.timeout, false)
             case .deadlineExceeded, .readTimeout, .writeTimeout: return (.timeout, true)
-            case .remoteConnectionClosed, .cancelled: return (.connectionLost, true)
+            case .cancelled: return (.connectionLost, false)
+            case .remoteConnectionClosed: return (.connectionLost, true)
             default: return (.other(String(describing: error)), true)
             }
         }
+        if let error = error as? NIOHTTP2Errors.StreamClosed { return (.connectionLost, error.errorCode != .refusedStream) }
+        if let error = error as? ChannelError, case .ioOnClosedChannel = error { return (.connectionLost, false) }
         if error is NIOConnectionError { return (.connectionRefused, false) }
         if let error = error as? IOError, error.errnoCode == 111 { return (.connectionRefused, false) }
         if error is NIOSSLError || error is BoringSSLError { return (.tls, false) }

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import NIOSSL
 import PushAPNs
 import PushAPNsTokens
 import PushJSON
@@ -64,6 +65,21 @@ struct APNsPathGate<Context: RequestContext>: RouterMiddleware {
     }
 }
 
+/// Hummingbird's basic context and the request's stream channel, whose parent is the connection:
+/// connection faults act on it, and certificate authentication reads its client certificate.
+public struct APNsEmulatorRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    let channel: any Channel
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        channel = source.channel
+    }
+
+    /// The HTTP/2 connection (the stream's parent), or the channel itself over HTTP/1.
+    var connection: any Channel { channel.parent ?? channel }
+}
+
 extension HTTPField.Name {
     static let apnsID = HTTPField.Name("apns-id")!
     static let apnsUniqueID = HTTPField.Name("apns-unique-id")!
@@ -75,11 +91,11 @@ extension HTTPField.Name {
 }
 
 extension APNsEmulator {
-    package func router() -> Router<BasicRequestContext> {
-        let router = Router()
+    package func router() -> Router<APNsEmulatorRequestContext> {
+        let router = Router(context: APNsEmulatorRequestContext.self)
         router.add(middleware: APNsPathGate())
         router.post("3/device/:device") { [self] request, context in
-            try await send(request, deviceToken: try context.parameters.require("device"))
+            try await send(request, context: context, deviceToken: try context.parameters.require("device"))
         }
         let hooks = router.group("_emulator")
         hooks.get("deliveries") { [self] request, _ in try deliveriesList(query: request.uri.query ?? "") }
@@ -91,14 +107,16 @@ extension APNsEmulator {
         hooks.put("devices/:device") { [self] request, context in
             let device = try context.parameters.require("device")
             guard Self.isWellFormedDeviceToken(device) else { throw HookRefusal(400, "a device token is 64 to 200 hexadecimal digits") }
-            setState(try Self.deviceState(from: try await body(of: request, limit: 1024)), for: device)
+            setState(try Self.deviceState(from: try await hookBody(of: request, limit: 1024)), for: device)
             return Response(status: .noContent)
         }
         hooks.post("faults") { [self] request, _ in
-            let faults = try Self.faults(from: try await body(of: request, limit: 4096))
+            let (faults, after) = try Self.faults(from: try await hookBody(of: request, limit: 4096))
             let queued = state.withLock { storage in
                 guard storage.faults.count + faults.count <= Self.maximumQueuedFaults else { return false }
-                storage.faults += faults
+                for (index, fault) in faults.enumerated() {
+                    storage.faults.append(QueuedFault(requestsBefore: index == 0 ? after : 0, fault: fault))
+                }
                 return true
             }
             guard queued else { throw HookRefusal(409, "at most \(Self.maximumQueuedFaults) faults may be queued") }
@@ -117,8 +135,8 @@ extension APNsEmulator {
         }
     }
 
-    private func body(of request: Request, limit: Int) async throws -> [UInt8] {
-        guard let bytes: [UInt8] = try await body(of: request, limit: limit) else { throw HookRefusal(413, "the body is too large") }
+    private func hookBody(of request: Request, limit: Int) async throws -> [UInt8] {
+        guard let bytes = try await body(of: request, limit: limit) else { throw HookRefusal(413, "the body is too large") }
         return bytes
     }
 
@@ -128,20 +146,37 @@ extension APNsEmulator {
 
     // MARK: Sends
 
-    private func send(_ request: Request, deviceToken: String) async throws -> Response {
+    private func send(_ request: Request, context: APNsEmulatorRequestContext, deviceToken: String) async throws -> Response {
         let headers = request.headers
         let fault = state.withLock { storage -> APNsFault? in
             storage.requests += 1
-            return storage.faults.isEmpty ? nil : storage.faults.removeFirst()
+            guard !storage.faults.isEmpty else { return nil }
+            guard storage.faults[0].requestsBefore == 0 else {
+                storage.faults[0].requestsBefore -= 1
+                return nil
+            }
+            return storage.faults.removeFirst().fault
         }
         switch fault {
         case .status(let status, let reason, let retryAfter)?:
             throw APNsRefusal(status, reason, retryAfter: retryAfter)
         case .delay(let delay)?:
             try? await Task.sleep(for: delay)
+        case .dropConnection?:
+            try? await context.connection.close()
+            return Response(status: .internalServerError)
+        case .goAway?:
+            // The stream is open, so the graceful shutdown answers it before the connection closes.
+            defer { context.connection.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent()) }
+            return try await authorisedSend(request, context: context, deviceToken: deviceToken)
         case nil:
             break
         }
+        return try await authorisedSend(request, context: context, deviceToken: deviceToken)
+    }
+
+    private func authorisedSend(_ request: Request, context: APNsEmulatorRequestContext, deviceToken: String) async throws -> Response {
+        let headers = request.headers
         let requestedID = headers[.apnsID]
         for name in [HTTPField.Name.authorization, .apnsID, .apnsTopic, .apnsPushType, .apnsPriority, .apnsExpiration, .apnsCollapseID]
         where headers[values: name].count > 1 {
@@ -149,28 +184,16 @@ extension APNsEmulator {
         }
         let apnsID = requestedID?.lowercased() ?? UUID().uuidString.lowercased()
 
-        // The provider token.
-        guard let authorization = headers[.authorization] else { throw APNsRefusal(403, "MissingProviderToken", apnsID: apnsID) }
-        guard authorization.hasPrefix("bearer ") else { throw APNsRefusal(403, "InvalidProviderToken", apnsID: apnsID) }
-        let token = authorization.dropFirst("bearer ".count)
-        let now = clock.now()
-        let claims: APNsProviderTokenClaims
-        do throws(APNsTokenError) {
-            claims = try verifier.verify(token, now: now)
-        } catch {
-            throw APNsRefusal(403, error.code == .expired ? "ExpiredProviderToken" : "InvalidProviderToken", apnsID: apnsID)
+        // The provider token, or else a client certificate the TLS handshake verified.
+        let tokenIssuedAt: Int64?
+        if let authorization = headers[.authorization] {
+            tokenIssuedAt = try authorise(authorization, apnsID: apnsID)
+        } else if !clientCertificateRoots.isEmpty, (try? await context.connection.nioSSL_peerCertificate().get()) != nil {
+            tokenIssuedAt = nil
+        } else {
+            throw APNsRefusal(403, "MissingProviderToken", apnsID: apnsID)
         }
-        let tooSoon = state.withLock { storage -> Bool in
-            guard let last = storage.tokens[claims.keyID] else {
-                storage.tokens[claims.keyID] = (String(token), now)
-                return false
-            }
-            if last.token == token { return false }
-            guard now - last.since >= Self.minimumTokenInterval else { return true }
-            storage.tokens[claims.keyID] = (String(token), now)
-            return false
-        }
-        if tooSoon { throw APNsRefusal(429, "TooManyProviderTokenUpdates", apnsID: apnsID) }
+
 
         // The headers.
         guard let pushTypeText = headers[.apnsPushType], let pushType = APNsPushType(rawValue: pushTypeText) else {
@@ -225,7 +248,7 @@ extension APNsEmulator {
             let delivery = APNsDelivery(
                 sequence: (storage.deliveries.last?.sequence ?? 0) + 1, deviceToken: device, apnsID: apnsID, topic: topic,
                 pushType: pushType, priority: priority, collapseID: apnsHeaders.collapseID, expiration: expiration, payload: payload,
-                tokenIssuedAt: claims.issuedAt)
+                tokenIssuedAt: tokenIssuedAt)
             if storage.deliveries.count >= deliveryCapacity { storage.deliveries.removeFirst(storage.deliveries.count / 2) }
             storage.deliveries.append(delivery)
             return .active
@@ -240,6 +263,40 @@ extension APNsEmulator {
         case .unregistered(let since):
             throw APNsRefusal(410, "Unregistered", apnsID: apnsID, timestamp: since)
         }
+    }
+
+    /// Checks a `bearer` provider token as APNs does and returns its `iat`.
+    private func authorise(_ authorization: String, apnsID: String) throws(APNsRefusal) -> Int64 {
+        guard authorization.hasPrefix("bearer ") else { throw APNsRefusal(403, "InvalidProviderToken", apnsID: apnsID) }
+        let token = String(authorization.dropFirst("bearer ".count))
+        let now = clock.now()
+        let claims: APNsProviderTokenClaims
+        do throws(APNsTokenError) {
+            if let verified = state.withLock({ $0.verifiedTokens[token] }) {
+                try verifier.checkAge(issuedAt: verified.issuedAt, now: now)
+                claims = verified
+            } else {
+                claims = try verifier.verify(token, now: now)
+                state.withLock { storage in
+                    if storage.verifiedTokens.count >= Self.maximumVerifiedTokens { storage.verifiedTokens.removeAll() }
+                    storage.verifiedTokens[token] = claims
+                }
+            }
+        } catch {
+            throw APNsRefusal(403, error.code == .expired ? "ExpiredProviderToken" : "InvalidProviderToken", apnsID: apnsID)
+        }
+        let tooSoon = state.withLock { storage -> Bool in
+            guard let last = storage.tokens[claims.keyID] else {
+                storage.tokens[claims.keyID] = (token, now)
+                return false
+            }
+            if last.token == token { return false }
+            guard now - last.since >= Self.minimumTokenInterval else { return true }
+            storage.tokens[claims.keyID] = (token, now)
+            return false
+        }
+        if tooSoon { throw APNsRefusal(429, "TooManyProviderTokenUpdates", apnsID: apnsID) }
+        return claims.issuedAt
     }
 
     /// 64 to 200 hexadecimal digits, an even number: today's tokens are 32 bytes, and Apple says
@@ -268,7 +325,7 @@ extension APNsEmulator {
                 if let collapseID = delivery.collapseID { members.append(JSONMember("collapseId", .string(collapseID))) }
                 if let expiration = delivery.expiration { members.append(JSONMember("expiration", .number(JSONNumber(expiration)))) }
                 members.append(JSONMember("payload", .string(String(decoding: delivery.payload, as: UTF8.self))))
-                members.append(JSONMember("tokenIssuedAt", .number(JSONNumber(Int(delivery.tokenIssuedAt)))))
+                if let issuedAt = delivery.tokenIssuedAt { members.append(JSONMember("tokenIssuedAt", .number(JSONNumber(Int(issuedAt))))) }
                 return JSON.object(members)
             })
         var bytes: [UInt8] = []
@@ -294,23 +351,26 @@ extension APNsEmulator {
         }
     }
 
-    /// `{"status": 100…599, "reason": "…", "retryAfter": "…", "count": 1…}` or
-    /// `{"delayMilliseconds": 0…300000, "count": 1…}`, every field checked.
-    static func faults(from body: [UInt8]) throws(HookRefusal) -> [APNsFault] {
+    /// `{"status": 100…599, "reason": "…", "retryAfter": "…"}`, `{"delayMilliseconds": 0…300000}`
+    /// or `{"connection": "goAway" | "drop"}`, each with optional `"count": 1…` (that many
+    /// requests in a row) and `"after": N` (requests that pass untouched first); every field checked.
+    static func faults(from body: [UInt8]) throws(HookRefusal) -> (faults: [APNsFault], after: Int) {
         var parser = JSONParser()
         guard let document = try? parser.parse(body), document.root.kind == .object else { throw HookRefusal(400, "the body is a JSON object") }
         let root = document.root
-        let known: Set<String> = ["status", "reason", "retryAfter", "delayMilliseconds", "count"]
+        let known: Set<String> = ["status", "reason", "retryAfter", "delayMilliseconds", "connection", "count", "after"]
         if let unknown = root.members.first(where: { !known.contains($0.key.string ?? "") }) {
             throw HookRefusal(400, "unknown field \((unknown.key.string ?? "").debugDescription)")
         }
-        var count = 1
-        if let value = root["count"] {
-            guard let number = value.int, (1...maximumQueuedFaults).contains(number) else {
-                throw HookRefusal(400, "count is a whole number from 1 to \(maximumQueuedFaults)")
+        func whole(_ key: String, in range: ClosedRange<Int>, default value: Int) throws(HookRefusal) -> Int {
+            guard let field = root[key] else { return value }
+            guard let number = field.int, range.contains(number) else {
+                throw HookRefusal(400, "\(key) is a whole number from \(range.lowerBound) to \(range.upperBound)")
             }
-            count = number
+            return number
         }
+        let count = try whole("count", in: 1...maximumQueuedFaults, default: 1)
+        let after = try whole("after", in: 0...maximumRequestsBeforeFault, default: 0)
         func headerValue(_ key: String) throws(HookRefusal) -> String? {
             guard let value = root[key] else { return nil }
             guard let text = value.string, (1...64).contains(text.utf8.count), text.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
@@ -319,19 +379,28 @@ extension APNsEmulator {
             return text
         }
         let fault: APNsFault
-        switch (root["status"], root["delayMilliseconds"]) {
-        case (let status?, nil):
+        switch (root["status"], root["delayMilliseconds"], root["connection"]) {
+        case (let status?, nil, nil):
             guard let code = status.int, (100...599).contains(code) else { throw HookRefusal(400, "status is a whole number from 100 to 599") }
             fault = .status(code, reason: try headerValue("reason") ?? "InternalServerError", retryAfter: try headerValue("retryAfter"))
-        case (nil, let delay?):
+        case (nil, let delay?, nil):
             let limit = Int(maximumFaultDelay.components.seconds) * 1000
             guard root["retryAfter"] == nil, root["reason"] == nil, let milliseconds = delay.int, (0...limit).contains(milliseconds) else {
-                throw HookRefusal(400, "delayMilliseconds is a whole number from 0 to \(limit), alone")
+                throw HookRefusal(400, "delayMilliseconds is a whole number from 0 to \(limit), without reason or retryAfter")
             }
             fault = .delay(.milliseconds(milliseconds))
+        case (nil, nil, let connection?):
+            guard root["retryAfter"] == nil, root["reason"] == nil else {
+                throw HookRefusal(400, "connection takes no reason or retryAfter")
+            }
+            switch connection.string {
+            case "goAway": fault = .goAway
+            case "drop": fault = .dropConnection
+            default: throw HookRefusal(400, "connection is \"goAway\" or \"drop\"")
+            }
         default:
-            throw HookRefusal(400, "give either status or delayMilliseconds")
+            throw HookRefusal(400, "give one of status, delayMilliseconds or connection")
         }
-        return Array(repeating: fault, count: count)
+        return (Array(repeating: fault, count: count), after)
     }
 }

@@ -21,8 +21,9 @@ public struct APNsDelivery: Sendable, Hashable {
     public let collapseID: String?
     public let expiration: Int?
     public let payload: [UInt8]
-    /// The `iat` of the provider token that authorised it: tests see refreshes without seeing tokens.
-    public let tokenIssuedAt: Int64
+    /// The `iat` of the provider token that authorised it (tests see refreshes without seeing
+    /// tokens); nil when a client certificate did.
+    public let tokenIssuedAt: Int64?
 }
 
 /// What the next requests answer instead of the real thing.
@@ -31,6 +32,13 @@ public enum APNsFault: Sendable, Hashable {
     case status(Int, reason: String, retryAfter: String?)
     /// Answer only after this delay, then handle the request normally.
     case delay(Duration)
+    /// Handle the request normally, then shut its connection down gracefully, as APNs does when it
+    /// retires one: GOAWAY, the streams already open are answered, any opened later are refused
+    /// unprocessed, and the connection closes.
+    case goAway
+    /// Close the request's connection at once, unanswered and undelivered: the client cannot tell
+    /// whether APNs accepted what was in flight.
+    case dropConnection
 }
 
 /// A device token's state, as the emulator's tests set it; a well-formed token is active until then.
@@ -51,27 +59,45 @@ public enum APNsDeviceState: Sendable, Hashable {
 /// Route: `POST /3/device/{token}`. Test hooks, without authorisation: `GET|DELETE
 /// /_emulator/deliveries` (`?since=N`), `PUT /_emulator/devices/{token}` (`{"state":"unregistered",
 /// "since":MILLISECONDS}`, `{"state":"bad"}` or `{"state":"active"}`), `POST /_emulator/faults`
-/// (`{"status":429,"reason":"TooManyRequests","retryAfter":"1","count":2}` or
-/// `{"delayMilliseconds":500,"count":1}`), `GET /_emulator/requests`.
+/// (`{"status":429,"reason":"TooManyRequests","retryAfter":"1","count":2}`,
+/// `{"delayMilliseconds":500}`, `{"connection":"goAway","after":100}` or `{"connection":"drop"}`),
+/// `GET /_emulator/requests`.
+///
+/// Authentication is by provider token, or, when the emulator has client-certificate roots, by a
+/// client certificate that chains to one of them.
 ///
 /// A body that is not JSON is answered 400 `BadPayload`: APNs documents no reason for it.
 public final class APNsEmulator: Sendable {
     struct Storage {
         var deliveries: [APNsDelivery] = []
         var devices: [String: APNsDeviceState] = [:]
-        var faults: [APNsFault] = []
+        var faults: [QueuedFault] = []
         var requests = 0
         /// Per key id: the token last accepted and when (emulator seconds) a different one replaced it.
         var tokens: [String: (token: String, since: Int64)] = [:]
+        /// Tokens whose signature verified, so that each is verified once (APNs, too, verifies a
+        /// token once per connection rather than once per request); their age is checked every time.
+        var verifiedTokens: [String: APNsProviderTokenClaims] = [:]
+    }
+
+    /// A fault and how many requests still pass untouched before it applies.
+    struct QueuedFault {
+        var requestsBefore: Int
+        let fault: APNsFault
     }
 
     public static let maximumQueuedFaults = 1000
+    /// The most requests a fault may wait for (`after`).
+    public static let maximumRequestsBeforeFault = 1_000_000
+    static let maximumVerifiedTokens = 256
     public static let maximumFaultDelay = Duration.seconds(300)
     /// APNs refuses a key's new token sooner than this after the last change.
     public static let minimumTokenInterval: Int64 = 20 * 60
 
     let verifier: APNsTokenVerifier
     let bundleIDs: Set<String>
+    /// The roots that client certificates must chain to; empty when only tokens are accepted.
+    let clientCertificateRoots: [NIOSSLCertificate]
     let clock: APNsTokenClock
     /// Whether answers carry `apns-unique-id`, as the development environment's do.
     public let isDevelopment: Bool
@@ -81,10 +107,13 @@ public final class APNsEmulator: Sendable {
     /// - Parameters:
     ///   - keys: The keys whose tokens are accepted, with their key and team ids.
     ///   - bundleIDs: The topics the team may send to (each also with its push types' suffixes).
+    ///   - clientCertificateRoots: When given, a client may present a certificate that chains to one
+    ///     of them instead of sending provider tokens (certificate-based authentication).
     public init(
-        keys: [APNsVerificationKey], bundleIDs: [String], clock: APNsTokenClock = .system, isDevelopment: Bool = true,
-        deliveryCapacity: Int = 100_000
+        keys: [APNsVerificationKey], bundleIDs: [String], clientCertificateRoots: [NIOSSLCertificate] = [], clock: APNsTokenClock = .system,
+        isDevelopment: Bool = true, deliveryCapacity: Int = 100_000
     ) {
+        self.clientCertificateRoots = clientCertificateRoots
         verifier = APNsTokenVerifier(keys: keys, maximumAge: 60 * 60, clockSkew: 60)
         self.bundleIDs = Set(bundleIDs)
         self.clock = clock
@@ -109,8 +138,13 @@ public final class APNsEmulator: Sendable {
         port: Int = 0, identity: APNsEmulatorIdentity, logger: Logger = Logger(label: "apns-emulator"),
         onListening: @escaping @Sendable (Int) async -> Void
     ) throws -> some ApplicationProtocol {
-        let tls = TLSConfiguration.makeServerConfiguration(
+        var tls = TLSConfiguration.makeServerConfiguration(
             certificateChain: [.certificate(identity.certificate)], privateKey: .privateKey(identity.privateKey))
+        if !clientCertificateRoots.isEmpty {
+            // Asked for, and verified when presented: token clients present none.
+            tls.certificateVerification = .optionalVerification
+            tls.trustRoots = .certificates(clientCertificateRoots)
+        }
         return Application(
             router: router(),
             server: try .http2Upgrade(tlsConfiguration: tls),
@@ -131,7 +165,14 @@ public final class APNsEmulator: Sendable {
 
     public var requestCount: Int { state.withLock { $0.requests } }
 
-    public func inject(_ faults: [APNsFault]) { state.withLock { $0.faults += faults } }
+    /// Queues `faults`, one per request, the first after `requests` more requests pass untouched.
+    public func inject(_ faults: [APNsFault], after requests: Int = 0) {
+        state.withLock { storage in
+            for (index, fault) in faults.enumerated() {
+                storage.faults.append(QueuedFault(requestsBefore: index == 0 ? max(requests, 0) : 0, fault: fault))
+            }
+        }
+    }
 
     public func setState(_ deviceState: APNsDeviceState, for deviceToken: String) {
         state.withLock { $0.devices[deviceToken.lowercased()] = deviceState }

@@ -93,15 +93,21 @@ public struct APNsTokenVerifier: Sendable {
             return key.publicKey.isValidSignature(signature, for: digest)
         }
         guard valid else { throw APNsTokenError(.badSignature, "the signature does not verify with key \(key.keyID)") }
+        try checkAge(issuedAt: parsed.issuedAt, now: now)
+        return APNsProviderTokenClaims(keyID: key.keyID, teamID: key.teamID, issuedAt: parsed.issuedAt)
+    }
+
+    /// The age check of ``verify(_:now:)`` alone, for a token whose signature was verified before.
+    /// - Throws: ``APNsTokenError`` with code `expired` or `issuedInFuture`.
+    public func checkAge(issuedAt: Int64, now: Int64) throws(APNsTokenError) {
         // `iat` is not negative, so only a `now` far before 1970 overflows: a token from the future.
-        let (age, overflow) = now.subtractingReportingOverflow(parsed.issuedAt)
+        let (age, overflow) = now.subtractingReportingOverflow(issuedAt)
         if !overflow && age > maximumAge {
-            throw APNsTokenError(.expired, "issued at \(parsed.issuedAt), \(age) s ago; the limit is \(maximumAge) s")
+            throw APNsTokenError(.expired, "issued at \(issuedAt), \(age) s ago; the limit is \(maximumAge) s")
         }
         if overflow || age < -max(clockSkew, 0) {
-            throw APNsTokenError(.issuedInFuture, "issued at \(parsed.issuedAt), later than now (\(now)) by more than \(max(clockSkew, 0)) s")
+            throw APNsTokenError(.issuedInFuture, "issued at \(issuedAt), later than now (\(now)) by more than \(max(clockSkew, 0)) s")
         }
-        return APNsProviderTokenClaims(keyID: key.keyID, teamID: key.teamID, issuedAt: parsed.issuedAt)
     }
 
     /// A field from a token, quoted and cut short, control characters escaped: a token cannot put

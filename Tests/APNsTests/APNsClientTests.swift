@@ -135,7 +135,7 @@ struct APNsClientTests {
             let second = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: devices)
             #expect(second.allSatisfy { $0.isDelivered })
             #expect(cache.mintCount == 2)
-            let issuedAt = Set(emulator.deliveries.map(\.tokenIssuedAt)).sorted()
+            let issuedAt = Set(emulator.deliveries.compactMap(\.tokenIssuedAt)).sorted()
             #expect(issuedAt == [Int64(1_700_000_000), Int64(1_700_003_000)])
         }
     }
@@ -194,6 +194,53 @@ struct APNsClientTests {
             #expect(exhausted[0].outcome == .rejected(status: 503, reason: .shutdown, unregisteredSinceMilliseconds: nil))
             #expect(exhausted[0].attempts == 3)
             #expect(emulator.deliveries.map(\.deviceToken) == [deviceToken(1), deviceToken(2)])
+        }
+    }
+
+    @Test("GOAWAY mid-send: nothing duplicated, refused streams sent again, no device's fate misreported")
+    func goAwayMidSend() async throws {
+        let clock = SharedClock()
+        try await withEmulatorAndClient(clock: clock) { emulator, client, _, _ in
+            // Three connections retire while up to 100 requests are in flight on each.
+            emulator.inject([.goAway], after: 150)
+            emulator.inject([.goAway], after: 300)
+            emulator.inject([.goAway], after: 300)
+            let devices = (0..<1000).map(deviceToken)
+            let results = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: devices)
+            let delivered = emulator.deliveries.map(\.deviceToken)
+            #expect(delivered.count == Set(delivered).count, "a notification was delivered twice")
+            let reportedDelivered = Set(results.filter(\.isDelivered).map(\.deviceToken))
+            let falselyReported = reportedDelivered.subtracting(delivered).count
+            #expect(falselyReported == 0)
+            // What AsyncHTTPClient cannot tell from a request in flight (a request still queued in
+            // the stream buffer when the connection closed) is reported as possibly delivered: never
+            // as surely not delivered, which would invite a duplicate.
+            let misreported = results.filter { result in
+                if case .failed(_, mayHaveBeenDelivered: true) = result.outcome { return false }
+                return !result.isDelivered
+            }
+            #expect(misreported.isEmpty, "\(misreported.prefix(3))")
+            let possibly = results.filter { !$0.isDelivered }.map(\.deviceToken)
+            print(
+                "GOAWAY: \(results.filter { $0.attempts > 1 }.count) devices sent again; \(possibly.count) possibly delivered, of which"
+                    + " \(Set(possibly).intersection(delivered).count) were")
+        }
+    }
+
+    @Test("a dropped connection: what was in flight may have been delivered and is not sent again")
+    func droppedConnection() async throws {
+        let clock = SharedClock()
+        try await withEmulatorAndClient(clock: clock) { emulator, client, _, _ in
+            _ = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: [deviceToken(1)])
+            emulator.inject([.dropConnection])
+            let dropped = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: [deviceToken(2)])
+            #expect(dropped[0].outcome == .failed(.connectionLost, mayHaveBeenDelivered: true))
+            #expect(dropped[0].attempts == 1)
+            // The next send opens a new connection.
+            let next = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: [deviceToken(3)])
+            #expect(next[0].isDelivered)
+            #expect(emulator.deliveries.map(\.deviceToken) == [deviceToken(1), deviceToken(3)])
+            #expect(emulator.requestCount == 3)
         }
     }
 
