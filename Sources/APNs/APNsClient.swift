@@ -214,7 +214,7 @@ public final class APNsClient: Sendable {
                 let (reasonText, timestamp) = parseErrorBody(bytes)
                 let reason = APNsRejectionReason(reasonText ?? "")
                 outcome = .rejected(status: Int(response.status.code), reason: reason, unregisteredSinceMilliseconds: timestamp)
-                retryAfter = response.headers.first(name: "retry-after").flatMap { Int($0) }.map { .seconds($0) }
+                retryAfter = response.headers.first(name: "retry-after").flatMap { RetryAfter.delay($0, now: APNsTokenClock.system.now()) }
                 if reason == .expiredProviderToken, !replacedToken, case .token(let cache) = configuration.authentication, let used = token {
                     replacedToken = true
                     if let fresh = try? cache.replace(rejected: used) {

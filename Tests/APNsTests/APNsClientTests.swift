@@ -1,4 +1,4 @@
-import APNs
+@testable import APNs
 import APNsEmulator
 import AsyncHTTPClient
 import Foundation
@@ -178,6 +178,14 @@ struct APNsClientTests {
             #expect(ContinuousClock.now - started >= .seconds(1))
             #expect(retried[0].isDelivered && retried[0].attempts == 2)
 
+            // An HTTP-date two seconds ahead: a wait of one to two seconds, whole seconds being its grain.
+            let date = httpDate(unixSeconds: Int64(Date().timeIntervalSince1970) + 2)
+            emulator.inject([.status(503, reason: "ServiceUnavailable", retryAfter: date)])
+            let dated = ContinuousClock.now
+            let afterDate = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: [deviceToken(5)])
+            #expect(ContinuousClock.now - dated >= .milliseconds(900))
+            #expect(afterDate[0].isDelivered && afterDate[0].attempts == 2)
+
             emulator.inject([
                 .status(503, reason: "ServiceUnavailable", retryAfter: nil), .status(500, reason: "InternalServerError", retryAfter: nil),
             ])
@@ -193,7 +201,7 @@ struct APNsClientTests {
             let exhausted = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: [deviceToken(4)])
             #expect(exhausted[0].outcome == .rejected(status: 503, reason: .shutdown, unregisteredSinceMilliseconds: nil))
             #expect(exhausted[0].attempts == 3)
-            #expect(emulator.deliveries.map(\.deviceToken) == [deviceToken(1), deviceToken(2)])
+            #expect(emulator.deliveries.map(\.deviceToken) == [deviceToken(1), deviceToken(5), deviceToken(2)])
         }
     }
 
@@ -295,6 +303,15 @@ struct APNsClientTests {
     }
 }
 
+/// `Sun, 06 Nov 1994 08:49:37 GMT`
+func httpDate(unixSeconds: Int64) -> String {
+    let formatter = DateFormatter()
+    formatter.locale = Locale(identifier: "en_US_POSIX")
+    formatter.timeZone = TimeZone(identifier: "GMT")
+    formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+    return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(unixSeconds)))
+}
+
 /// One request outside the client: its status, or with `returnVersion` the HTTP major version.
 func sendRaw(port: Int, token: String, device: String, returnVersion: Bool = false) async throws -> Int {
     var tls = TLSConfiguration.makeClientConfiguration()
@@ -314,4 +331,25 @@ func sendRaw(port: Int, token: String, device: String, returnVersion: Bool = fal
     }
     try await http.shutdown()
     return returnVersion ? Int(response.version.major) : Int(response.status.code)
+}
+
+@Suite("Retry-After")
+struct RetryAfterTests {
+    @Test("seconds and the three HTTP-date forms of RFC 9110")
+    func forms() {
+        // 1994-11-06 08:49:37 UTC, RFC 9110's example.
+        let example: Int64 = 784_111_777
+        #expect(RetryAfter.httpDate(Array("Sun, 06 Nov 1994 08:49:37 GMT".utf8)) == example)
+        #expect(RetryAfter.httpDate(Array("Sunday, 06-Nov-94 08:49:37 GMT".utf8)) == example)
+        #expect(RetryAfter.httpDate(Array("Sun Nov  6 08:49:37 1994".utf8)) == example)
+        #expect(RetryAfter.httpDate(Array("Thu, 01 Jan 1970 00:00:00 GMT".utf8)) == 0)
+        #expect(RetryAfter.httpDate(Array("Tue, 29 Feb 2028 23:59:59 GMT".utf8)) == 1_835_481_599)
+        #expect(RetryAfter.delay("120", now: 0) == .seconds(120))
+        #expect(RetryAfter.delay("Sun, 06 Nov 1994 08:49:57 GMT", now: example) == .seconds(20))
+        #expect(RetryAfter.delay("Sun, 06 Nov 1994 08:49:37 GMT", now: example + 5) == .seconds(0))
+        for bad in ["", "-1", "1.5", "soon", "Sun, 06 Nov 1994 08:49:37 PST", "Sun, 32 Nov 1994 08:49:37 GMT",
+            "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 06 Nov 1994 25:49:37 GMT", "99999999999", "Sun, 06 Nov 1994 08:49 GMT"] {
+            #expect(RetryAfter.delay(bad, now: example) == nil, "\(bad)")
+        }
+    }
 }
