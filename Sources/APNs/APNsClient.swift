@@ -112,6 +112,11 @@ public final class APNsClient: Sendable {
         if case .certificate(let chain, let key) = configuration.authentication {
             tls.certificateChain = chain.map { .certificate($0) }
             tls.privateKey = .privateKey(key)
+            // In TLS 1.3 the client finishes its handshake before the server has judged the
+            // certificate, so a refused one shows up as a connection lost after the request was
+            // written: "may have been delivered". In TLS 1.2 the refusal ends the handshake, and
+            // the device's result is a certain "not delivered" TLS failure.
+            tls.maximumTLSVersion = .tlsv12
         }
         var http = HTTPClient.Configuration(tlsConfiguration: tls)
         http.httpVersion = .automatic

@@ -147,7 +147,6 @@ extension APNsEmulator {
     // MARK: Sends
 
     private func send(_ request: Request, context: APNsEmulatorRequestContext, deviceToken: String) async throws -> Response {
-        let headers = request.headers
         let fault = state.withLock { storage -> APNsFault? in
             storage.requests += 1
             guard !storage.faults.isEmpty else { return nil }
