@@ -184,6 +184,11 @@ public final class APNsClient: Sendable {
     }
 
     private func sendOne(to device: String, body: ByteBuffer, fields: HTTPHeaders, budget: RetryBudget) async -> APNsSendResult {
+        guard Self.isOnePathSegment(device) else {
+            return APNsSendResult(
+                deviceToken: device, outcome: .failed(.invalidDeviceToken, mayHaveBeenDelivered: false), apnsID: nil, uniqueID: nil,
+                attempts: 0)
+        }
         var token: String?
         if case .token(let cache) = configuration.authentication {
             do throws(APNsTokenError) {
@@ -287,6 +292,21 @@ public final class APNsClient: Sendable {
         if error is NIOSSLError || error is BoringSSLError { return (.tls, false) }
         if let error = error as? ChannelError, case .connectTimeout = error { return (.timeout, false) }
         return (.other(String(describing: type(of: error))), true)
+    }
+
+    /// Letters, digits, `-` and `_`, 1 to 512 of them: whatever else a token holds, it cannot send
+    /// the request to another path. Whether it is a device token is for APNs to say (`BadDeviceToken`).
+    static func isOnePathSegment(_ device: String) -> Bool {
+        let bytes = device.utf8
+        return (1...512).contains(bytes.count)
+            && bytes.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "-"), UInt8(ascii: "_"):
+                    true
+                default: false
+                }
+            }
     }
 
     /// The first 8 characters and the length: enough to match logs to a device, too little to send to it.

@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import struct FoundationEssentials.Date
+#else
+import struct Foundation.Date
+#endif
 import PushJSON
 
 /// Why APNs refused a notification: every reason in Apple's table, and any other it sends.
@@ -63,6 +68,8 @@ public enum APNsTransportFailure: Hashable, Sendable, CustomStringConvertible {
     case connectionLost
     case connectionRefused
     case tls
+    /// Not sent: the token has a character that would change the request's path (`/`, `?`, `%`, …).
+    case invalidDeviceToken
     case other(String)
 
     public var description: String {
@@ -71,6 +78,7 @@ public enum APNsTransportFailure: Hashable, Sendable, CustomStringConvertible {
         case .connectionLost: "connection lost"
         case .connectionRefused: "connection refused"
         case .tls: "TLS handshake failed"
+        case .invalidDeviceToken: "not a device token"
         case .other(let text): text
         }
     }
@@ -88,6 +96,13 @@ public struct APNsSendResult: Hashable, Sendable, CustomStringConvertible {
     public let attempts: Int
 
     public var isDelivered: Bool { outcome == .delivered }
+
+    /// When APNs learnt the token stopped being valid (a 410's `timestamp`): drop the token unless
+    /// the app registered it again after this time.
+    public var unregisteredSince: Date? {
+        guard case .rejected(_, _, let milliseconds?) = outcome else { return nil }
+        return Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+    }
 
     /// The status APNs answered, if any.
     public var status: Int? {

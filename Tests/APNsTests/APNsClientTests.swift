@@ -106,7 +106,7 @@ struct APNsClientTests {
                     #expect(
                         result.outcome
                             == .rejected(status: 410, reason: .unregistered, unregisteredSinceMilliseconds: 1_690_000_000_000 + Int64(index)))
-                    #expect(result.outcome != .delivered)
+                    #expect(result.unregisteredSince == Date(timeIntervalSince1970: 1_690_000_000 + Double(index) / 1000))
                 default:
                     #expect(result.outcome == .delivered)
                     #expect(result.apnsID?.count == 36 && result.uniqueID?.count == 36)
@@ -120,6 +120,18 @@ struct APNsClientTests {
             #expect(Set(deliveries.map(\.deviceToken)) == delivered)
             #expect(deliveries.allSatisfy { $0.payload == alertPayload && $0.pushType == .alert && $0.priority == 10 })
             #expect(cache.mintCount == 1)
+        }
+    }
+
+    @Test("A token that would change the request's path is not sent")
+    func pathUnsafeTokens() async throws {
+        try await withEmulatorAndClient(clock: SharedClock()) { emulator, client, _, _ in
+            let devices = ["", "../../_emulator/deliveries", "ab/cd", "ab?x=1", "ab%2F", "ab cd", ".", String(repeating: "a", count: 513)]
+            let results = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: devices)
+            for result in results {
+                #expect(result.outcome == .failed(.invalidDeviceToken, mayHaveBeenDelivered: false) && result.attempts == 0, "\(result)")
+            }
+            #expect(emulator.requestCount == 0)
         }
     }
 
