@@ -259,11 +259,13 @@ public final class APNsClient: Sendable {
         }
     }
 
-    /// 429 (either reason), 500, 503 (`ServiceUnavailable`, `Shutdown`), and a request never written.
+    /// 429 `TooManyRequests`, 500, 503 (`ServiceUnavailable`, `Shutdown`), and a request never
+    /// written. Not 429 `TooManyProviderTokenUpdates`: the same token gets the same answer until the
+    /// connection's 20 minutes have passed.
     static func isRetryable(_ outcome: APNsSendOutcome) -> Bool {
         switch outcome {
         case .delivered: false
-        case .rejected(let status, _, _): status == 429 || status == 500 || status == 503
+        case .rejected(let status, let reason, _): (status == 429 && reason != .tooManyProviderTokenUpdates) || status == 500 || status == 503
         case .failed(_, let mayHaveBeenDelivered): !mayHaveBeenDelivered
         }
     }

@@ -186,7 +186,7 @@ extension APNsEmulator {
         // The provider token, or else a client certificate the TLS handshake verified.
         let tokenIssuedAt: Int64?
         if let authorization = headers[.authorization] {
-            tokenIssuedAt = try authorise(authorization, apnsID: apnsID)
+            tokenIssuedAt = try authorise(authorization, on: context.connection, apnsID: apnsID)
         } else if !clientCertificateRoots.isEmpty, (try? await context.connection.nioSSL_peerCertificate().get()) != nil {
             tokenIssuedAt = nil
         } else {
@@ -265,7 +265,7 @@ extension APNsEmulator {
     }
 
     /// Checks a `bearer` provider token as APNs does and returns its `iat`.
-    private func authorise(_ authorization: String, apnsID: String) throws(APNsRefusal) -> Int64 {
+    private func authorise(_ authorization: String, on connection: any Channel, apnsID: String) throws(APNsRefusal) -> Int64 {
         guard authorization.hasPrefix("bearer ") else { throw APNsRefusal(403, "InvalidProviderToken", apnsID: apnsID) }
         let token = String(authorization.dropFirst("bearer ".count))
         let now = clock.now()
@@ -284,15 +284,20 @@ extension APNsEmulator {
         } catch {
             throw APNsRefusal(403, error.code == .expired ? "ExpiredProviderToken" : "InvalidProviderToken", apnsID: apnsID)
         }
-        let tooSoon = state.withLock { storage -> Bool in
-            guard let last = storage.tokens[claims.keyID] else {
-                storage.tokens[claims.keyID] = (token, now)
-                return false
+        let slot = TokenSlot(connection: ObjectIdentifier(connection), teamID: claims.teamID)
+        let (tooSoon, isNewSlot) = state.withLock { storage -> (Bool, Bool) in
+            guard let last = storage.tokens[slot] else {
+                storage.tokens[slot] = (token, now)
+                return (false, true)
             }
-            if last.token == token { return false }
-            guard now - last.since >= Self.minimumTokenInterval else { return true }
-            storage.tokens[claims.keyID] = (token, now)
-            return false
+            if last.token == token { return (false, false) }
+            guard now - last.since >= Self.minimumTokenInterval else { return (true, false) }
+            storage.tokens[slot] = (token, now)
+            return (false, false)
+        }
+        if isNewSlot {
+            // A closed connection's identifier may be reused by the next one, which starts afresh.
+            connection.closeFuture.whenComplete { _ in self.state.withLock { _ = $0.tokens.removeValue(forKey: slot) } }
         }
         if tooSoon { throw APNsRefusal(429, "TooManyProviderTokenUpdates", apnsID: apnsID) }
         return claims.issuedAt

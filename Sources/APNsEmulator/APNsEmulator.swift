@@ -73,11 +73,18 @@ public final class APNsEmulator: Sendable {
         var devices: [String: APNsDeviceState] = [:]
         var faults: [QueuedFault] = []
         var requests = 0
-        /// Per key id: the token last accepted and when (emulator seconds) a different one replaced it.
-        var tokens: [String: (token: String, since: Int64)] = [:]
+        /// Per connection and team: the token last accepted and when (emulator seconds) it
+        /// replaced the one before. APNs judges the refresh rate on a connection, over all of a
+        /// team's keys; a new connection starts afresh (it may reach another APNs host).
+        var tokens: [TokenSlot: (token: String, since: Int64)] = [:]
         /// Tokens whose signature verified, so that each is verified once (APNs, too, verifies a
         /// token once per connection rather than once per request); their age is checked every time.
         var verifiedTokens: [String: APNsProviderTokenClaims] = [:]
+    }
+
+    struct TokenSlot: Hashable {
+        let connection: ObjectIdentifier
+        let teamID: String
     }
 
     /// A fault and how many requests still pass untouched before it applies.
@@ -91,7 +98,7 @@ public final class APNsEmulator: Sendable {
     public static let maximumRequestsBeforeFault = 1_000_000
     static let maximumVerifiedTokens = 256
     public static let maximumFaultDelay = Duration.seconds(300)
-    /// APNs refuses a key's new token sooner than this after the last change.
+    /// APNs refuses a team's new token on a connection sooner than this after the last change.
     public static let minimumTokenInterval: Int64 = 20 * 60
 
     let verifier: APNsTokenVerifier
