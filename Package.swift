@@ -128,7 +128,10 @@ let package = Package(
 
         .executableTarget(
             name: "pushcore",
-            dependencies: ["PushCore", "PushAPNsTokens", serverProduct("ArgumentParser", "swift-argument-parser")]
+            dependencies: [
+                "PushCore", "PushAPNsTokens", .target(name: "APNs", condition: server), serverProduct("ArgumentParser", "swift-argument-parser"),
+                serverProduct("Logging", "swift-log"), serverProduct("NIOSSL", "swift-nio-ssl"),
+            ]
         ),
         .executableTarget(
             name: "hub-emulator",

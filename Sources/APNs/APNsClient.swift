@@ -259,14 +259,15 @@ public final class APNsClient: Sendable {
         }
     }
 
-    /// 429 `TooManyRequests`, 500, 503 (`ServiceUnavailable`, `Shutdown`), and a request never
-    /// written. Not 429 `TooManyProviderTokenUpdates`: the same token gets the same answer until the
-    /// connection's 20 minutes have passed.
+    /// 429 `TooManyRequests`, 500, 503 (`ServiceUnavailable`, `Shutdown`), and a request a closing
+    /// connection never wrote. Not 429 `TooManyProviderTokenUpdates`: the same token gets the same
+    /// answer until the connection's 20 minutes have passed. Not a connection that could not be
+    /// made: AsyncHTTPClient has already tried again until the connect timeout.
     static func isRetryable(_ outcome: APNsSendOutcome) -> Bool {
         switch outcome {
         case .delivered: false
         case .rejected(let status, let reason, _): (status == 429 && reason != .tooManyProviderTokenUpdates) || status == 500 || status == 503
-        case .failed(_, let mayHaveBeenDelivered): !mayHaveBeenDelivered
+        case .failed(let failure, let mayHaveBeenDelivered): failure == .connectionLost && !mayHaveBeenDelivered
         }
     }
 

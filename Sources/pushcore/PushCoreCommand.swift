@@ -8,10 +8,10 @@ import Darwin
 #endif
 
 @main
-struct PushCoreCommand: ParsableCommand {
+struct PushCoreCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pushcore",
-        abstract: "Check, build and lint APNs payloads; sign and verify SAS and provider tokens; digest files.",
+        abstract: "Check, build, lint and send APNs payloads; sign and verify SAS and provider tokens; digest files.",
         discussion: """
             Exit status: 0 success, 1 invalid input or a refusal, 2 a usage error.
             Errors go to stderr as FILE: error: CODE at byte N (line L, column C): message.
@@ -21,16 +21,16 @@ struct PushCoreCommand: ParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [
-            CheckCommand.self, CanonCommand.self, LintCommand.self, BuildCommand.self, SASCommand.self,
+            CheckCommand.self, CanonCommand.self, LintCommand.self, BuildCommand.self, SendCommand.self, SASCommand.self,
             ProviderTokenCommand.self, DigestCommand.self, ChunksCommand.self,
         ]
     )
 
     /// Runs the command line, with usage errors exiting 2 (ArgumentParser's default is 64).
-    static func main() {
+    static func main() async {
         do {
             var command = try parseAsRoot()
-            try command.run()
+            if var command = command as? any AsyncParsableCommand { try await command.run() } else { try command.run() }
         } catch let failure as CommandFailure {
             exit(withError: ExitCode(failure.status))
         } catch {

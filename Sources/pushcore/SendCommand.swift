@@ -1,0 +1,155 @@
+import APNs
+import ArgumentParser
+import Logging
+import NIOSSL
+import PushAPNsTokens
+import PushCore
+
+struct SendCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "send",
+        abstract: "Send a notification straight to APNs with a provider token; one line per device.",
+        discussion: """
+            The payload is built from the same flags as `build`, or, when none is given, read from
+            the file named by the first argument ('-' for stdin) and sent as it is. Every other
+            argument is a device token (hex). The push type's topic suffix (.voip,
+            .push-type.liveactivity, …) is added to --topic when it is missing.
+
+            Each device gets a line on stdout: TOKEN STATUS REASON APNS-ID, for example
+              7c3d…e1 200 - 8E2A2D5B-6E0C-4A44-9C9A-2B1A9B0C1D2E
+              5f1a…09 410 Unregistered 1A6D7B2C-…
+              0b9e…77 - timeout -
+            Exit status: 0 every device accepted, 1 any refused or unanswered (or the input is
+            invalid, said on stderr), 2 a usage error. Logs go to stderr and never hold the key,
+            the provider token or the payload.
+
+            Examples:
+              pushcore send --key-file AuthKey_ABC123DEFG.p8 --key-id ABC123DEFG --team-id DEF123GHIJ \\
+                --topic com.example.app --development --title Hello --body 'From PushCore' "$DEVICE"
+              pushcore send --key-file AuthKey.p8 --key-id ABC123DEFG --team-id DEF123GHIJ --topic com.example.app \\
+                --endpoint https://127.0.0.1:8443 --ca-file emulator.pem payload.json "$DEVICE1" "$DEVICE2"
+            """
+    )
+
+    @OptionGroup var key: SigningKeyOptions
+    @Option(help: "The app's bundle ID (apns-topic).") var topic: String
+    @Flag(help: "Send to the development environment (api.sandbox.push.apple.com).") var development = false
+    @Option(help: "Send to this endpoint instead, https://host[:port] (an emulator).") var endpoint: String?
+    @Option(name: .customLong("ca-file"), help: "Trust the endpoint's certificate from this PEM file instead of the system's roots.")
+    var caFile: String?
+    @Option(name: .customLong("push-type"), help: "apns-push-type; inferred from the payload when absent.") var pushType: APNsPushType?
+    @Option(help: "apns-priority: 10, 5 or 1 (default: the push type's).") var priority: Int?
+    @Option(name: .customLong("collapse-id"), help: "apns-collapse-id (at most 64 bytes).") var collapseID: String?
+    @Option(help: "apns-expiration (Unix seconds; 0 = deliver once).") var expiration: Int?
+    @Option(help: "Requests in flight at once.") var concurrency: Int = 100
+    @Option(name: .customLong("connect-timeout"), help: "Seconds to keep trying to connect (TCP and TLS).") var connectTimeout: Int = 10
+    @Option(help: "Seconds to wait for each answer.") var timeout: Int = 10
+    @OptionGroup var content: PayloadOptions
+    @Argument(help: "[FILE] DEVICE…: the payload's file when no payload flag is given, then the device tokens.")
+    var arguments: [String] = []
+
+    func validate() throws {
+        if development && endpoint != nil { throw ValidationError("--development and --endpoint are exclusive") }
+        if concurrency < 1 { throw ValidationError("--concurrency must be at least 1") }
+        if !(1...600).contains(connectTimeout) || !(1...600).contains(timeout) {
+            throw ValidationError("--connect-timeout and --timeout take 1 to 600 seconds")
+        }
+        if content.isEmpty {
+            guard arguments.count >= 2 else { throw ValidationError("give a payload (flags or a FILE) and at least one device token") }
+        } else if arguments.isEmpty {
+            throw ValidationError("give at least one device token")
+        }
+    }
+
+    func run() async throws {
+        guard let pem = key.readKeyFile() else { throw CommandFailure.invalid }
+        let signingKey: APNsSigningKey
+        do throws(APNsTokenError) {
+            signingKey = try APNsSigningKey(pemRepresentation: pem, keyID: key.keyID, teamID: key.teamID)
+        } catch {
+            Terminal.writeError(key.keyFile, code: error.code.rawValue, error.message)
+            throw CommandFailure.invalid
+        }
+        let (body, payload, devices) = try readPayload()
+        let headers = try makeHeaders(for: payload, size: body.count)
+        var trustRoots: [NIOSSLCertificate]?
+        if let caFile {
+            do {
+                trustRoots = try NIOSSLCertificate.fromPEMFile(caFile)
+            } catch {
+                Terminal.writeError(caFile, code: "invalidCertificate", "not a readable PEM certificate")
+                throw CommandFailure.invalid
+            }
+        }
+
+        let configuration = APNsClientConfiguration(
+            endpoint: endpoint ?? (development ? APNsClientConfiguration.development : APNsClientConfiguration.production),
+            authentication: .token(APNsTokenCache(key: signingKey)), trustRoots: trustRoots, maximumConcurrentRequests: concurrency,
+            requestTimeout: .seconds(Int64(timeout)), connectTimeout: .seconds(Int64(connectTimeout)))
+        // stdout holds the results; the client's log lines go to stderr.
+        let client = APNsClient(configuration: configuration, logger: Logger(label: "pushcore", factory: { label in StreamLogHandler.standardError(label: label) }))
+        let results: [APNsSendResult]
+        do throws(APNsClientError) {
+            results = try await client.send(encodedPayload: body, headers: headers, to: devices)
+        } catch {
+            try? await client.shutdown()
+            Terminal.writeError("send", code: "invalidRequest", error.message)
+            throw CommandFailure.invalid
+        }
+        try? await client.shutdown()
+        for result in results { Terminal.write("\(result.deviceToken) \(result.summary)") }
+        if !results.allSatisfy(\.isDelivered) { throw CommandFailure.invalid }
+    }
+
+    /// The body to send, its model (for the headers), and the device tokens.
+    private func readPayload() throws -> ([UInt8], APNsPayload, [String]) {
+        if !content.isEmpty {
+            let payload = content.payload()
+            do throws(APNsPayloadError) {
+                return (try payload.encoded(limit: (pushType ?? APNsHeaders.inferredPushType(for: payload)).payloadLimit), payload, arguments)
+            } catch {
+                Terminal.writeError("send", code: error.code.rawValue, error.message)
+                throw CommandFailure.invalid
+            }
+        }
+        let path = arguments[0]
+        // The largest payload APNs takes is 5 KiB (VoIP); the bound keeps a wrong path cheap.
+        guard let input = InputText.read(path == "-" ? nil : path, limit: 64 << 10) else { throw CommandFailure.invalid }
+        var parser = JSONParser()
+        do {
+            let payload = try APNsPayload(decoding: input.bytes, parser: &parser)
+            return (input.bytes, payload, Array(arguments.dropFirst()))
+        } catch let error as JSONError {
+            Terminal.writeError(input.render(error))
+        } catch let error as APNsPayloadError {
+            Terminal.writeError(input.name, code: error.code.rawValue, error.message)
+        }
+        throw CommandFailure.invalid
+    }
+
+    private func makeHeaders(for payload: APNsPayload, size: Int) throws -> APNsHeaders {
+        var headers = APNsHeaders(for: payload, collapseID: collapseID, expiration: expiration)
+        if let pushType {
+            headers.pushType = pushType
+            headers.priority = APNsHeaders.defaultPriority(for: pushType)
+        }
+        if let priority { headers.priority = priority }
+        if let suffix = headers.pushType.topicSuffix, !topic.hasSuffix(suffix) {
+            headers.topic = topic + suffix
+        } else {
+            headers.topic = topic
+        }
+        do throws(APNsHeaders.ValidationError) {
+            try headers.validate()
+        } catch {
+            Terminal.writeError("send", code: error.code.rawValue, "\(error)")
+            throw CommandFailure.invalid
+        }
+        guard size <= headers.pushType.payloadLimit else {
+            Terminal.writeError(
+                "send", code: "payloadTooLarge", "the payload is \(size) bytes; \(headers.pushType.rawValue) pushes take at most \(headers.pushType.payloadLimit)")
+            throw CommandFailure.invalid
+        }
+        return headers
+    }
+}

@@ -1,0 +1,161 @@
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import NIOCore
+import NIOSSL
+import PushCore
+import PushTestSupport
+import Testing
+
+/// `pushcore send` against an `apns-emulator` process, both the built binaries.
+@Suite("pushcore send against apns-emulator", .serialized)
+struct SendCommandTests {
+    let teamID = "DEF123GHIJ"
+    let keyID = "ABC123DEFG"
+    let topic = "com.example.app"
+    let active = String(repeating: "ab", count: 32)
+    let other = String(repeating: "cd", count: 32)
+
+    struct Emulator {
+        let folder: URL
+        let endpoint: String
+        let process: Process
+        var keyPath: String { folder.appendingPathComponent("AuthKey.p8").path }
+        var certificatePath: String { folder.appendingPathComponent("emulator.pem").path }
+        func file(_ name: String) -> String { folder.appendingPathComponent(name).path }
+
+        /// `GET /_emulator/deliveries`, parsed.
+        func deliveries() async throws -> [(deviceToken: String, pushType: String, topic: String, payload: String)] {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(certificatePath))
+            let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: .init(tlsConfiguration: tls))
+            let bytes: [UInt8]
+            do {
+                let response = try await http.execute(HTTPClientRequest(url: endpoint + "/_emulator/deliveries"), timeout: .seconds(10))
+                bytes = Array(try await response.body.collect(upTo: 1 << 20).readableBytesView)
+                try await http.shutdown()
+            } catch {
+                try await http.shutdown()
+                throw error
+            }
+            var parser = JSONParser()
+            let document = try parser.parse(bytes)
+            return (0..<document.root.count).compactMap { index in
+                let delivery = document.root[index]
+                guard let token = delivery?["deviceToken"]?.string, let pushType = delivery?["pushType"]?.string,
+                    let topic = delivery?["topic"]?.string, let payload = delivery?["payload"]?.string
+                else { return nil }
+                return (token, pushType, topic, payload)
+            }
+        }
+    }
+
+    func withEmulator(_ body: (Emulator) async throws -> Void) async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pushcore-send-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let key = P256.Signing.PrivateKey()
+        try key.pemRepresentation.write(to: folder.appendingPathComponent("AuthKey.p8"), atomically: true, encoding: .utf8)
+        let publicKeyPath = folder.appendingPathComponent("AuthKey.pub.pem").path
+        try key.publicKey.pemRepresentation.write(toFile: publicKeyPath, atomically: true, encoding: .utf8)
+
+        let process = Process()
+        process.executableURL = PushCoreBinary.builtExecutable("apns-emulator")
+        process.arguments = [
+            "--port", "0", "--team-id", teamID, "--key-id", keyID, "--key-file", publicKeyPath, "--topic", topic,
+            "--certificate-out", folder.appendingPathComponent("emulator.pem").path,
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { process.terminate() }
+        let first = await readLines(1, from: output.fileHandleForReading).first ?? ""
+        try #require(first.hasPrefix("listening on https://127.0.0.1:"))
+        try await body(Emulator(folder: folder, endpoint: String(first.dropFirst("listening on ".count)), process: process))
+    }
+
+    func send(_ emulator: Emulator, _ arguments: [String], stdin: [UInt8] = []) throws -> CommandResult {
+        try PushCoreBinary.run(
+            [
+                "send", "--key-file", emulator.keyPath, "--key-id", keyID, "--team-id", teamID, "--topic", topic,
+                "--endpoint", emulator.endpoint, "--ca-file", emulator.certificatePath,
+            ] + arguments, stdin: stdin)
+    }
+
+    @Test("A payload from flags, from a file and from stdin: one line per device, exit 1 when any failed")
+    func sends() async throws {
+        try await withEmulator { emulator in
+            let fromFlags = try send(emulator, ["--title", "Hello", "--body", "From PushCore", active, other, "not-a-token", "a/b"])
+            #expect(fromFlags.status == 1, "\(fromFlags.err)")
+            let lines = fromFlags.out.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+            try #require(lines.count == 4, "\(fromFlags.out)")
+            #expect(lines[0].count == 4 && lines[0][0] == active && lines[0][1] == "200" && lines[0][2] == "-" && lines[0][3].count == 36)
+            #expect(lines[1][0] == other && lines[1][1] == "200")
+            #expect(lines[2].count == 4 && lines[2][0] == "not-a-token" && lines[2][1] == "400" && lines[2][2] == "BadDeviceToken")
+            #expect(lines[3] == ["a/b", "-", "not-a-device-token", "-"])
+
+            let file = emulator.file("payload.json")
+            let written = #"{"aps":{"content-available":1},"sync":"inbox"}"#
+            try written.write(toFile: file, atomically: true, encoding: .utf8)
+            let fromFile = try send(emulator, [file, active])
+            #expect(fromFile.status == 0, "\(fromFile.err)")
+
+            let liveActivity = #"{"aps":{"timestamp":1700000000,"event":"update","content-state":{"score":"2-1"}}}"#
+            let fromStdin = try send(emulator, ["-", active], stdin: Array(liveActivity.utf8))
+            #expect(fromStdin.status == 0, "\(fromStdin.err)")
+
+            let deliveries = try await emulator.deliveries()
+            try #require(deliveries.count == 4)
+            #expect(deliveries[0].pushType == "alert" && deliveries[0].payload.contains("From PushCore"))
+            // A file's payload is sent as written, its push type and topic suffix derived from it.
+            #expect(deliveries[2].payload == written && deliveries[2].pushType == "background" && deliveries[2].topic == topic)
+            #expect(deliveries[3].payload == liveActivity && deliveries[3].pushType == "liveactivity")
+            #expect(deliveries[3].topic == topic + ".push-type.liveactivity")
+        }
+    }
+
+    @Test("Invalid input is refused before anything is sent, and nothing secret is repeated")
+    func invalidInput() async throws {
+        try await withEmulator { emulator in
+            let badPayload = try send(emulator, ["-", active], stdin: Array(#"{"aps":{"badge":"x"}}"#.utf8))
+            #expect(badPayload.status == 1 && badPayload.err.contains("typeMismatch"), "\(badPayload.err)")
+            let notJSON = try send(emulator, ["-", active], stdin: Array(#"{"aps":"#.utf8))
+            #expect(notJSON.status == 1 && notJSON.err.contains("at byte"), "\(notJSON.err)")
+            let badPriority = try send(emulator, ["--priority", "7", "--title", "Hi", active])
+            #expect(badPriority.status == 1 && badPriority.err.contains("invalidPriority"), "\(badPriority.err)")
+            let tooLarge = try send(emulator, ["--body", String(repeating: "x", count: 5000), active])
+            #expect(tooLarge.status == 1 && tooLarge.err.contains("payloadTooLarge"), "\(tooLarge.err)")
+            let notACertificate = try PushCoreBinary.run([
+                "send", "--key-file", emulator.keyPath, "--key-id", keyID, "--team-id", teamID, "--topic", topic,
+                "--endpoint", emulator.endpoint, "--ca-file", emulator.keyPath, "--title", "Hi", active,
+            ])
+            #expect(notACertificate.status == 1 && notACertificate.err.contains("invalidCertificate"), "\(notACertificate.err)")
+            let key = try String(contentsOfFile: emulator.keyPath, encoding: .utf8)
+            let keyBody = key.split(separator: "\n")[1]
+            #expect(!notACertificate.err.contains(keyBody))
+            #expect(try await emulator.deliveries().isEmpty)
+
+            // Without --ca-file the emulator's certificate is not trusted: a TLS failure, not a delivery.
+            let untrusted = try PushCoreBinary.run([
+                "send", "--key-file", emulator.keyPath, "--key-id", keyID, "--team-id", teamID, "--topic", topic,
+                "--endpoint", emulator.endpoint, "--connect-timeout", "2", "--title", "Hi", active,
+            ])
+            #expect(untrusted.status == 1 && untrusted.out == "\(active) - TLS-handshake-failed -\n", "\(untrusted.out)")
+        }
+    }
+
+    @Test(
+        "Usage errors exit 2",
+        arguments: [
+            ["send"], ["send", "--key-file", "k", "--key-id", "K", "--team-id", "T", "--topic", "t", "payload.json"],
+            ["send", "--key-file", "k", "--key-id", "K", "--team-id", "T", "--topic", "t", "--title", "Hi"],
+            ["send", "--key-file", "k", "--key-id", "K", "--team-id", "T", "--topic", "t", "--development", "--endpoint", "https://x", "p", "d"],
+            ["send", "--key-file", "k", "--key-id", "K", "--team-id", "T", "--topic", "t", "--concurrency", "0", "p", "d"],
+            ["send", "--key-file", "k", "--key-id", "K", "--team-id", "T", "--topic", "t", "--connect-timeout", "0", "p", "d"],
+        ])
+    func usage(arguments: [String]) throws {
+        let result = try PushCoreBinary.run(arguments)
+        #expect(result.status == 2, "\(result.err)")
+    }
+}
