@@ -173,6 +173,9 @@ let package = Package(
             dependencies: [
                 "PushCore", "PushAPNsTokens", "CXXHash", "CAllocationCounter", "SimdjsonAnchor",
                 .product(name: "Crypto", package: "swift-crypto"),
+                // apns.send: the client against the emulator, in one process.
+                .target(name: "APNs", condition: server), .target(name: "APNsEmulator", condition: server),
+                serverProduct("Logging", "swift-log"), serverProduct("NIOSSL", "swift-nio-ssl"),
             ],
             path: "Benchmarks/bench"
         ),

@@ -36,6 +36,10 @@ struct Measurement {
     var peakResidentGrowth: Int?
     /// The same row's median in the run given to `--compare`.
     var earlierMedian: Double?
+    /// For `apns.send`: each request's latency, median and 99th percentile, in nanoseconds.
+    var latency: (p50: Double, p99: Double)?
+    /// The allocations were counted over every thread of the process, not the measuring thread's.
+    var allocationsCountProcess = false
 
     var megabytesPerSecond: Double { Double(bytesPerOperation) / nanoseconds.median * 1e3 }
     var operationsPerSecond: Double { 1e9 / nanoseconds.median }

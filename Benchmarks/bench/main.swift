@@ -390,6 +390,20 @@ for workload in workloads {
         )
     }
 }
+let apnsSendNames = ["apns.send", "apns.send.bulk"]
+if apnsSendNames.contains(where: { name in filter.map { (try? $0.firstMatch(in: name)) != nil } ?? true }) {
+    let sendsPerSample = arguments.quick ? 1000 : 10_000
+    for var measurement in measureAPNsSend(samples: arguments.quick ? 1 : 5, sendsPerSample: sendsPerSample)
+    where filter.map({ (try? $0.firstMatch(in: measurement.workload)) != nil }) ?? true {
+        measurement.earlierMedian = earlier[rowKey(measurement.workload, nil, measurement.implementation)]
+        print(arguments.json ? measurement.jsonLine : measurement.tableRow)
+        if !arguments.json {
+            let latency = measurement.latency.map { ", request latency p50 \(format($0.p50 / 1000)) µs, p99 \(format($0.p99 / 1000)) µs" } ?? ""
+            print("  \(measurement.workload): \(format(measurement.operationsPerSecond, 0)) sends/s\(latency); allocs/op over client and emulator")
+        }
+        fflush(nil)
+    }
+}
 if !arguments.json { print("\n(checksum \(blackHole & 0xFFFF))") } else if blackHole == 42 { print("") }
 
 extension String {
@@ -424,6 +438,11 @@ extension Measurement {
         if let peakResidentGrowth { fields.append("\"peak_rss_growth_bytes\":\(peakResidentGrowth)") }
         if let corpus { fields.insert("\"corpus\":\"\(corpus)\"", at: 1) }
         if let earlierMedian { fields.append("\"ns_per_op_earlier\":\(format(earlierMedian, 2))") }
+        if let latency {
+            fields.append("\"latency_p50_ns\":\(format(latency.p50, 0))")
+            fields.append("\"latency_p99_ns\":\(format(latency.p99, 0))")
+        }
+        if allocationsCountProcess { fields.append("\"allocations_scope\":\"process\"") }
         return "{" + fields.joined(separator: ",") + "}"
     }
 }

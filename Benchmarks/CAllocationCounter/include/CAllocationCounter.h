@@ -12,4 +12,10 @@ bool pushcore_allocation_counting_available(void);
 /// memalign) made by the calling thread since it started. Always 0 where counting is unavailable.
 uint64_t pushcore_thread_allocation_count(void);
 
+/// Starts or stops counting every thread's allocations in one process-wide total.
+void pushcore_count_process_allocations(bool on);
+
+/// Allocations made by any thread while process-wide counting was on. Always 0 where counting is unavailable.
+uint64_t pushcore_process_allocation_count(void);
+
 #endif
