@@ -12,13 +12,13 @@ struct SendCommand: AsyncParsableCommand {
         discussion: """
             The payload is built from the same flags as `build`, or, when none is given, read from
             the file named by the first argument ('-' for stdin) and sent as it is. Every other
-            argument is a device token (hex). The push type's topic suffix (.voip,
+            argument is a device token (hex); --device-file adds a file of them, one per line. The push type's topic suffix (.voip,
             .push-type.liveactivity, …) is added to --topic when it is missing.
 
-            Each device gets a line on stdout: TOKEN STATUS REASON APNS-ID, for example
-              7c3d…e1 200 - 8E2A2D5B-6E0C-4A44-9C9A-2B1A9B0C1D2E
-              5f1a…09 410 Unregistered 1A6D7B2C-…
-              0b9e…77 - timeout -
+            Each device gets a line on stdout, TOKEN STATUS REASON APNS-ID (tokens shortened here):
+              7c3d0e5f…a4b5 200 - 8e2a2d5b-6e0c-4a44-9c9a-2b1a9b0c1d2e
+              5f1a33c0…7a6b 410 Unregistered 1a6d7b2c-0f3e-4d5a-8b9c-0d1e2f3a4b5c
+              0b9e8d7c…4c77 - timeout -
             Exit status: 0 every device accepted, 1 any refused or unanswered (or the input is
             invalid, said on stderr), 2 a usage error. Logs go to stderr and never hold the key,
             the provider token or the payload.
@@ -45,6 +45,7 @@ struct SendCommand: AsyncParsableCommand {
     @Option(name: .customLong("connect-timeout"), help: "Seconds to keep trying to connect (TCP and TLS).") var connectTimeout: Int = 10
     @Option(help: "Seconds to wait for each answer.") var timeout: Int = 10
     @OptionGroup var content: PayloadOptions
+    @Option(name: .customLong("device-file"), help: "Also send to the tokens in this file, one per line.") var deviceFile: String?
     @Argument(help: "[FILE] DEVICE…: the payload's file when no payload flag is given, then the device tokens.")
     var arguments: [String] = []
 
@@ -54,11 +55,12 @@ struct SendCommand: AsyncParsableCommand {
         if !(1...600).contains(connectTimeout) || !(1...600).contains(timeout) {
             throw ValidationError("--connect-timeout and --timeout take 1 to 600 seconds")
         }
-        if content.isEmpty {
-            guard arguments.count >= 2 else { throw ValidationError("give a payload (flags or a FILE) and at least one device token") }
-        } else if arguments.isEmpty {
-            throw ValidationError("give at least one device token")
+        let devicesGiven = arguments.count - (content.isEmpty ? 1 : 0)
+        if content.isEmpty && arguments.isEmpty { throw ValidationError("give a payload: build's flags or a FILE") }
+        if deviceFile == "-" && content.isEmpty && arguments.first == "-" {
+            throw ValidationError("the payload and --device-file cannot both come from stdin")
         }
+                if devicesGiven < 1 && deviceFile == nil { throw ValidationError("give at least one device token (or --device-file)") }
     }
 
     func run() async throws {
@@ -70,7 +72,12 @@ struct SendCommand: AsyncParsableCommand {
             Terminal.writeError(key.keyFile, code: error.code.rawValue, error.message)
             throw CommandFailure.invalid
         }
-        let (body, payload, devices) = try readPayload()
+        let (body, payload, listedDevices) = try readPayload()
+        let devices = try listedDevices + readDeviceFile()
+        guard !devices.isEmpty else {
+            Terminal.writeError(deviceFile ?? "send", code: "noDevices", "no device token to send to")
+            throw CommandFailure.invalid
+        }
         let headers = try makeHeaders(for: payload, size: body.count)
         var trustRoots: [NIOSSLCertificate]?
         if let caFile {
@@ -125,6 +132,22 @@ struct SendCommand: AsyncParsableCommand {
             Terminal.writeError(input.name, code: error.code.rawValue, error.message)
         }
         throw CommandFailure.invalid
+    }
+
+    /// The tokens in `--device-file`, one per line; blank lines and surrounding spaces ignored.
+    private func readDeviceFile() throws -> [String] {
+        guard let deviceFile else { return [] }
+        // 64 MiB: a million tokens with room to spare; the bound keeps a wrong path cheap.
+        guard let input = InputText.read(deviceFile == "-" ? nil : deviceFile, limit: 64 << 20) else { throw CommandFailure.invalid }
+        guard input.bytes.count <= 64 << 20 else {
+            Terminal.writeError(input.name, code: "inputTooLarge", "more than 64 MiB of device tokens")
+            throw CommandFailure.invalid
+        }
+        let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        return input.bytes.split(whereSeparator: { $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\r") }).compactMap { line in
+            guard let first = line.firstIndex(where: { !isSpace($0) }), let last = line.lastIndex(where: { !isSpace($0) }) else { return nil }
+            return String(decoding: line[first...last], as: UTF8.self)
+        }
     }
 
     private func makeHeaders(for payload: APNsPayload, size: Int) throws -> APNsHeaders {

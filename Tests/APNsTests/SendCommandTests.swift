@@ -105,8 +105,14 @@ struct SendCommandTests {
             let fromStdin = try send(emulator, ["-", active], stdin: Array(liveActivity.utf8))
             #expect(fromStdin.status == 0, "\(fromStdin.err)")
 
+            let deviceFile = emulator.file("devices.txt")
+            try "\(other)\r\n\n  \(active)\t\n".write(toFile: deviceFile, atomically: true, encoding: .utf8)
+            let fromDeviceFile = try send(emulator, ["--device-file", deviceFile, "--title", "Listed"])
+            #expect(fromDeviceFile.status == 0, "\(fromDeviceFile.err)")
+            #expect(fromDeviceFile.out.split(separator: "\n").map { $0.split(separator: " ")[0] } == [Substring(other), Substring(active)])
+
             let deliveries = try await emulator.deliveries()
-            try #require(deliveries.count == 4)
+            try #require(deliveries.count == 6)
             #expect(deliveries[0].pushType == "alert" && deliveries[0].payload.contains("From PushCore"))
             // A file's payload is sent as written, its push type and topic suffix derived from it.
             #expect(deliveries[2].payload == written && deliveries[2].pushType == "background" && deliveries[2].topic == topic)
@@ -153,6 +159,7 @@ struct SendCommandTests {
             ["send", "--key-file", "k", "--key-id", "K", "--team-id", "T", "--topic", "t", "--development", "--endpoint", "https://x", "p", "d"],
             ["send", "--key-file", "k", "--key-id", "K", "--team-id", "T", "--topic", "t", "--concurrency", "0", "p", "d"],
             ["send", "--key-file", "k", "--key-id", "K", "--team-id", "T", "--topic", "t", "--connect-timeout", "0", "p", "d"],
+            ["send", "--key-file", "k", "--key-id", "K", "--team-id", "T", "--topic", "t", "--device-file", "-", "-"],
         ])
     func usage(arguments: [String]) throws {
         let result = try PushCoreBinary.run(arguments)
