@@ -1,9 +1,10 @@
+import PushJSON
+
 #if canImport(FoundationEssentials)
 import struct FoundationEssentials.Date
 #else
 import struct Foundation.Date
 #endif
-import PushJSON
 
 /// Why APNs refused a notification: every reason in Apple's table, and any other it sends.
 public enum APNsRejectionReason: Hashable, Sendable, CustomStringConvertible {

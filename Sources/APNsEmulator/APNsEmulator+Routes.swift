@@ -193,7 +193,6 @@ extension APNsEmulator {
             throw APNsRefusal(403, "MissingProviderToken", apnsID: apnsID)
         }
 
-
         // The headers.
         guard let pushTypeText = headers[.apnsPushType], let pushType = APNsPushType(rawValue: pushTypeText) else {
             throw APNsRefusal(400, "InvalidPushType", apnsID: apnsID)

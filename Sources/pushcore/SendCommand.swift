@@ -60,7 +60,7 @@ struct SendCommand: AsyncParsableCommand {
         if deviceFile == "-" && content.isEmpty && arguments.first == "-" {
             throw ValidationError("the payload and --device-file cannot both come from stdin")
         }
-                if devicesGiven < 1 && deviceFile == nil { throw ValidationError("give at least one device token (or --device-file)") }
+        if devicesGiven < 1 && deviceFile == nil { throw ValidationError("give at least one device token (or --device-file)") }
     }
 
     func run() async throws {
@@ -94,7 +94,8 @@ struct SendCommand: AsyncParsableCommand {
             authentication: .token(APNsTokenCache(key: signingKey)), trustRoots: trustRoots, maximumConcurrentRequests: concurrency,
             requestTimeout: .seconds(Int64(timeout)), connectTimeout: .seconds(Int64(connectTimeout)))
         // stdout holds the results; the client's log lines go to stderr.
-        let client = APNsClient(configuration: configuration, logger: Logger(label: "pushcore", factory: { label in StreamLogHandler.standardError(label: label) }))
+        let client = APNsClient(
+            configuration: configuration, logger: Logger(label: "pushcore", factory: { label in StreamLogHandler.standardError(label: label) }))
         let results: [APNsSendResult]
         do throws(APNsClientError) {
             results = try await client.send(encodedPayload: body, headers: headers, to: devices)
@@ -170,7 +171,8 @@ struct SendCommand: AsyncParsableCommand {
         }
         guard size <= headers.pushType.payloadLimit else {
             Terminal.writeError(
-                "send", code: "payloadTooLarge", "the payload is \(size) bytes; \(headers.pushType.rawValue) pushes take at most \(headers.pushType.payloadLimit)")
+                "send", code: "payloadTooLarge",
+                "the payload is \(size) bytes; \(headers.pushType.rawValue) pushes take at most \(headers.pushType.payloadLimit)")
             throw CommandFailure.invalid
         }
         return headers

@@ -1,4 +1,3 @@
-@testable import APNs
 import APNsEmulator
 import AsyncHTTPClient
 import Foundation
@@ -8,6 +7,8 @@ import PushAPNs
 import PushAPNsTokens
 import Synchronization
 import Testing
+
+@testable import APNs
 
 /// A clock the client's token cache and the emulator share, moved by the test.
 final class SharedClock: Sendable {
@@ -378,8 +379,10 @@ struct RetryAfterTests {
         #expect(RetryAfter.delay("120", now: 0) == .seconds(120))
         #expect(RetryAfter.delay("Sun, 06 Nov 1994 08:49:57 GMT", now: example) == .seconds(20))
         #expect(RetryAfter.delay("Sun, 06 Nov 1994 08:49:37 GMT", now: example + 5) == .seconds(0))
-        for bad in ["", "-1", "1.5", "soon", "Sun, 06 Nov 1994 08:49:37 PST", "Sun, 32 Nov 1994 08:49:37 GMT",
-            "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 06 Nov 1994 25:49:37 GMT", "99999999999", "Sun, 06 Nov 1994 08:49 GMT"] {
+        for bad in [
+            "", "-1", "1.5", "soon", "Sun, 06 Nov 1994 08:49:37 PST", "Sun, 32 Nov 1994 08:49:37 GMT",
+            "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 06 Nov 1994 25:49:37 GMT", "99999999999", "Sun, 06 Nov 1994 08:49 GMT",
+        ] {
             #expect(RetryAfter.delay(bad, now: example) == nil, "\(bad)")
         }
     }

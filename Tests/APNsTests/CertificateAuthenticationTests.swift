@@ -134,7 +134,8 @@ struct CertificateAuthenticationTests {
             let stranger = APNsClientConfiguration.Authentication.certificate(
                 chain: try NIOSSLCertificate.fromPEMFile(files.path("stranger.pem")),
                 privateKey: try NIOSSLPrivateKey(file: files.path("stranger.key"), format: .pem))
-            let byStranger = try await send(port: port, trusting: root, authentication: stranger, device: deviceToken(3),
+            let byStranger = try await send(
+                port: port, trusting: root, authentication: stranger, device: deviceToken(3),
                 // AsyncHTTPClient tries the refused handshake again until the connect timeout.
                 connectTimeout: .seconds(2))
             #expect(byStranger.outcome == .failed(.tls, mayHaveBeenDelivered: false), "\(byStranger)")
