@@ -138,7 +138,11 @@ struct CertificateAuthenticationTests {
                 port: port, trusting: root, authentication: stranger, device: deviceToken(3),
                 // AsyncHTTPClient tries the refused handshake again until the connect timeout.
                 connectTimeout: .seconds(2))
-            #expect(byStranger.outcome == .failed(.tls, mayHaveBeenDelivered: false), "\(byStranger)")
+            // Refused in the handshake, so never written; AsyncHTTPClient keeps trying until the
+            // connect timeout, and a handshake still in progress then (a loaded machine) is a timeout.
+            #expect(
+                byStranger.outcome == .failed(.tls, mayHaveBeenDelivered: false)
+                    || byStranger.outcome == .failed(.timeout, mayHaveBeenDelivered: false), "\(byStranger)")
 
             let (status, reason) = try await sendWithoutCredential(port: port, trusting: root, device: deviceToken(4))
             #expect(status == 403 && reason.contains("MissingProviderToken"), "\(status) \(reason)")

@@ -153,8 +153,10 @@ struct EmulatorClientTests {
     @Test("A POST that timed out after it was written is not sent again")
     func timeoutNotRepeated() async throws {
         try await withEmulator { emulator, base in
-            let hub = try client(base, timeout: .milliseconds(500))
-            emulator.inject([.delay(.seconds(2))])
+            // A timeout the emulator's own answers stay well inside even while other suites load
+            // both cores; the injected delay outlasts it.
+            let hub = try client(base, timeout: .seconds(2))
+            emulator.inject([.delay(.seconds(4))])
             do throws(NotificationHubError) {
                 _ = try await hub.send(APNsPayload(aps: APNsAPS(alert: .text("Hi"))), toDevice: alice)
                 Issue.record("a timed-out send was reported as a success")
@@ -163,8 +165,8 @@ struct EmulatorClientTests {
             }
             #expect(emulator.requestCount == 1)
             // PUT is idempotent, so the same timeout is retried (at least once: on a loaded machine
-            // the retry itself may outlast 500 ms and be retried again).
-            emulator.inject([.delay(.seconds(2))])
+            // the retry itself may outlast the timeout and be retried again).
+            emulator.inject([.delay(.seconds(4))])
             try await hub.createOrUpdate(Installation(installationID: "x", pushChannel: alice))
             #expect(emulator.requestCount >= 3)
         }
