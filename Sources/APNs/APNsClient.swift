@@ -32,8 +32,12 @@ public struct APNsClientConfiguration: Sendable {
     public var authentication: Authentication
     /// Trust these roots instead of the system's (an emulator's certificate); verification stays on.
     public var trustRoots: [NIOSSLCertificate]?
-    /// Requests in flight at once, over all of a send's devices: HTTP/2 streams on the connection.
+    /// Requests in flight at once, over all of a send's devices: HTTP/2 streams on the connections.
     public var maximumConcurrentRequests: Int
+    /// HTTP/2 connections to the endpoint, each on its own event loop; requests take them in turn.
+    /// One carries 100 requests at a time on the emulator, 1,000 on APNs; more spread the work of
+    /// TLS and HTTP/2 over more cores.
+    public var connections: Int
     /// How long one request may take before it counts as unanswered.
     public var requestTimeout: TimeAmount
     /// How long making a connection (TCP and TLS) may take; AsyncHTTPClient keeps trying until then.
@@ -42,14 +46,15 @@ public struct APNsClientConfiguration: Sendable {
 
     public init(
         endpoint: String = Self.production, authentication: Authentication, trustRoots: [NIOSSLCertificate]? = nil,
-        maximumConcurrentRequests: Int = 100, requestTimeout: TimeAmount = .seconds(10), connectTimeout: TimeAmount = .seconds(10),
-        retry: APNsRetryPolicy = APNsRetryPolicy()
+        maximumConcurrentRequests: Int = 100, connections: Int = 1, requestTimeout: TimeAmount = .seconds(10),
+        connectTimeout: TimeAmount = .seconds(10), retry: APNsRetryPolicy = APNsRetryPolicy()
     ) {
         self.connectTimeout = connectTimeout
         self.endpoint = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
         self.authentication = authentication
         self.trustRoots = trustRoots
         self.maximumConcurrentRequests = max(1, maximumConcurrentRequests)
+        self.connections = max(1, connections)
         self.requestTimeout = requestTimeout
         self.retry = retry
     }
@@ -101,7 +106,9 @@ public struct APNsClientError: Error, Hashable, Sendable, CustomStringConvertibl
 /// expired. Log lines carry shortened device tokens, never keys, provider tokens or payloads.
 public final class APNsClient: Sendable {
     public let configuration: APNsClientConfiguration
-    let http: HTTPClient
+    /// One per connection: AsyncHTTPClient keeps one HTTP/2 connection per host.
+    let http: [HTTPClient]
+    private let nextConnection = Atomic<UInt>(0)
     let logger: Logger
 
     public init(configuration: APNsClientConfiguration, logger: Logger = Logger(label: "apns")) {
@@ -123,12 +130,19 @@ public final class APNsClient: Sendable {
         http.timeout = .init(connect: configuration.connectTimeout, read: configuration.requestTimeout)
         // Nothing may be sent twice behind our back: retries are this client's own decision.
         http.maximumUsesPerConnection = nil
-        self.http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: http, backgroundActivityLogger: logger)
+        let group = MultiThreadedEventLoopGroup.singleton
+        self.http = (0..<configuration.connections).map { _ in
+            HTTPClient(eventLoopGroup: group, configuration: http, backgroundActivityLogger: logger)
+        }
     }
 
     /// Closes the connections. Call once, when no send is running.
     public func shutdown() async throws {
-        try await http.shutdown()
+        var failure: (any Error)?
+        for client in http {
+            do { try await client.shutdown() } catch { failure = failure ?? error }
+        }
+        if let failure { throw failure }
     }
 
     /// Sends `payload` to every device in `devices`.
@@ -214,7 +228,8 @@ public final class APNsClient: Sendable {
             var uniqueID: String?
             var retryAfter: Duration?
             do {
-                let response = try await http.execute(request, timeout: configuration.requestTimeout)
+                let connection = http.count == 1 ? 0 : Int(nextConnection.wrappingAdd(1, ordering: .relaxed).oldValue % UInt(http.count))
+                let response = try await http[connection].execute(request, timeout: configuration.requestTimeout)
                 apnsID = response.headers.first(name: "apns-id")
                 uniqueID = response.headers.first(name: "apns-unique-id")
                 let bytes = Array(try await response.body.collect(upTo: 64 << 10).readableBytesView)

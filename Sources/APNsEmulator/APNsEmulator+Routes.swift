@@ -182,11 +182,12 @@ extension APNsEmulator {
             throw APNsRefusal(400, "DuplicateHeaders", apnsID: requestedID)
         }
         let apnsID = requestedID?.lowercased() ?? UUID().uuidString.lowercased()
+        let connection = connectionNumber(of: context.connection)
 
         // The provider token, or else a client certificate the TLS handshake verified.
         let tokenIssuedAt: Int64?
         if let authorization = headers[.authorization] {
-            tokenIssuedAt = try authorise(authorization, on: context.connection, apnsID: apnsID)
+            tokenIssuedAt = try authorise(authorization, on: connection, apnsID: apnsID)
         } else if !clientCertificateRoots.isEmpty, (try? await context.connection.nioSSL_peerCertificate().get()) != nil {
             tokenIssuedAt = nil
         } else {
@@ -244,7 +245,7 @@ extension APNsEmulator {
             let deviceState = storage.devices[device] ?? .active
             guard deviceState == .active else { return deviceState }
             let delivery = APNsDelivery(
-                sequence: (storage.deliveries.last?.sequence ?? 0) + 1, deviceToken: device, apnsID: apnsID, topic: topic,
+                sequence: (storage.deliveries.last?.sequence ?? 0) + 1, connection: connection, deviceToken: device, apnsID: apnsID, topic: topic,
                 pushType: pushType, priority: priority, collapseID: apnsHeaders.collapseID, expiration: expiration, payload: payload,
                 tokenIssuedAt: tokenIssuedAt)
             if storage.deliveries.count >= deliveryCapacity { storage.deliveries.removeFirst(storage.deliveries.count / 2) }
@@ -263,8 +264,29 @@ extension APNsEmulator {
         }
     }
 
+    /// The number of the connection `channel` is, given when it sends its first request; its
+    /// number and token slots are dropped when it closes.
+    private func connectionNumber(of channel: any Channel) -> Int {
+        let id = ObjectIdentifier(channel)
+        let (number, isNew) = state.withLock { storage -> (Int, Bool) in
+            if let number = storage.connectionNumbers[id] { return (number, false) }
+            storage.connectionsSeen += 1
+            storage.connectionNumbers[id] = storage.connectionsSeen
+            return (storage.connectionsSeen, true)
+        }
+        if isNew {
+            channel.closeFuture.whenComplete { _ in
+                self.state.withLock { storage in
+                    storage.connectionNumbers[id] = nil
+                    storage.tokens = storage.tokens.filter { $0.key.connection != number }
+                }
+            }
+        }
+        return number
+    }
+
     /// Checks a `bearer` provider token as APNs does and returns its `iat`.
-    private func authorise(_ authorization: String, on connection: any Channel, apnsID: String) throws(APNsRefusal) -> Int64 {
+    private func authorise(_ authorization: String, on connection: Int, apnsID: String) throws(APNsRefusal) -> Int64 {
         guard authorization.hasPrefix("bearer ") else { throw APNsRefusal(403, "InvalidProviderToken", apnsID: apnsID) }
         let token = String(authorization.dropFirst("bearer ".count))
         let now = clock.now()
@@ -283,20 +305,16 @@ extension APNsEmulator {
         } catch {
             throw APNsRefusal(403, error.code == .expired ? "ExpiredProviderToken" : "InvalidProviderToken", apnsID: apnsID)
         }
-        let slot = TokenSlot(connection: ObjectIdentifier(connection), teamID: claims.teamID)
-        let (tooSoon, isNewSlot) = state.withLock { storage -> (Bool, Bool) in
+        let slot = TokenSlot(connection: connection, teamID: claims.teamID)
+        let tooSoon = state.withLock { storage -> Bool in
             guard let last = storage.tokens[slot] else {
                 storage.tokens[slot] = (token, now)
-                return (false, true)
+                return false
             }
-            if last.token == token { return (false, false) }
-            guard now - last.since >= Self.minimumTokenInterval else { return (true, false) }
+            if last.token == token { return false }
+            guard now - last.since >= Self.minimumTokenInterval else { return true }
             storage.tokens[slot] = (token, now)
-            return (false, false)
-        }
-        if isNewSlot {
-            // A closed connection's identifier may be reused by the next one, which starts afresh.
-            connection.closeFuture.whenComplete { _ in self.state.withLock { _ = $0.tokens.removeValue(forKey: slot) } }
+            return false
         }
         if tooSoon { throw APNsRefusal(429, "TooManyProviderTokenUpdates", apnsID: apnsID) }
         return claims.issuedAt
@@ -321,7 +339,8 @@ extension APNsEmulator {
         let list = JSON.array(
             deliveries(since: since).map { delivery in
                 var members = [
-                    JSONMember("sequence", .number(JSONNumber(delivery.sequence))), JSONMember("deviceToken", .string(delivery.deviceToken)),
+                    JSONMember("sequence", .number(JSONNumber(delivery.sequence))),
+                    JSONMember("connection", .number(JSONNumber(delivery.connection))), JSONMember("deviceToken", .string(delivery.deviceToken)),
                     JSONMember("apnsId", .string(delivery.apnsID)), JSONMember("topic", .string(delivery.topic)),
                     JSONMember("pushType", .string(delivery.pushType.rawValue)), JSONMember("priority", .number(JSONNumber(delivery.priority))),
                 ]

@@ -12,6 +12,9 @@ import Synchronization
 public struct APNsDelivery: Sendable, Hashable {
     /// 1, 2, 3, … in the order deliveries were accepted.
     public let sequence: Int
+    /// The connection that carried it: 1, 2, 3, … in the order connections sent their first
+    /// request, never reused, so a test sees a GOAWAY or a client's connections at work.
+    public let connection: Int
     public let deviceToken: String
     /// The `apns-id` answered (the request's, or one the emulator made).
     public let apnsID: String
@@ -77,13 +80,16 @@ public final class APNsEmulator: Sendable {
         /// replaced the one before. APNs judges the refresh rate on a connection, over all of a
         /// team's keys; a new connection starts afresh (it may reach another APNs host).
         var tokens: [TokenSlot: (token: String, since: Int64)] = [:]
+        /// The open connections' numbers, and the last number given.
+        var connectionNumbers: [ObjectIdentifier: Int] = [:]
+        var connectionsSeen = 0
         /// Tokens whose signature verified, so that each is verified once (APNs, too, verifies a
         /// token once per connection rather than once per request); their age is checked every time.
         var verifiedTokens: [String: APNsProviderTokenClaims] = [:]
     }
 
     struct TokenSlot: Hashable {
-        let connection: ObjectIdentifier
+        let connection: Int
         let teamID: String
     }
 

@@ -42,6 +42,7 @@ struct SendCommand: AsyncParsableCommand {
     @Option(name: .customLong("collapse-id"), help: "apns-collapse-id (at most 64 bytes).") var collapseID: String?
     @Option(help: "apns-expiration (Unix seconds; 0 = deliver once).") var expiration: Int?
     @Option(help: "Requests in flight at once.") var concurrency: Int = 100
+    @Option(help: "HTTP/2 connections to open, each on its own event loop.") var connections: Int = 1
     @Option(name: .customLong("connect-timeout"), help: "Seconds to keep trying to connect (TCP and TLS).") var connectTimeout: Int = 10
     @Option(help: "Seconds to wait for each answer.") var timeout: Int = 10
     @OptionGroup var content: PayloadOptions
@@ -51,7 +52,9 @@ struct SendCommand: AsyncParsableCommand {
 
     func validate() throws {
         if development && endpoint != nil { throw ValidationError("--development and --endpoint are exclusive") }
-        if concurrency < 1 { throw ValidationError("--concurrency must be at least 1") }
+        if concurrency < 1 || !(1...64).contains(connections) {
+            throw ValidationError("--concurrency must be at least 1, --connections 1 to 64")
+        }
         if !(1...600).contains(connectTimeout) || !(1...600).contains(timeout) {
             throw ValidationError("--connect-timeout and --timeout take 1 to 600 seconds")
         }
@@ -92,7 +95,7 @@ struct SendCommand: AsyncParsableCommand {
         let configuration = APNsClientConfiguration(
             endpoint: endpoint ?? (development ? APNsClientConfiguration.development : APNsClientConfiguration.production),
             authentication: .token(APNsTokenCache(key: signingKey)), trustRoots: trustRoots, maximumConcurrentRequests: concurrency,
-            requestTimeout: .seconds(Int64(timeout)), connectTimeout: .seconds(Int64(connectTimeout)))
+            connections: connections, requestTimeout: .seconds(Int64(timeout)), connectTimeout: .seconds(Int64(connectTimeout)))
         // stdout holds the results; the client's log lines go to stderr.
         let client = APNsClient(
             configuration: configuration, logger: Logger(label: "pushcore", factory: { label in StreamLogHandler.standardError(label: label) }))

@@ -155,6 +155,22 @@ struct APNsClientTests {
         }
     }
 
+    @Test("Requests take the client's connections in turn")
+    func connections() async throws {
+        let identity = try APNsEmulatorIdentity.generate()
+        try await withEmulatorAndClient(clock: SharedClock(), identity: identity) { emulator, _, cache, port in
+            let client = APNsClient(
+                configuration: APNsClientConfiguration(
+                    endpoint: "https://127.0.0.1:\(port)", authentication: .token(cache),
+                    trustRoots: [try NIOSSLCertificate(bytes: Array(identity.certificatePEM.utf8), format: .pem)], connections: 3))
+            let results = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: (0..<300).map(deviceToken))
+            try await client.shutdown()
+            #expect(results.allSatisfy { $0.isDelivered })
+            let perConnection = Dictionary(grouping: emulator.deliveries, by: \.connection).mapValues(\.count)
+            #expect(perConnection.count == 3 && perConnection.values.allSatisfy { $0 == 100 }, "\(perConnection)")
+        }
+    }
+
     @Test("A token that would change the request's path is not sent")
     func pathUnsafeTokens() async throws {
         try await withEmulatorAndClient(clock: SharedClock()) { emulator, client, _, _ in
