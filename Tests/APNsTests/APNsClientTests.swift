@@ -268,8 +268,8 @@ struct APNsClientTests {
             let reportedDelivered = Set(results.filter(\.isDelivered).map(\.deviceToken))
             let falselyReported = reportedDelivered.subtracting(delivered).count
             #expect(falselyReported == 0)
-            // What AsyncHTTPClient cannot tell from a request in flight (a request still queued in
-            // the stream buffer when the connection closed) is reported as possibly delivered: never
+            // A request whose connection closed before its answer came is reported as possibly
+            // delivered, whether or not it reached the emulator (AsyncHTTPClient cannot tell): never
             // as surely not delivered, which would invite a duplicate.
             let misreported = results.filter { result in
                 if case .failed(_, mayHaveBeenDelivered: true) = result.outcome { return false }
