@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "PushSAS", targets: ["PushSAS"]),
         .library(name: "PushAPNsTokens", targets: ["PushAPNsTokens"]),
         .library(name: "PushResources", targets: ["PushResources"]),
+        .library(name: "PushHTTP", targets: ["PushHTTP"]),
         .library(name: "RichPushImages", targets: ["RichPushImages"]),
         .library(name: "NotificationHubs", targets: ["NotificationHubs"]),
         .library(name: "APNs", targets: ["APNs"]),
@@ -64,7 +65,10 @@ let package = Package(
             pkgConfig: "libxxhash",
             providers: [.apt(["libxxhash-dev"]), .brew(["xxhash"])]
         ),
-        .target(name: "PushResources", dependencies: ["CXXHash"]),
+        // HTTP field parsing shared by the resources' responses and both clients: optional
+        // whitespace, Retry-After and HTTP-dates.
+        .target(name: "PushHTTP"),
+        .target(name: "PushResources", dependencies: ["CXXHash", "PushHTTP"]),
         .target(name: "PushCore", dependencies: ["PushJSON", "PushAPNs", "PushSAS", "PushResources"]),
 
         // Images embedded in the binary for rich pushes. Keep them small: `.embedInCode` compile time
@@ -79,7 +83,7 @@ let package = Package(
         .target(
             name: "NotificationHubs",
             dependencies: [
-                "PushAPNs", "PushSAS", "PushResources",
+                "PushAPNs", "PushSAS", "PushResources", "PushHTTP",
                 serverProduct("AsyncHTTPClient", "async-http-client"), serverProduct("Logging", "swift-log"),
                 serverProduct("NIOCore", "swift-nio"), serverProduct("NIOPosix", "swift-nio"),
                 serverProduct("NIOHTTP1", "swift-nio"),
@@ -97,7 +101,7 @@ let package = Package(
         .target(
             name: "APNs",
             dependencies: [
-                "PushAPNs", "PushAPNsTokens", "PushJSON", serverProduct("AsyncHTTPClient", "async-http-client"),
+                "PushAPNs", "PushAPNsTokens", "PushJSON", "PushHTTP", serverProduct("AsyncHTTPClient", "async-http-client"),
                 serverProduct("Logging", "swift-log"), serverProduct("NIOCore", "swift-nio"), serverProduct("NIOHTTP1", "swift-nio"),
                 serverProduct("NIOHTTP2", "swift-nio-http2"), serverProduct("NIOPosix", "swift-nio"), serverProduct("NIOSSL", "swift-nio-ssl"),
             ]
@@ -197,6 +201,7 @@ let package = Package(
             dependencies: ["PushAPNsTokens", "PushTestSupport", .product(name: "Crypto", package: "swift-crypto")],
             exclude: ["Fixtures"]
         ),
+        .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP"]),
         .testTarget(name: "PushResourcesTests", dependencies: ["PushResources", "RichPushImages", "PushTestSupport"]),
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "RichPushImages", "PushTestSupport"]),
         .testTarget(name: "AllocationTests", dependencies: ["PushCore", "CAllocationCounter", "PushTestSupport"]),

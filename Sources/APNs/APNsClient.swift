@@ -7,6 +7,7 @@ import NIOPosix
 import NIOSSL
 import PushAPNs
 import PushAPNsTokens
+import PushHTTP
 import Synchronization
 
 /// Where and how the client talks to APNs.
@@ -239,7 +240,7 @@ public final class APNsClient: Sendable {
                 let (reasonText, timestamp) = parseErrorBody(bytes)
                 let reason = APNsRejectionReason(reasonText ?? "")
                 outcome = .rejected(status: Int(response.status.code), reason: reason, unregisteredSinceMilliseconds: timestamp)
-                retryAfter = response.headers.first(name: "retry-after").flatMap { RetryAfter.delay($0, now: APNsTokenClock.system.now()) }
+                retryAfter = response.headers.first(name: "retry-after").flatMap { RetryAfter.parse($0, now: APNsTokenClock.system.now()) }
                 if reason == .expiredProviderToken, !replacedToken, case .token(let cache) = configuration.authentication, let used = token {
                     replacedToken = true
                     if let fresh = try? cache.replace(rejected: used) {

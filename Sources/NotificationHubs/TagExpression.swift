@@ -1,4 +1,5 @@
 import PushAPNs
+import PushHTTP
 import PushJSON
 import PushResources
 import PushSAS

@@ -1,3 +1,5 @@
+import PushHTTP
+
 /// Why a `Range` header value was not understood.
 public struct ByteRangeError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A stable error code. Later versions may add codes: match with a `default` case.

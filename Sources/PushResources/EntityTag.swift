@@ -1,3 +1,5 @@
+import PushHTTP
+
 /// An HTTP entity tag (RFC 9110 §8.8.3): an opaque string, strong or weak.
 public struct EntityTag: Hashable, Sendable, CustomStringConvertible {
     /// The tag between the quotes.

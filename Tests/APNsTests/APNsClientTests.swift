@@ -1,3 +1,4 @@
+import APNs
 import APNsEmulator
 import AsyncHTTPClient
 import Foundation
@@ -7,8 +8,6 @@ import PushAPNs
 import PushAPNsTokens
 import Synchronization
 import Testing
-
-@testable import APNs
 
 /// A clock the client's token cache and the emulator share, moved by the test.
 final class SharedClock: Sendable {
@@ -379,27 +378,4 @@ func sendRaw(port: Int, token: String, device: String, returnVersion: Bool = fal
     }
     try await http.shutdown()
     return returnVersion ? Int(response.version.major) : Int(response.status.code)
-}
-
-@Suite("Retry-After")
-struct RetryAfterTests {
-    @Test("seconds and the three HTTP-date forms of RFC 9110")
-    func forms() {
-        // 1994-11-06 08:49:37 UTC, RFC 9110's example.
-        let example: Int64 = 784_111_777
-        #expect(RetryAfter.httpDate(Array("Sun, 06 Nov 1994 08:49:37 GMT".utf8)) == example)
-        #expect(RetryAfter.httpDate(Array("Sunday, 06-Nov-94 08:49:37 GMT".utf8)) == example)
-        #expect(RetryAfter.httpDate(Array("Sun Nov  6 08:49:37 1994".utf8)) == example)
-        #expect(RetryAfter.httpDate(Array("Thu, 01 Jan 1970 00:00:00 GMT".utf8)) == 0)
-        #expect(RetryAfter.httpDate(Array("Tue, 29 Feb 2028 23:59:59 GMT".utf8)) == 1_835_481_599)
-        #expect(RetryAfter.delay("120", now: 0) == .seconds(120))
-        #expect(RetryAfter.delay("Sun, 06 Nov 1994 08:49:57 GMT", now: example) == .seconds(20))
-        #expect(RetryAfter.delay("Sun, 06 Nov 1994 08:49:37 GMT", now: example + 5) == .seconds(0))
-        for bad in [
-            "", "-1", "1.5", "soon", "Sun, 06 Nov 1994 08:49:37 PST", "Sun, 32 Nov 1994 08:49:37 GMT",
-            "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 06 Nov 1994 25:49:37 GMT", "99999999999", "Sun, 06 Nov 1994 08:49 GMT",
-        ] {
-            #expect(RetryAfter.delay(bad, now: example) == nil, "\(bad)")
-        }
-    }
 }

@@ -1,5 +1,5 @@
 // HTTP's optional whitespace (RFC 9110 §5.6.3): spaces and tabs only. Shared by the header
-// parsers here and by the Notification Hubs client's (tag expressions, Retry-After).
+// parsers of the resources (Range, If-None-Match), the Notification Hubs client and Retry-After.
 
 /// Advances `position` past spaces and tabs in `bytes`.
 package func skipOptionalWhitespace(_ bytes: [UInt8], _ position: inout Int) {
