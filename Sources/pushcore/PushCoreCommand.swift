@@ -8,7 +8,7 @@ import Darwin
 #endif
 
 @main
-struct PushCoreCommand: AsyncParsableCommand {
+struct PushCoreCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pushcore",
         abstract: "Check, build, lint and send APNs payloads; sign and verify SAS and provider tokens; digest files.",
@@ -27,10 +27,10 @@ struct PushCoreCommand: AsyncParsableCommand {
     )
 
     /// Runs the command line, with usage errors exiting 2 (ArgumentParser's default is 64).
-    static func main() async {
+    static func main() {
         do {
             var command = try parseAsRoot()
-            if var command = command as? any AsyncParsableCommand { try await command.run() } else { try command.run() }
+            try command.run()
         } catch let failure as CommandFailure {
             exit(withError: ExitCode(failure.status))
         } catch {
