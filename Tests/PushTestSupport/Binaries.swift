@@ -34,7 +34,8 @@ package enum PushCoreBinary {
     }
 
     /// Runs `pushcore arguments…` with `stdin` as its standard input (empty when nil) and, when
-    /// given, exactly `environment` as its environment; output goes through files, so any size works.
+    /// given, `environment` as its environment (plus the sanitizers' settings); output goes through
+    /// files, so any size works.
     package static func run(
         _ arguments: [String], executable: URL = url, stdin: [UInt8] = [], environment: [String: String]? = nil
     ) throws -> CommandResult {
@@ -49,7 +50,15 @@ package enum PushCoreBinary {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
-        if let environment { process.environment = environment }
+        if var environment {
+            // The sanitizers' settings (make test-asan's report folder and leak suppressions) reach
+            // every child, whatever else its environment leaves out.
+            let current = ProcessInfo.processInfo.environment
+            for name in ["ASAN_OPTIONS", "LSAN_OPTIONS", "SWIFT_BACKTRACE"] where environment[name] == nil {
+                environment[name] = current[name]
+            }
+            process.environment = environment
+        }
         process.standardInput = try FileHandle(forReadingFrom: inURL)
         process.standardOutput = try FileHandle(forWritingTo: outURL)
         process.standardError = try FileHandle(forWritingTo: errURL)
