@@ -133,7 +133,8 @@ let package = Package(
         .executableTarget(
             name: "pushcore",
             dependencies: [
-                "PushCore", "PushAPNsTokens", .target(name: "APNs", condition: server), serverProduct("ArgumentParser", "swift-argument-parser"),
+                "PushCore", "PushAPNsTokens", "PushHTTP", .target(name: "APNs", condition: server),
+                serverProduct("ArgumentParser", "swift-argument-parser"),
                 serverProduct("Logging", "swift-log"), serverProduct("NIOSSL", "swift-nio-ssl"),
             ]
         ),

@@ -54,11 +54,7 @@ struct BuildCommand: ParsableCommand {
         }
 
         if headers {
-            var derived = APNsHeaders(for: payload, topic: topic, collapseID: collapseID, expiration: expiration)
-            if let pushType {
-                derived.pushType = pushType
-                derived.priority = APNsHeaders.defaultPriority(for: pushType)
-            }
+            let derived = APNsHeaders(pushType: type, expiration: expiration, collapseID: collapseID, topic: topic)
             do throws(APNsHeaders.ValidationError) {
                 try derived.validate()
             } catch {

@@ -5,6 +5,7 @@ import Logging
 import NIOSSL
 import PushAPNsTokens
 import PushCore
+import PushHTTP
 
 struct SendCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -170,25 +171,17 @@ struct SendCommand: ParsableCommand {
             Terminal.writeError(input.name, code: "inputTooLarge", "more than 64 MiB of device tokens")
             throw CommandFailure.invalid
         }
-        let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
         return input.bytes.split(whereSeparator: { $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\r") }).compactMap { line in
-            guard let first = line.firstIndex(where: { !isSpace($0) }), let last = line.lastIndex(where: { !isSpace($0) }) else { return nil }
-            return String(decoding: line[first...last], as: UTF8.self)
+            let token = String(decoding: line, as: UTF8.self).trimmingOptionalWhitespace()
+            return token.isEmpty ? nil : String(token)
         }
     }
 
     private func makeHeaders(for payload: APNsPayload, size: Int) throws -> APNsHeaders {
-        var headers = APNsHeaders(for: payload, collapseID: collapseID, expiration: expiration)
-        if let pushType {
-            headers.pushType = pushType
-            headers.priority = APNsHeaders.defaultPriority(for: pushType)
-        }
-        if let priority { headers.priority = priority }
-        if let suffix = headers.pushType.topicSuffix, !topic.hasSuffix(suffix) {
-            headers.topic = topic + suffix
-        } else {
-            headers.topic = topic
-        }
+        let type = pushType ?? APNsHeaders.inferredPushType(for: payload)
+        var fullTopic = topic
+        if let suffix = type.topicSuffix, !topic.hasSuffix(suffix) { fullTopic += suffix }
+        let headers = APNsHeaders(pushType: type, priority: priority, expiration: expiration, collapseID: collapseID, topic: fullTopic)
         do throws(APNsHeaders.ValidationError) {
             try headers.validate()
         } catch {
