@@ -27,10 +27,19 @@ public struct APNsHeaders: Sendable, Hashable {
     }
 
     /// Headers for `payload`: the push type it implies and that type's priority.
+    /// - Parameter topic: The app's bundle ID; the push type's suffix (``APNsPushType/topicSuffix``)
+    ///   is added when it is not there yet.
     public init(for payload: APNsPayload, topic: String? = nil, collapseID: String? = nil, expiration: Int? = nil, id: String? = nil) {
+        let pushType = Self.inferredPushType(for: payload)
         self.init(
-            pushType: Self.inferredPushType(for: payload), expiration: expiration, collapseID: collapseID, id: id,
-            topic: topic)
+            pushType: pushType, expiration: expiration, collapseID: collapseID, id: id, topic: topic.map { Self.topic($0, for: pushType) })
+    }
+
+    /// `bundleID` with the suffix `pushType` requires (`.voip`, `.push-type.liveactivity`, …),
+    /// unless it ends with it already.
+    public static func topic(_ bundleID: String, for pushType: APNsPushType) -> String {
+        guard let suffix = pushType.topicSuffix, !bundleID.hasSuffix(suffix) else { return bundleID }
+        return bundleID + suffix
     }
 
     /// `liveactivity` for a Live Activity event, `widgets` for a widget reload, `background` for

@@ -35,29 +35,42 @@ public enum APNsLinter {
     /// - Parameters:
     ///   - document: The payload as parsed (its size is the size of its bytes as given).
     ///   - pushType: The push type it will be sent as; inferred from the payload when `nil`.
-    /// - Returns: Every error and warning, in document order, then the size and push-type checks.
-    public static func lint(_ document: JSONDocument, pushType: APNsPushType? = nil) -> [APNsDiagnostic] {
-        document.withUnsafeRoot { lint($0, size: document.bytes.count, pushType: pushType) }
+    ///   - liveActivity: The app's declared Live Activity types, which `content-state` and
+    ///     `attributes` must decode into; not checked when `nil`.
+    /// - Returns: Every error and warning, in document order, then the Live Activity schema's
+    ///   findings, then the size and push-type checks.
+    public static func lint(_ document: JSONDocument, pushType: APNsPushType? = nil, liveActivity: APNsLiveActivitySchema? = nil) -> [APNsDiagnostic]
+    {
+        document.withUnsafeRoot { lint($0, size: document.bytes.count, pushType: pushType, liveActivity: liveActivity) }
     }
 
     /// Parses and lints bytes with a reused parser.
     /// - Throws: `JSONError` when the bytes are not JSON; there is nothing to lint then.
-    public static func lint(_ bytes: [UInt8], pushType: APNsPushType? = nil, parser: inout JSONParser) throws(JSONError) -> [APNsDiagnostic] {
-        try parser.parse(bytes) { lint($0, size: bytes.count, pushType: pushType) }
+    public static func lint(
+        _ bytes: [UInt8], pushType: APNsPushType? = nil, liveActivity: APNsLiveActivitySchema? = nil, parser: inout JSONParser
+    ) throws(JSONError) -> [APNsDiagnostic] {
+        try parser.parse(bytes) { lint($0, size: bytes.count, pushType: pushType, liveActivity: liveActivity) }
     }
 
     /// Parses and lints bytes.
     /// - Throws: `JSONError` when the bytes are not JSON.
-    public static func lint(_ bytes: [UInt8], pushType: APNsPushType? = nil) throws(JSONError) -> [APNsDiagnostic] {
+    public static func lint(
+        _ bytes: [UInt8], pushType: APNsPushType? = nil, liveActivity: APNsLiveActivitySchema? = nil
+    ) throws(JSONError)
+        -> [APNsDiagnostic]
+    {
         var parser = JSONParser()
-        return try lint(bytes, pushType: pushType, parser: &parser)
+        return try lint(bytes, pushType: pushType, liveActivity: liveActivity, parser: &parser)
     }
 
     /// Lints a parsed payload of `size` bytes. Nothing is allocated for a payload without findings.
-    package static func lint(_ root: UnsafeJSONValue, size: Int, pushType: APNsPushType? = nil) -> [APNsDiagnostic] {
+    package static func lint(
+        _ root: UnsafeJSONValue, size: Int, pushType: APNsPushType? = nil, liveActivity: APNsLiveActivitySchema? = nil
+    ) -> [APNsDiagnostic] {
         var validator = APNsPayloadValidator(keepsWarnings: true)
         let isPayload = validator.validate(root)
         var diagnostics = validator.diagnostics
+        if let liveActivity { diagnostics += liveActivity.diagnostics(for: root) }
         let effectiveType = pushType ?? (isPayload ? validator.inferredPushType : .alert)
         if size > effectiveType.payloadLimit {
             let limit = effectiveType.payloadLimit

@@ -28,6 +28,9 @@ public struct APNsPayloadError: Error, Hashable, Sendable, CustomStringConvertib
         case backgroundPushWithAlert
         /// The payload does not match the push type it is sent as.
         case pushTypeMismatch
+        /// A Live Activity's `content-state` or `attributes` does not match the app's declared
+        /// fields (``APNsFieldSchema``): the device would drop the push.
+        case schemaMismatch
     }
 
     public let code: Code

@@ -91,10 +91,19 @@ struct LintCommand: ParsableCommand {
             json writes one object per file on stdout:
               {"file":…,"errors":N,"warnings":N,"diagnostics":[{"severity":…,"code":…,"offset":…,"line":…,"column":…,"message":…}]}
             The push type is inferred from each payload unless --push-type is given.
+
+            --content-state-schema checks each Live Activity payload's content-state against the
+            app's ContentState, declared as a JSON object of field names and types (string,
+            number, integer, bool, array, object; a trailing ? for optional):
+              {"score":"integer","team":"string","note":"string?"}
+            A missing field, a wrong type or null in a required field is an error (the device
+            drops such a push); a field the app does not declare is a warning (it is ignored).
+            --attributes-schema does the same for a start event's attributes.
             Exit status: 0 no errors (warnings allowed), 1 any error, 2 usage error.
 
-            Example:
+            Examples:
               pushcore lint --push-type background payload.json
+              pushcore lint --content-state-schema score-state.json update.json
             """
     )
 
@@ -104,12 +113,28 @@ struct LintCommand: ParsableCommand {
     @Option(help: "Output format: text or json.")
     var format: Format = .text
 
+    @Option(name: .customLong("content-state-schema"), help: "The app's ContentState fields and types, a JSON file.")
+    var contentStateSchema: String?
+
+    @Option(name: .customLong("attributes-schema"), help: "The app's ActivityAttributes fields and types, a JSON file.")
+    var attributesSchema: String?
+
     @Argument(help: "Payload files; stdin when none is given, or for '-'.")
     var files: [String] = []
+
+    func validate() throws {
+        if attributesSchema != nil && contentStateSchema == nil { throw ValidationError("--attributes-schema needs --content-state-schema") }
+        if contentStateSchema == "-" || attributesSchema == "-" { throw ValidationError("a schema is read from a file, not stdin") }
+    }
 
     func run() throws {
         var parser = JSONParser()
         var failed = false
+        var liveActivity: APNsLiveActivitySchema?
+        if let contentStateSchema {
+            liveActivity = APNsLiveActivitySchema(
+                contentState: try Self.readSchema(contentStateSchema), attributes: try attributesSchema.map(Self.readSchema))
+        }
         for path in inputPaths(files) {
             guard let input = InputText.read(path) else {
                 failed = true
@@ -117,7 +142,7 @@ struct LintCommand: ParsableCommand {
             }
             let findings: [LintFinding]
             do throws(JSONError) {
-                findings = try APNsLinter.lint(input.bytes, pushType: pushType, parser: &parser).map(LintFinding.init)
+                findings = try APNsLinter.lint(input.bytes, pushType: pushType, liveActivity: liveActivity, parser: &parser).map(LintFinding.init)
             } catch {
                 findings = [LintFinding(error)]
             }
@@ -130,6 +155,18 @@ struct LintCommand: ParsableCommand {
             }
         }
         if failed { throw CommandFailure.invalid }
+    }
+
+    private static func readSchema(_ path: String) throws -> APNsFieldSchema {
+        // A declaration names a type's fields: 1 MiB is far more than any has.
+        guard let input = InputText.read(path, limit: 1 << 20) else { throw CommandFailure.invalid }
+        do throws(APNsFieldSchema.ParseError) {
+            return try APNsFieldSchema(json: input.bytes)
+        } catch {
+            let (line, column) = JSONError.location(ofByte: error.offset, in: input.bytes)
+            Terminal.writeError("\(input.name): error: invalidSchema at byte \(error.offset) (line \(line), column \(column)): \(error.message)")
+            throw CommandFailure.invalid
+        }
     }
 
     private func jsonReport(_ input: InputText, _ diagnostics: [LintFinding]) -> [UInt8] {

@@ -146,6 +146,39 @@ struct CLITests {
         #expect(alert.status == 1 && alert.err.contains("payloadTooLarge"))
     }
 
+    @Test("lint --content-state-schema: a Live Activity's content-state and attributes against the app's declared types")
+    func lintContentStateSchema() throws {
+        try withTemporaryFile(Array(#"{"score":"integer","team":"string","note":"string?"}"#.utf8), name: "state.json") { folder, state in
+            let attributes = folder + "/attributes.json"
+            try writeFile(attributes, Array(#"{"matchID":"string"}"#.utf8))
+            let good = #"{"aps":{"event":"update","timestamp":1,"content-state":{"score":2,"team":"Reds"}}}"#
+            let clean = try PushCoreBinary.run(["lint", "--content-state-schema", state], stdin: Array(good.utf8))
+            #expect(clean.status == 0 && clean.err.isEmpty, "\(clean.err)")
+
+            let broken = #"{"aps":{"event":"update","timestamp":1,"content-state":{"score":2.5,"mood":"ok"}}}"#
+            let refused = try PushCoreBinary.run(["lint", "--content-state-schema", state], stdin: Array(broken.utf8))
+            #expect(refused.status == 1)
+            #expect(
+                refused.err.split(separator: "\n").map { $0.split(separator: ":").prefix(3).joined(separator: ":") } == [
+                    "<stdin>: error: schemaMismatch at byte 64 (line 1, column 65)",
+                    "<stdin>: warning: schemaMismatch at byte 68 (line 1, column 69)",
+                    "<stdin>: error: schemaMismatch at byte 55 (line 1, column 56)",
+                ], "\(refused.err)")
+            #expect(refused.err.contains("aps.content-state lacks team, a required string"))
+
+            let start = #"{"aps":{"event":"start","timestamp":1,"attributes-type":"Match","attributes":{},"content-state":{"score":0,"team":"x"}}}"#
+            let withAttributes = try PushCoreBinary.run(
+                ["lint", "--content-state-schema", state, "--attributes-schema", attributes, "--format", "json"], stdin: Array(start.utf8))
+            #expect(withAttributes.status == 1 && withAttributes.out.contains("aps.attributes lacks matchID"), "\(withAttributes.out)")
+
+            let badSchema = folder + "/bad.json"
+            try writeFile(badSchema, Array(#"{"score":"int"}"#.utf8))
+            let unusable = try PushCoreBinary.run(["lint", "--content-state-schema", badSchema], stdin: Array(good.utf8))
+            #expect(unusable.status == 1 && unusable.err.contains("error: invalidSchema at byte 9 (line 1, column 10)"), "\(unusable.err)")
+            #expect(try PushCoreBinary.run(["lint", "--attributes-schema", attributes], stdin: Array(good.utf8)).status == 2)
+        }
+    }
+
     @Test("build: payloads from flags, custom values, headers, fit")
     func build() throws {
         let alert = try PushCoreBinary.run([
