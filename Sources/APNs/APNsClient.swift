@@ -27,9 +27,15 @@ public struct APNsClientConfiguration: Sendable {
 
     public static let production = "https://api.push.apple.com"
     public static let development = "https://api.sandbox.push.apple.com"
+    /// Where broadcast channels are managed; broadcasts themselves go to ``endpoint``.
+    public static let productionChannelManagement = "https://api-manage-broadcast.push.apple.com:2196"
+    public static let developmentChannelManagement = "https://api-manage-broadcast.sandbox.push.apple.com:2195"
 
     /// `https://host[:port]`: ``production``, ``development`` (both also answer on port 2197), or any endpoint for tests.
     public var endpoint: String
+    /// Where channel management requests go: APNs' management host for ``production`` and
+    /// ``development``, the endpoint itself for anything else (an emulator serves both).
+    public var channelManagementEndpoint: String
     public var authentication: Authentication
     /// Trust these roots instead of the system's (an emulator's certificate); verification stays on.
     public var trustRoots: [NIOSSLCertificate]?
@@ -52,6 +58,12 @@ public struct APNsClientConfiguration: Sendable {
     ) {
         self.connectTimeout = connectTimeout
         self.endpoint = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
+        channelManagementEndpoint =
+            switch self.endpoint {
+            case Self.production: Self.productionChannelManagement
+            case Self.development: Self.developmentChannelManagement
+            default: self.endpoint
+            }
         self.authentication = authentication
         self.trustRoots = trustRoots
         self.maximumConcurrentRequests = max(1, maximumConcurrentRequests)
@@ -204,71 +216,92 @@ public final class APNsClient: Sendable {
                 deviceToken: device, outcome: .failed(.invalidDeviceToken, mayHaveBeenDelivered: false), apnsID: nil, uniqueID: nil,
                 attempts: 0)
         }
-        var token: String?
-        if case .token(let cache) = configuration.authentication {
-            do throws(APNsTokenError) {
-                token = try cache.token()
-            } catch {
-                logger.error("provider token: \(error.code)")
-                return APNsSendResult(
-                    deviceToken: device, outcome: .failed(.other("no provider token: \(error.code)"), mayHaveBeenDelivered: false), apnsID: nil,
-                    uniqueID: nil, attempts: 0)
-            }
+        let token: String?
+        do throws(APNsTokenError) {
+            token = try providerToken()
+        } catch {
+            return APNsSendResult(
+                deviceToken: device, outcome: .failed(.other("no provider token: \(error.code)"), mayHaveBeenDelivered: false), apnsID: nil,
+                uniqueID: nil, attempts: 0)
         }
         var request = HTTPClientRequest(url: configuration.endpoint + "/3/device/" + device)
         request.method = .POST
         request.headers = fields
         request.body = .bytes(body)
+        let exchange = await exchange(request, token: token, budget: budget, subject: ["device": "\(Self.shortened(device))"])
+        return APNsSendResult(
+            deviceToken: device, outcome: exchange.outcome, apnsID: exchange.headers.first(name: "apns-id"),
+            uniqueID: exchange.headers.first(name: "apns-unique-id"), attempts: exchange.attempts)
+    }
+
+    /// The bearer token for the next request; nil with certificate authentication.
+    func providerToken() throws(APNsTokenError) -> String? {
+        guard case .token(let cache) = configuration.authentication else { return nil }
+        do throws(APNsTokenError) {
+            return try cache.token()
+        } catch {
+            logger.error("provider token: \(error.code)")
+            throw error
+        }
+    }
+
+    /// A request's last answer, or why there was none, after the retries the policy allows.
+    struct Exchange {
+        /// `.delivered` for any 2xx answer.
+        var outcome: APNsSendOutcome
+        var headers: HTTPHeaders = [:]
+        var body: [UInt8] = []
+        var attempts: Int
+    }
+
+    /// Makes `request` (with `token` as its bearer), again where ``isRetryable(_:)`` allows and
+    /// the budget lasts, and once more with a new token after APNs calls this one expired.
+    func exchange(
+        _ request: HTTPClientRequest, token: String?, budget: RetryBudget, subject: @autoclosure () -> Logger.Metadata,
+        responseLimit: Int = 64 << 10
+    ) async -> Exchange {
+        var request = request
+        var token = token
         var attempts = 0
         var replacedToken = false
         while true {
             attempts += 1
             if let token { request.headers.replaceOrAdd(name: "authorization", value: "bearer " + token) }
-            let outcome: APNsSendOutcome
-            var apnsID: String?
-            var uniqueID: String?
+            var exchange = Exchange(outcome: .delivered, attempts: attempts)
             var retryAfter: Duration?
             do {
                 let connection = http.count == 1 ? 0 : Int(nextConnection.wrappingAdd(1, ordering: .relaxed).oldValue % UInt(http.count))
                 let response = try await http[connection].execute(request, timeout: configuration.requestTimeout)
-                apnsID = response.headers.first(name: "apns-id")
-                uniqueID = response.headers.first(name: "apns-unique-id")
-                let bytes = Array(try await response.body.collect(upTo: 64 << 10).readableBytesView)
-                if response.status == .ok {
-                    return APNsSendResult(deviceToken: device, outcome: .delivered, apnsID: apnsID, uniqueID: uniqueID, attempts: attempts)
-                }
-                let (reasonText, timestamp) = parseErrorBody(bytes)
+                exchange.headers = response.headers
+                exchange.body = Array(try await response.body.collect(upTo: responseLimit).readableBytesView)
+                if (200..<300).contains(response.status.code) { return exchange }
+                let (reasonText, timestamp) = parseErrorBody(exchange.body)
                 let reason = APNsRejectionReason(reasonText ?? "")
-                outcome = .rejected(status: Int(response.status.code), reason: reason, unregisteredSinceMilliseconds: timestamp)
+                exchange.outcome = .rejected(status: Int(response.status.code), reason: reason, unregisteredSinceMilliseconds: timestamp)
                 retryAfter = response.headers.first(name: "retry-after").flatMap { RetryAfter.parse($0, now: APNsTokenClock.system.now()) }
                 if reason == .expiredProviderToken, !replacedToken, case .token(let cache) = configuration.authentication, let used = token {
                     replacedToken = true
                     if let fresh = try? cache.replace(rejected: used) {
-                        logger.notice(
-                            "APNs called the provider token expired; retrying with a new one", metadata: ["device": "\(Self.shortened(device))"])
+                        logger.notice("APNs called the provider token expired; retrying with a new one", metadata: subject())
                         token = fresh
                         continue
                     }
                 }
             } catch {
                 let (failure, written) = Self.classify(error)
-                outcome = .failed(failure, mayHaveBeenDelivered: written)
+                exchange.outcome = .failed(failure, mayHaveBeenDelivered: written)
             }
+            let outcome = exchange.outcome
             // A request never written costs APNs nothing, so only answered ones spend the budget.
             let unwritten = if case .failed(_, mayHaveBeenDelivered: false) = outcome { true } else { false }
             guard attempts < configuration.retry.maximumAttempts, Self.isRetryable(outcome), !Task.isCancelled, unwritten || budget.take()
             else {
-                if case .delivered = outcome {
-                } else {
-                    logger.debug("send failed", metadata: ["device": "\(Self.shortened(device))", "result": "\(outcome)", "attempts": "\(attempts)"])
-                }
-                return APNsSendResult(deviceToken: device, outcome: outcome, apnsID: apnsID, uniqueID: uniqueID, attempts: attempts)
+                logger.debug("request failed", metadata: subject().merging(["result": "\(outcome)", "attempts": "\(attempts)"]) { $1 })
+                return exchange
             }
             var wait = configuration.retry.backoff(retry: attempts)
             if let retryAfter {
-                guard retryAfter <= configuration.retry.maximumRetryAfter else {
-                    return APNsSendResult(deviceToken: device, outcome: outcome, apnsID: apnsID, uniqueID: uniqueID, attempts: attempts)
-                }
+                guard retryAfter <= configuration.retry.maximumRetryAfter else { return exchange }
                 wait = retryAfter
             }
             try? await Task.sleep(for: wait)

@@ -14,6 +14,8 @@ public enum APNsRejectionReason: Hashable, Sendable, CustomStringConvertible {
     case unrelatedKeyIdInToken, badEnvironmentKeyIdInToken
     case badPath, methodNotAllowed, expiredToken, unregistered, payloadTooLarge, tooManyProviderTokenUpdates, tooManyRequests
     case internalServerError, serviceUnavailable, shutdown
+    // Broadcast channels.
+    case badChannelId, channelNotRegistered, missingChannelId, badMessageStoragePolicy, missingPushType, cannotCreateChannelConfig
     /// A reason this version does not know, as sent.
     case other(String)
 
@@ -29,6 +31,9 @@ public enum APNsRejectionReason: Hashable, Sendable, CustomStringConvertible {
         "ExpiredToken": .expiredToken, "Unregistered": .unregistered, "PayloadTooLarge": .payloadTooLarge,
         "TooManyProviderTokenUpdates": .tooManyProviderTokenUpdates, "TooManyRequests": .tooManyRequests,
         "InternalServerError": .internalServerError, "ServiceUnavailable": .serviceUnavailable, "Shutdown": .shutdown,
+        "BadChannelId": .badChannelId, "ChannelNotRegistered": .channelNotRegistered, "MissingChannelId": .missingChannelId,
+        "BadMessageStoragePolicy": .badMessageStoragePolicy, "MissingPushType": .missingPushType,
+        "CannotCreateChannelConfig": .cannotCreateChannelConfig,
     ]
 
     public init(_ text: String) {
@@ -95,6 +100,15 @@ public struct APNsSendResult: Hashable, Sendable, CustomStringConvertible {
     public let uniqueID: String?
     /// Requests made for this device (retries included).
     public let attempts: Int
+
+    /// A result as the client makes one; public for code that stores results or tests what it does with them.
+    public init(deviceToken: String, outcome: APNsSendOutcome, apnsID: String? = nil, uniqueID: String? = nil, attempts: Int = 1) {
+        self.deviceToken = deviceToken
+        self.outcome = outcome
+        self.apnsID = apnsID
+        self.uniqueID = uniqueID
+        self.attempts = attempts
+    }
 
     public var isDelivered: Bool { outcome == .delivered }
 

@@ -7,18 +7,24 @@ import PushAPNs
 import PushAPNsTokens
 import PushJSON
 
-/// How APNs refuses a request: a status, `{"reason": …}` (with `timestamp` for 410) and `apns-id`.
+/// How APNs refuses a request: a status, `{"reason": …}` (with `timestamp` for 410) and the
+/// request's id: `apns-id` for device sends, `apns-request-id` for channels and broadcasts.
 struct APNsRefusal: HTTPResponseError {
     let status: HTTPResponse.Status
     let reason: String
     var apnsID: String?
+    var idHeader: HTTPField.Name
     var timestamp: Int64?
     var retryAfter: String?
 
-    init(_ status: Int, _ reason: String, apnsID: String? = nil, timestamp: Int64? = nil, retryAfter: String? = nil) {
+    init(
+        _ status: Int, _ reason: String, apnsID: String? = nil, idHeader: HTTPField.Name = .apnsID, timestamp: Int64? = nil,
+        retryAfter: String? = nil
+    ) {
         self.status = .init(code: status)
         self.reason = reason
         self.apnsID = apnsID
+        self.idHeader = idHeader
         self.timestamp = timestamp
         self.retryAfter = retryAfter
     }
@@ -29,7 +35,7 @@ struct APNsRefusal: HTTPResponseError {
         var json: [UInt8] = []
         try? JSON.object(members).write(into: &json)
         var headers: HTTPFields = [.contentType: "application/json"]
-        if let apnsID { headers[.apnsID] = apnsID }
+        if let apnsID { headers[idHeader] = apnsID }
         if let retryAfter { headers[.retryAfter] = retryAfter }
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: json)))
     }
@@ -88,6 +94,8 @@ extension HTTPField.Name {
     static let apnsPriority = HTTPField.Name("apns-priority")!
     static let apnsExpiration = HTTPField.Name("apns-expiration")!
     static let apnsCollapseID = HTTPField.Name("apns-collapse-id")!
+    static let apnsRequestID = HTTPField.Name("apns-request-id")!
+    static let apnsChannelID = HTTPField.Name("apns-channel-id")!
 }
 
 extension APNsEmulator {
@@ -95,8 +103,10 @@ extension APNsEmulator {
         let router = Router(context: APNsEmulatorRequestContext.self)
         router.add(middleware: APNsPathGate())
         router.post("3/device/:device") { [self] request, context in
-            try await send(request, context: context, deviceToken: try context.parameters.require("device"))
+            let device = try context.parameters.require("device")
+            return try await applyingFaults(context: context) { try await authorisedSend(request, context: context, deviceToken: device) }
         }
+        addChannelRoutes(to: router)
         let hooks = router.group("_emulator")
         hooks.get("deliveries") { [self] request, _ in try deliveriesList(query: request.uri.query ?? "") }
         hooks.delete("deliveries") { [self] _, _ in
@@ -126,7 +136,7 @@ extension APNsEmulator {
     }
 
     /// At most `limit` bytes; `nil` when there were more.
-    private func body(of request: Request, limit: Int) async throws -> [UInt8]? {
+    func body(of request: Request, limit: Int) async throws -> [UInt8]? {
         var request = request
         do {
             return Array(try await request.collectBody(upTo: limit).readableBytesView)
@@ -135,18 +145,21 @@ extension APNsEmulator {
         }
     }
 
-    private func hookBody(of request: Request, limit: Int) async throws -> [UInt8] {
+    func hookBody(of request: Request, limit: Int) async throws -> [UInt8] {
         guard let bytes = try await body(of: request, limit: limit) else { throw HookRefusal(413, "the body is too large") }
         return bytes
     }
 
-    private func json(_ bytes: [UInt8], status: HTTPResponse.Status = .ok) -> Response {
+    func json(_ bytes: [UInt8], status: HTTPResponse.Status = .ok) -> Response {
         Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
     // MARK: Sends
 
-    private func send(_ request: Request, context: APNsEmulatorRequestContext, deviceToken: String) async throws -> Response {
+    /// Counts the request and applies the next queued fault, if its turn has come, around `handle`.
+    func applyingFaults(
+        context: APNsEmulatorRequestContext, _ handle: () async throws -> Response
+    ) async throws -> Response {
         let fault = state.withLock { storage -> APNsFault? in
             storage.requests += 1
             guard !storage.faults.isEmpty else { return nil }
@@ -167,11 +180,11 @@ extension APNsEmulator {
         case .goAway?:
             // The stream is open, so the graceful shutdown answers it before the connection closes.
             defer { context.connection.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent()) }
-            return try await authorisedSend(request, context: context, deviceToken: deviceToken)
+            return try await handle()
         case nil:
             break
         }
-        return try await authorisedSend(request, context: context, deviceToken: deviceToken)
+        return try await handle()
     }
 
     private func authorisedSend(_ request: Request, context: APNsEmulatorRequestContext, deviceToken: String) async throws -> Response {
@@ -182,17 +195,7 @@ extension APNsEmulator {
             throw APNsRefusal(400, "DuplicateHeaders", apnsID: requestedID)
         }
         let apnsID = requestedID?.lowercased() ?? UUID().uuidString.lowercased()
-        let connection = connectionNumber(of: context.connection)
-
-        // The provider token, or else a client certificate the TLS handshake verified.
-        let tokenIssuedAt: Int64?
-        if let authorization = headers[.authorization] {
-            tokenIssuedAt = try authorise(authorization, on: connection, apnsID: apnsID)
-        } else if !clientCertificateRoots.isEmpty, (try? await context.connection.nioSSL_peerCertificate().get()) != nil {
-            tokenIssuedAt = nil
-        } else {
-            throw APNsRefusal(403, "MissingProviderToken", apnsID: apnsID)
-        }
+        let (connection, tokenIssuedAt) = try await authenticate(headers, context: context, answerID: apnsID, idHeader: .apnsID)
 
         // The headers.
         guard let pushTypeText = headers[.apnsPushType], let pushType = APNsPushType(rawValue: pushTypeText) else {
@@ -245,11 +248,10 @@ extension APNsEmulator {
             let deviceState = storage.devices[device] ?? .active
             guard deviceState == .active else { return deviceState }
             let delivery = APNsDelivery(
-                sequence: (storage.deliveries.last?.sequence ?? 0) + 1, connection: connection, deviceToken: device, apnsID: apnsID, topic: topic,
-                pushType: pushType, priority: priority, collapseID: apnsHeaders.collapseID, expiration: expiration, payload: payload,
-                tokenIssuedAt: tokenIssuedAt)
-            if storage.deliveries.count >= deliveryCapacity { storage.deliveries.removeFirst(storage.deliveries.count / 2) }
-            storage.deliveries.append(delivery)
+                sequence: storage.nextSequence, connection: connection, deviceToken: device, apnsID: apnsID, topic: topic, pushType: pushType,
+                priority: priority, collapseID: apnsHeaders.collapseID, expiration: expiration, payload: payload, tokenIssuedAt: tokenIssuedAt,
+                channelID: nil)
+            storage.record(delivery, capacity: deliveryCapacity)
             return .active
         }
         switch accepted {
@@ -262,6 +264,27 @@ extension APNsEmulator {
         case .unregistered(let since):
             throw APNsRefusal(410, "Unregistered", apnsID: apnsID, timestamp: since)
         }
+    }
+
+    /// The provider token, or else a client certificate the TLS handshake verified: the request's
+    /// connection number and the token's `iat` (nil for a certificate).
+    func authenticate(
+        _ headers: HTTPFields, context: APNsEmulatorRequestContext, answerID: String, idHeader: HTTPField.Name
+    ) async throws(APNsRefusal) -> (connection: Int, tokenIssuedAt: Int64?) {
+        let connection = connectionNumber(of: context.connection)
+        if let authorization = headers[.authorization] {
+            do throws(APNsRefusal) {
+                return (connection, try authorise(authorization, on: connection, apnsID: answerID))
+            } catch {
+                var refusal = error
+                refusal.idHeader = idHeader
+                throw refusal
+            }
+        }
+        if !clientCertificateRoots.isEmpty, (try? await context.connection.nioSSL_peerCertificate().get()) != nil {
+            return (connection, nil)
+        }
+        throw APNsRefusal(403, "MissingProviderToken", apnsID: answerID, idHeader: idHeader)
     }
 
     /// The number of the connection `channel` is, given when it sends its first request; its
@@ -348,6 +371,7 @@ extension APNsEmulator {
                 if let expiration = delivery.expiration { members.append(JSONMember("expiration", .number(JSONNumber(expiration)))) }
                 members.append(JSONMember("payload", .string(String(decoding: delivery.payload, as: UTF8.self))))
                 if let issuedAt = delivery.tokenIssuedAt { members.append(JSONMember("tokenIssuedAt", .number(JSONNumber(Int(issuedAt))))) }
+                if let channelID = delivery.channelID { members.append(JSONMember("channelId", .string(channelID))) }
                 return JSON.object(members)
             })
         var bytes: [UInt8] = []

@@ -27,6 +27,8 @@ public struct APNsDelivery: Sendable, Hashable {
     /// The `iat` of the provider token that authorised it (tests see refreshes without seeing
     /// tokens); nil when a client certificate did.
     public let tokenIssuedAt: Int64?
+    /// The broadcast channel it came on, for a broadcast to a subscribed device.
+    public let channelID: String?
 }
 
 /// What the next requests answer instead of the real thing.
@@ -59,7 +61,12 @@ public enum APNsDeviceState: Sendable, Hashable {
 /// priority, expiration, collapse id, `apns-id`, payload size per push type, JSON, and the device
 /// token's form and state — and recording every notification it accepts.
 ///
-/// Route: `POST /3/device/{token}`. Test hooks, without authorisation: `GET|DELETE
+/// Routes: `POST /3/device/{token}`; broadcast channels (iOS 18) on the same port, where APNs
+/// has its management hosts: `POST|GET|DELETE /1/apps/{bundle}/channels` (`apns-channel-id`),
+/// `GET /1/apps/{bundle}/all-channels`, and `POST /4/broadcasts/apps/{bundle}`, delivered to every
+/// device subscribed to the channel. Test hooks, without authorisation: `POST|DELETE
+/// /_emulator/subscriptions` (`{"channel": ID, "devices": [TOKEN, …]}`, as ActivityKit subscribes
+/// a Live Activity), `GET|DELETE
 /// /_emulator/deliveries` (`?since=N`), `PUT /_emulator/devices/{token}` (`{"state":"unregistered",
 /// "since":MILLISECONDS}`, `{"state":"bad"}` or `{"state":"active"}`), `POST /_emulator/faults`
 /// (`{"status":429,"reason":"TooManyRequests","retryAfter":"1","count":2}`,
@@ -86,6 +93,24 @@ public final class APNsEmulator: Sendable {
         /// Tokens whose signature verified, so that each is verified once (APNs, too, verifies a
         /// token once per connection rather than once per request); their age is checked every time.
         var verifiedTokens: [String: APNsProviderTokenClaims] = [:]
+        /// Broadcast channels by id.
+        var channels: [String: BroadcastChannel] = [:]
+
+        var nextSequence: Int { (deliveries.last?.sequence ?? 0) + 1 }
+
+        /// Keeps `delivery`, dropping the older half of what is kept when full.
+        mutating func record(_ delivery: APNsDelivery, capacity: Int) {
+            if deliveries.count >= capacity { deliveries.removeFirst(deliveries.count / 2) }
+            deliveries.append(delivery)
+        }
+    }
+
+    struct BroadcastChannel {
+        let bundleID: String
+        let storagePolicy: Int
+        /// Subscribed device tokens (lowercase), in the order they subscribed.
+        var subscribers: [String] = []
+        var subscriberSet: Set<String> = []
     }
 
     struct TokenSlot: Hashable {
@@ -106,6 +131,8 @@ public final class APNsEmulator: Sendable {
     public static let maximumFaultDelay = Duration.seconds(300)
     /// APNs refuses a team's new token on a connection sooner than this after the last change.
     public static let minimumTokenInterval: Int64 = 20 * 60
+    /// Channels an app may keep per environment, as on APNs.
+    public static let maximumChannels = 10_000
 
     let verifier: APNsTokenVerifier
     let bundleIDs: Set<String>
@@ -191,7 +218,37 @@ public final class APNsEmulator: Sendable {
         state.withLock { $0.devices[deviceToken.lowercased()] = deviceState }
     }
 
-    /// Forgets deliveries, faults and the request count; device states and tokens stay.
+    /// Subscribes devices to a channel, as ActivityKit does for a Live Activity that asks for one.
+    /// - Returns: False when there is no such channel.
+    @discardableResult
+    public func subscribe(_ deviceTokens: [String], to channelID: String) -> Bool {
+        state.withLock { storage in
+            guard var channel = storage.channels[channelID] else { return false }
+            for token in deviceTokens.map({ $0.lowercased() }) where channel.subscriberSet.insert(token).inserted {
+                channel.subscribers.append(token)
+            }
+            storage.channels[channelID] = channel
+            return true
+        }
+    }
+
+    /// Ends devices' subscriptions to a channel (their Live Activity ended).
+    @discardableResult
+    public func unsubscribe(_ deviceTokens: [String], from channelID: String) -> Bool {
+        state.withLock { storage in
+            guard var channel = storage.channels[channelID] else { return false }
+            let leaving = Set(deviceTokens.map { $0.lowercased() })
+            channel.subscribers.removeAll { leaving.contains($0) }
+            channel.subscriberSet.subtract(leaving)
+            storage.channels[channelID] = channel
+            return true
+        }
+    }
+
+    /// The ids of the channels that exist, in no particular order.
+    public var channelIDs: [String] { state.withLock { Array($0.channels.keys) } }
+
+    /// Forgets deliveries, faults and the request count; device states, channels and tokens stay.
     public func reset() {
         state.withLock { storage in
             storage.deliveries = []

@@ -1,9 +1,5 @@
 import APNs
 import ArgumentParser
-import Dispatch
-import Logging
-import NIOSSL
-import PushAPNsTokens
 import PushCore
 import PushHTTP
 
@@ -21,6 +17,9 @@ struct SendCommand: ParsableCommand {
               7c3d0e5f…a4b5 200 - 8e2a2d5b-6e0c-4a44-9c9a-2b1a9b0c1d2e
               5f1a33c0…7a6b 410 Unregistered 1a6d7b2c-0f3e-4d5a-8b9c-0d1e2f3a4b5c
               0b9e8d7c…4c77 - timeout -
+            With --channel ID the payload (a Live Activity update or end) is broadcast to the
+            channel's subscribers in one request, and the one line is CHANNEL STATUS REASON
+            REQUEST-ID (see `pushcore channels`).
             Exit status: 0 every device accepted, 1 any refused or unanswered (or the input is
             invalid, said on stderr), 2 a usage error. Logs go to stderr and never hold the key,
             the provider token or the payload.
@@ -30,99 +29,72 @@ struct SendCommand: ParsableCommand {
                 --topic com.example.app --development --title Hello --body 'From PushCore' "$DEVICE"
               pushcore send --key-file AuthKey.p8 --key-id ABC123DEFG --team-id DEF123GHIJ --topic com.example.app \\
                 --endpoint https://127.0.0.1:8443 --ca-file emulator.pem payload.json "$DEVICE1" "$DEVICE2"
+              pushcore send --key-file AuthKey.p8 --key-id ABC123DEFG --team-id DEF123GHIJ --topic com.example.app \\
+                --development --channel "$CHANNEL" score-update.json
             """
     )
 
-    @OptionGroup var key: SigningKeyOptions
-    @Option(help: "The app's bundle ID (apns-topic).") var topic: String
-    @Flag(help: "Send to the development environment (api.sandbox.push.apple.com).") var development = false
-    @Option(help: "Send to this endpoint instead, https://host[:port] (an emulator).") var endpoint: String?
-    @Option(name: .customLong("ca-file"), help: "Trust the endpoint's certificate from this PEM file instead of the system's roots.")
-    var caFile: String?
+    @OptionGroup var apns: APNsConnectionOptions
     @Option(name: .customLong("push-type"), help: "apns-push-type; inferred from the payload when absent.") var pushType: APNsPushType?
     @Option(help: "apns-priority: 10, 5 or 1 (default: the push type's).") var priority: Int?
     @Option(name: .customLong("collapse-id"), help: "apns-collapse-id (at most 64 bytes).") var collapseID: String?
     @Option(help: "apns-expiration (Unix seconds; 0 = deliver once).") var expiration: Int?
     @Option(help: "Requests in flight at once.") var concurrency: Int = 100
     @Option(help: "HTTP/2 connections to open, each on its own event loop.") var connections: Int = 1
-    @Option(name: .customLong("connect-timeout"), help: "Seconds to keep trying to connect (TCP and TLS).") var connectTimeout: Int = 10
-    @Option(help: "Seconds to wait for each answer.") var timeout: Int = 10
+    @Option(help: "Broadcast to this channel's subscribers instead of sending to devices (a Live Activity update or end).")
+    var channel: String?
     @OptionGroup var content: PayloadOptions
     @Option(name: .customLong("device-file"), help: "Also send to the tokens in this file, one per line.") var deviceFile: String?
     @Argument(help: "[FILE] DEVICE…: the payload's file when no payload flag is given, then the device tokens.")
     var arguments: [String] = []
 
     func validate() throws {
-        if development && endpoint != nil { throw ValidationError("--development and --endpoint are exclusive") }
         if concurrency < 1 || !(1...64).contains(connections) {
             throw ValidationError("--concurrency must be at least 1, --connections 1 to 64")
-        }
-        if !(1...600).contains(connectTimeout) || !(1...600).contains(timeout) {
-            throw ValidationError("--connect-timeout and --timeout take 1 to 600 seconds")
         }
         let devicesGiven = arguments.count - (content.isEmpty ? 1 : 0)
         if content.isEmpty && arguments.isEmpty { throw ValidationError("give a payload: build's flags or a FILE") }
         if deviceFile == "-" && content.isEmpty && arguments.first == "-" {
             throw ValidationError("the payload and --device-file cannot both come from stdin")
         }
-        if devicesGiven < 1 && deviceFile == nil { throw ValidationError("give at least one device token (or --device-file)") }
-    }
-
-    /// The rest of `pushcore` is synchronous, and exiting from inside an async `main` leaves its
-    /// task's memory behind (LeakSanitizer reports it), so the send runs in a task this thread,
-    /// which is not one of the concurrency pool's, waits for.
-    func run() throws {
-        let outcome = ResultBox()
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            do {
-                try await send()
-            } catch {
-                outcome.error = error
+        if channel != nil {
+            if devicesGiven > 0 || deviceFile != nil { throw ValidationError("--channel broadcasts: give no device tokens") }
+            if pushType.map({ $0 != .liveactivity }) == true || collapseID != nil {
+                throw ValidationError("a broadcast is a liveactivity push, without --collapse-id")
             }
-            done.signal()
+        } else if devicesGiven < 1 && deviceFile == nil {
+            throw ValidationError("give at least one device token (or --device-file)")
         }
-        done.wait()
-        if let error = outcome.error { throw error }
     }
 
-    private final class ResultBox: @unchecked Sendable {
-        var error: (any Error)?
+    func run() throws {
+        try waitForTask { try await send() }
     }
 
     private func send() async throws {
-        guard let pem = key.readKeyFile() else { throw CommandFailure.invalid }
-        let signingKey: APNsSigningKey
-        do throws(APNsTokenError) {
-            signingKey = try APNsSigningKey(pemRepresentation: pem, keyID: key.keyID, teamID: key.teamID)
-        } catch {
-            Terminal.writeError(key.keyFile, code: error.code.rawValue, error.message)
-            throw CommandFailure.invalid
-        }
         let (body, payload, listedDevices) = try readPayload()
         let devices = try listedDevices + readDeviceFile()
-        guard !devices.isEmpty else {
+        if channel == nil && devices.isEmpty {
             Terminal.writeError(deviceFile ?? "send", code: "noDevices", "no device token to send to")
             throw CommandFailure.invalid
         }
         let headers = try makeHeaders(for: payload, size: body.count)
-        var trustRoots: [NIOSSLCertificate]?
-        if let caFile {
-            do {
-                trustRoots = try NIOSSLCertificate.fromPEMFile(caFile)
+        guard let client = apns.makeClient(concurrency: concurrency, connections: connections) else { throw CommandFailure.invalid }
+        if let channel {
+            let result: APNsBroadcastResult
+            do throws(APNsClientError) {
+                result = try await client.broadcast(
+                    encodedPayload: body, to: channel, bundleID: apns.topic, priority: headers.priority, expiration: headers.expiration)
             } catch {
-                Terminal.writeError(caFile, code: "invalidCertificate", "not a readable PEM certificate")
+                try? await client.shutdown()
+                Terminal.writeError("send", code: "invalidRequest", error.message)
                 throw CommandFailure.invalid
             }
+            try? await client.shutdown()
+            Terminal.write("\(channel) \(result.summary)")
+            if !result.isDelivered { throw CommandFailure.invalid }
+            return
         }
-
-        let configuration = APNsClientConfiguration(
-            endpoint: endpoint ?? (development ? APNsClientConfiguration.development : APNsClientConfiguration.production),
-            authentication: .token(APNsTokenCache(key: signingKey)), trustRoots: trustRoots, maximumConcurrentRequests: concurrency,
-            connections: connections, requestTimeout: .seconds(Int64(timeout)), connectTimeout: .seconds(Int64(connectTimeout)))
-        // stdout holds the results; the client's log lines go to stderr.
-        let client = APNsClient(
-            configuration: configuration, logger: Logger(label: "pushcore", factory: { label in StreamLogHandler.standardError(label: label) }))
         let results: [APNsSendResult]
         do throws(APNsClientError) {
             results = try await client.send(encodedPayload: body, headers: headers, to: devices)
@@ -179,9 +151,8 @@ struct SendCommand: ParsableCommand {
 
     private func makeHeaders(for payload: APNsPayload, size: Int) throws -> APNsHeaders {
         let type = pushType ?? APNsHeaders.inferredPushType(for: payload)
-        var fullTopic = topic
-        if let suffix = type.topicSuffix, !topic.hasSuffix(suffix) { fullTopic += suffix }
-        let headers = APNsHeaders(pushType: type, priority: priority, expiration: expiration, collapseID: collapseID, topic: fullTopic)
+        let headers = APNsHeaders(
+            pushType: type, priority: priority, expiration: expiration, collapseID: collapseID, topic: APNsHeaders.topic(apns.topic, for: type))
         do throws(APNsHeaders.ValidationError) {
             try headers.validate()
         } catch {

@@ -24,6 +24,26 @@ struct SendCommandTests {
         var certificatePath: String { folder.appendingPathComponent("emulator.pem").path }
         func file(_ name: String) -> String { folder.appendingPathComponent(name).path }
 
+        /// `POST /_emulator/subscriptions`: the devices subscribe to the channel.
+        func subscribe(_ devices: [String], to channelID: String) async throws {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(certificatePath))
+            let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: .init(tlsConfiguration: tls))
+            var request = HTTPClientRequest(url: endpoint + "/_emulator/subscriptions")
+            request.method = .POST
+            var body: [UInt8] = []
+            try JSON.object([JSONMember("channel", .string(channelID)), JSONMember("devices", .array(devices.map(JSON.string)))]).write(into: &body)
+            request.body = .bytes(ByteBuffer(bytes: body))
+            do {
+                let response = try await http.execute(request, timeout: .seconds(10))
+                try #require(response.status == .noContent)
+                try await http.shutdown()
+            } catch {
+                try? await http.shutdown()
+                throw error
+            }
+        }
+
         /// `GET /_emulator/deliveries`, parsed.
         func deliveries() async throws -> [(deviceToken: String, pushType: String, topic: String, payload: String)] {
             var tls = TLSConfiguration.makeClientConfiguration()
@@ -151,6 +171,47 @@ struct SendCommandTests {
         }
     }
 
+    @Test("channels create, list, show and delete; send --channel reaches every subscriber with one request")
+    func channels() async throws {
+        try await withEmulator { emulator in
+            func channels(_ arguments: [String]) throws -> CommandResult {
+                try PushCoreBinary.run(
+                    ["channels"] + arguments.prefix(1) + [
+                        "--key-file", emulator.keyPath, "--key-id", keyID, "--team-id", teamID, "--topic", topic, "--endpoint", emulator.endpoint,
+                        "--ca-file", emulator.certificatePath,
+                    ] + arguments.dropFirst())
+            }
+            let created = try channels(["create", "--storage", "most-recent"])
+            #expect(created.status == 0, "\(created.err)")
+            let id = created.out.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(Data(base64Encoded: id)?.count == 16)
+            let second = try channels(["create"]).out.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(Set(try channels(["list"]).out.split(separator: "\n").map(String.init)) == [id, second])
+            #expect(try channels(["show", id]).out == "\(id) most-recent\n")
+            #expect(try channels(["show", second]).out == "\(second) none\n")
+
+            try await emulator.subscribe([active, other], to: id)
+            let update = #"{"aps":{"timestamp":1700000000,"event":"update","content-state":{"score":"2-1"}}}"#
+            let sent = try send(emulator, ["--channel", id, "-"], stdin: Array(update.utf8))
+            #expect(sent.status == 0, "\(sent.err)")
+            let line = sent.out.split(separator: " ").map(String.init)
+            #expect(line.count == 4 && line[0] == id && line[1] == "200" && line[2] == "-", "\(sent.out)")
+            let deliveries = try await emulator.deliveries()
+            #expect(Set(deliveries.map(\.deviceToken)) == [active, other])
+            #expect(deliveries.allSatisfy { $0.payload == update && $0.pushType == "liveactivity" })
+
+            let deleted = try channels(["delete", id, second])
+            #expect(deleted.status == 0 && deleted.out.isEmpty, "\(deleted.err)")
+            #expect(try channels(["list"]).out.isEmpty)
+            let gone = try channels(["show", id])
+            #expect(gone.status == 1 && gone.err.hasPrefix("channels: error: ChannelNotRegistered"), "\(gone.err)")
+            let broadcastToNothing = try send(emulator, ["--channel", id, "-"], stdin: Array(update.utf8))
+            #expect(broadcastToNothing.status == 1 && broadcastToNothing.out.hasPrefix("\(id) 404 ChannelNotRegistered "))
+            let malformed = try channels(["show", "not a channel"])
+            #expect(malformed.status == 1 && malformed.err.contains("invalidRequest"), "\(malformed.err)")
+        }
+    }
+
     @Test(
         "Usage errors exit 2",
         arguments: [
@@ -160,6 +221,11 @@ struct SendCommandTests {
             ["send", "--key-file", "k", "--key-id", "K", "--team-id", "T", "--topic", "t", "--concurrency", "0", "p", "d"],
             ["send", "--key-file", "k", "--key-id", "K", "--team-id", "T", "--topic", "t", "--connect-timeout", "0", "p", "d"],
             ["send", "--key-file", "k", "--key-id", "K", "--team-id", "T", "--topic", "t", "--device-file", "-", "-"],
+            ["send", "--key-file", "k", "--key-id", "K", "--team-id", "T", "--topic", "t", "--channel", "Y2g=", "p", "d"],
+            ["send", "--key-file", "k", "--key-id", "K", "--team-id", "T", "--topic", "t", "--channel", "Y2g=", "--push-type", "alert", "p"],
+            ["channels", "create", "--key-file", "k", "--key-id", "K", "--team-id", "T"],
+            ["channels", "create", "--key-file", "k", "--key-id", "K", "--team-id", "T", "--topic", "t", "--storage", "forever"],
+            ["channels", "delete", "--key-file", "k", "--key-id", "K", "--team-id", "T", "--topic", "t"],
         ])
     func usage(arguments: [String]) throws {
         let result = try PushCoreBinary.run(arguments)
