@@ -1,0 +1,92 @@
+import APNs
+import APNsEmulator
+import Foundation
+import Testing
+
+@Suite("Token hygiene: which registrations a send's results delete", .serialized)
+struct TokenPolicyTests {
+    let policy = APNsTokenPolicy()
+    let registeredAt = Date(timeIntervalSince1970: 1_700_000_000)
+
+    func result(_ outcome: APNsSendOutcome) -> APNsSendResult {
+        APNsSendResult(deviceToken: deviceToken(1), outcome: outcome)
+    }
+
+    @Test("A send to 1,000 registrations, 100 unregistered (half before, half after registering) and 20 malformed, prunes exactly the right ones")
+    func thousandRegistrations() async throws {
+        try await withEmulatorAndClient(clock: SharedClock()) { emulator, client, _, _ in
+            let registeredMilliseconds: Int64 = 1_700_000_000_000
+            var devices: [String] = []
+            var expected: [String: APNsTokenAction] = [:]
+            for index in 0..<1000 {
+                var token = deviceToken(index)
+                if index % 20 == 3 {
+                    // The app registered again after APNs saw it unregistered: the registration wins.
+                    emulator.setState(.unregistered(sinceMilliseconds: registeredMilliseconds - 60_000), for: token)
+                    expected[token] = .keep
+                } else if index % 20 == 8 {
+                    emulator.setState(.unregistered(sinceMilliseconds: registeredMilliseconds + 60_000), for: token)
+                    expected[token] = .delete(.unregistered)
+                } else if index % 100 == 20 {
+                    token = "not/a token \(index)"
+                    expected[token] = .delete(.malformed)
+                } else if index % 100 == 71 {
+                    // Path-safe, but not hexadecimal: APNs answers BadDeviceToken.
+                    token = "zz" + token.dropFirst(2)
+                    expected[token] = .delete(.badDeviceToken)
+                } else {
+                    expected[token] = .keep
+                }
+                devices.append(token)
+            }
+            #expect(expected.count == 1000)
+            let results = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: devices)
+            var actions: [String: APNsTokenAction] = [:]
+            for result in results { actions[result.deviceToken] = policy.action(for: result, registeredAt: registeredAt) }
+            #expect(actions == expected)
+            #expect(actions.values.count { $0 != .keep } == 70)
+            #expect(actions.values.count { $0 == .delete(.unregistered) } == 50)
+            #expect(results.count { if case .rejected(410, .unregistered, _) = $0.outcome { true } else { false } } == 100)
+            #expect(emulator.deliveries.count == 880)
+        }
+    }
+
+    @Test("Each outcome's action: only answers about the token itself delete it")
+    func outcomes() {
+        let before = Int64(1_699_999_999_000)
+        let after = Int64(1_700_000_001_000)
+        let exactly = Int64(1_700_000_000_000)
+        let cases: [(APNsSendOutcome, APNsTokenAction)] = [
+            (.delivered, .keep),
+            (.rejected(status: 410, reason: .unregistered, unregisteredSinceMilliseconds: after), .delete(.unregistered)),
+            (.rejected(status: 410, reason: .unregistered, unregisteredSinceMilliseconds: before), .keep),
+            (.rejected(status: 410, reason: .unregistered, unregisteredSinceMilliseconds: exactly), .keep),
+            (.rejected(status: 410, reason: .unregistered, unregisteredSinceMilliseconds: nil), .delete(.unregistered)),
+            (.rejected(status: 410, reason: .expiredToken, unregisteredSinceMilliseconds: after), .delete(.unregistered)),
+            (.rejected(status: 400, reason: .badDeviceToken, unregisteredSinceMilliseconds: nil), .delete(.badDeviceToken)),
+            (.rejected(status: 400, reason: .deviceTokenNotForTopic, unregisteredSinceMilliseconds: nil), .delete(.notForTopic)),
+            (.failed(.invalidDeviceToken, mayHaveBeenDelivered: false), .delete(.malformed)),
+            // Nothing here is about the token.
+            (.rejected(status: 429, reason: .tooManyRequests, unregisteredSinceMilliseconds: nil), .keep),
+            (.rejected(status: 403, reason: .expiredProviderToken, unregisteredSinceMilliseconds: nil), .keep),
+            (.rejected(status: 400, reason: .topicDisallowed, unregisteredSinceMilliseconds: nil), .keep),
+            (.rejected(status: 503, reason: .serviceUnavailable, unregisteredSinceMilliseconds: nil), .keep),
+            (.rejected(status: 400, reason: .other("SomethingNew"), unregisteredSinceMilliseconds: nil), .keep),
+            (.failed(.timeout, mayHaveBeenDelivered: true), .keep),
+            (.failed(.connectionRefused, mayHaveBeenDelivered: false), .keep),
+            (.failed(.tls, mayHaveBeenDelivered: false), .keep),
+        ]
+        for (outcome, action) in cases {
+            #expect(policy.action(for: result(outcome), registeredAt: registeredAt) == action, "\(outcome)")
+        }
+    }
+
+    @Test("BadDeviceToken here and accepted in the other environment is a mismatch to report, not a deletion")
+    func environmentMismatch() {
+        let bad = result(.rejected(status: 400, reason: .badDeviceToken, unregisteredSinceMilliseconds: nil))
+        #expect(policy.action(for: bad, registeredAt: registeredAt, otherEnvironment: result(.delivered)) == .environmentMismatch)
+        #expect(policy.action(for: bad, registeredAt: registeredAt, otherEnvironment: bad) == .delete(.badDeviceToken))
+        let unanswered = result(.failed(.timeout, mayHaveBeenDelivered: true))
+        #expect(policy.action(for: bad, registeredAt: registeredAt, otherEnvironment: unanswered) == .delete(.badDeviceToken))
+    }
+}
