@@ -13,6 +13,7 @@ import PushBackend
 import PushCore
 import PushTestSupport
 import RichPushImages
+import ServiceLifecycle
 import Testing
 
 /// The users every backend test starts with (password = name + "-pw").
@@ -58,21 +59,25 @@ struct Backend: BackendEndpoint {
     func execute(_ request: HTTPClientRequest) async throws -> Reply {
         switch transport {
         case .sockets(let base): return try await RemoteBackend(base: base).execute(request)
-        case .router(let client):
-            var fields = HTTPFields()
-            for (name, value) in request.headers { fields.append(HTTPField(name: HTTPField.Name(name)!, value: value)) }
-            var body: ByteBuffer?
-            if let requestBody = request.body {
-                body = ByteBuffer()
-                for try await var part in requestBody { body!.writeBuffer(&part) }
-            }
-            let response = try await client.executeRequest(
-                uri: request.url, method: HTTPRequest.Method(request.method.rawValue)!, headers: fields, body: body)
-            var headers = HTTPHeaders()
-            for field in response.headers { headers.add(name: field.name.rawName, value: field.value) }
-            return Reply(status: response.status.code, headers: headers, body: Array(response.body.readableBytesView))
+        case .router(let client): return try await executeInProcess(request, on: client)
         }
     }
+}
+
+/// `request` straight into a router through HummingbirdTesting.
+func executeInProcess(_ request: HTTPClientRequest, on client: any TestClientProtocol) async throws -> Reply {
+    var fields = HTTPFields()
+    for (name, value) in request.headers { fields.append(HTTPField(name: HTTPField.Name(name)!, value: value)) }
+    var body: ByteBuffer?
+    if let requestBody = request.body {
+        body = ByteBuffer()
+        for try await var part in requestBody { body!.writeBuffer(&part) }
+    }
+    let response = try await client.executeRequest(
+        uri: request.url, method: HTTPRequest.Method(request.method.rawValue)!, headers: fields, body: body)
+    var headers = HTTPHeaders()
+    for field in response.headers { headers.add(name: field.name.rawName, value: field.value) }
+    return Reply(status: response.status.code, headers: headers, body: Array(response.body.readableBytesView))
 }
 
 /// A backend in another process.
@@ -164,18 +169,22 @@ func withBackend(
         var logger = Logger(label: "push-backend")
         logger.logLevel = .warning
         let hub = HubSettings(connectionString: fullAccess, hubName: "hub", endpoint: hubBase)
-        let server = Task { try await PushBackendService(configuration, hub: hub, logger: logger) { continuation.yield($0) }.run() }
+        // Stopped gracefully, as SIGTERM stops `push-backend serve`: cancelling a server with
+        // accepted connections still being set up (a test's 1,000 sockets) can trap inside NIO.
+        let service = ServiceGroup(
+            services: [PushBackendService(configuration, hub: hub, logger: logger) { continuation.yield($0) }], logger: logger)
+        let server = Task { try await service.run() }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else { throw StoreError(.unavailable, "the backend did not start") }
         do {
             try await body(
                 Backend(transport: .sockets(base: "http://127.0.0.1:\(port)"), emulator: emulator, dataDirectory: directory, hubBase: hubBase))
         } catch {
-            server.cancel()
+            await service.triggerGracefulShutdown()
             _ = await server.result
             throw error
         }
-        server.cancel()
+        await service.triggerGracefulShutdown()
         _ = await server.result  // the database is closed when this returns
     }
 }
@@ -192,7 +201,7 @@ private func withRouter(
     do {
         let hub = try NotificationHubClient(connectionString: fullAccess, hubName: "hub", endpointOverride: hubBase, logger: logger)
         let api = BackendAPI(
-            store: store, authenticator: authenticator, hub: hub, images: RichPushImages.registry, defaultImage: configuration.defaultImage,
+            store: store, authenticator: authenticator, sender: .hub(hub), images: RichPushImages.registry, defaultImage: configuration.defaultImage,
             sendQuota: configuration.sendQuota)
         try await Application(router: api.router(), logger: logger).test(.router, body)
         result = .success(())
