@@ -119,14 +119,14 @@ let package = Package(
         .target(
             name: "PushBackend",
             dependencies: [
-                "PushCore", "NotificationHubs", "RichPushImages",
+                "PushCore", "NotificationHubs", "APNs", "PushAPNsTokens", "RichPushImages",
                 serverProduct("Hummingbird", "hummingbird"), serverProduct("HummingbirdCore", "hummingbird"),
                 serverProduct("HummingbirdAuth", "hummingbird-auth"),
                 serverProduct("NIOHTTPTypes", "swift-nio-extras"), serverProduct("SQLiteNIO", "sqlite-nio"),
                 serverProduct("ServiceLifecycle", "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
                 serverProduct("Logging", "swift-log"), serverProduct("NIOCore", "swift-nio"),
-                serverProduct("NIOPosix", "swift-nio"),
+                serverProduct("NIOPosix", "swift-nio"), serverProduct("NIOSSL", "swift-nio-ssl"),
             ]
         ),
 
@@ -154,8 +154,10 @@ let package = Package(
         .executableTarget(
             name: "push-backend",
             dependencies: [
-                "PushBackend", "HubEmulator", "PushCore", serverProduct("ArgumentParser", "swift-argument-parser"),
-                serverProduct("Logging", "swift-log"), serverProduct("ServiceLifecycle", "swift-service-lifecycle"),
+                "PushBackend", "HubEmulator", "APNsEmulator", "APNs", "PushAPNsTokens", "PushCore",
+                serverProduct("ArgumentParser", "swift-argument-parser"), serverProduct("Logging", "swift-log"),
+                serverProduct("ServiceLifecycle", "swift-service-lifecycle"), serverProduct("NIOSSL", "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // libFuzzer targets (scripts/fuzz builds them with -sanitize=fuzzer,address); built normally, a replay tool.
@@ -219,6 +221,9 @@ let package = Package(
             name: "PushBackendTests",
             dependencies: [
                 "PushBackend", "HubEmulator", "NotificationHubs", "PushCore", "RichPushImages", "PushTestSupport", "HubTestSupport",
+                "APNs", "APNsEmulator", "PushAPNsTokens", .product(name: "Crypto", package: "swift-crypto"),
+                serverProduct("ServiceLifecycle", "swift-service-lifecycle"),
+                serverProduct("NIOSSL", "swift-nio-ssl"),
                 serverProduct("AsyncHTTPClient", "async-http-client"), serverProduct("NIOCore", "swift-nio"),
                 serverProduct("Hummingbird", "hummingbird"), serverProduct("HummingbirdTesting", "hummingbird"),
                 serverProduct("SQLiteNIO", "sqlite-nio"), serverProduct("Logging", "swift-log"),

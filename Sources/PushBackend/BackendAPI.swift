@@ -1,3 +1,4 @@
+import APNs
 import HTTPTypes
 import Hummingbird
 import HummingbirdAuth
@@ -5,6 +6,36 @@ import Logging
 import NIOCore
 import NotificationHubs
 import PushCore
+
+#if canImport(FoundationEssentials)
+import struct FoundationEssentials.Date
+#else
+import struct Foundation.Date
+#endif
+
+/// Where the backend's pushes go.
+package enum PushSender: Sendable {
+    /// Through a notification hub: each device's installation carries its owner's tag.
+    case hub(NotificationHubClient)
+    /// Straight to APNs: the server sends to each of the recipient's registrations itself, and
+    /// prunes the ones APNs calls dead.
+    case apns(DirectAPNs)
+}
+
+/// APNs straight from the backend: the client, the app's bundle ID, and the Live Activity types
+/// pushes must decode into.
+package struct DirectAPNs: Sendable {
+    let client: APNsClient
+    let topic: String
+    let liveActivity: APNsLiveActivitySchema?
+    let policy = APNsTokenPolicy()
+
+    package init(client: APNsClient, topic: String, liveActivity: APNsLiveActivitySchema?) {
+        self.client = client
+        self.topic = topic
+        self.liveActivity = liveActivity
+    }
+}
 
 /// The HTTP API's routes and the two flows behind them.
 ///
@@ -15,6 +46,7 @@ import PushCore
 /// - `POST /api/notifications` (rich or secure, see ``NotificationRequest``) → `201 {"id": "…"}`.
 /// - `GET /api/notifications` → `{"notifications": [...]}`, newest first (`?limit=`, 1–1000, default 100).
 /// - `GET|HEAD /api/notifications/{id}` → the image (ranges, ETag) or `{"Payload": "…"}`; marks it read.
+/// - Live Activities and broadcast channels, with APNs delivery: see `BackendAPI+LiveActivities.swift`.
 ///
 /// Another method on these paths is answered 405 with `Allow`, before authentication.
 package struct BackendAPI: Sendable {
@@ -31,7 +63,7 @@ package struct BackendAPI: Sendable {
 
     let store: any BackendStore
     let authenticator: Authenticator
-    let hub: NotificationHubClient
+    let sender: PushSender
     let images: ResourceRegistry
     let defaultImage: String
     /// Registrations of one device token, one at a time in this process: each stores its row and
@@ -43,12 +75,12 @@ package struct BackendAPI: Sendable {
     private let imageBuffers: [String: ByteBuffer]
 
     package init(
-        store: any BackendStore, authenticator: Authenticator, hub: NotificationHubClient, images: ResourceRegistry, defaultImage: String,
+        store: any BackendStore, authenticator: Authenticator, sender: PushSender, images: ResourceRegistry, defaultImage: String,
         sendQuota: RateLimit
     ) {
         self.store = store
         self.authenticator = authenticator
-        self.hub = hub
+        self.sender = sender
         self.images = images
         self.defaultImage = defaultImage
         sendBudget = RateLimiter(sendQuota)
@@ -69,6 +101,12 @@ package struct BackendAPI: Sendable {
         refuseOtherMethods(on: router, "/api/register/:id", allowed: [.delete])
         refuseOtherMethods(on: router, "/api/notifications", allowed: [.get, .post])
         refuseOtherMethods(on: router, "/api/notifications/:id", allowed: [.get, .head])
+        refuseOtherMethods(on: router, "/api/activities", allowed: [.post])
+        refuseOtherMethods(on: router, "/api/activities/:id", allowed: [.delete])
+        refuseOtherMethods(on: router, "/api/activities/:id/updates", allowed: [.post])
+        refuseOtherMethods(on: router, "/api/channels", allowed: [.post])
+        refuseOtherMethods(on: router, "/api/channels/:id", allowed: [.delete])
+        refuseOtherMethods(on: router, "/api/channels/:id/broadcasts", allowed: [.post])
 
         let api = router.group("api").add(middleware: BasicAuthentication(authenticator: authenticator))
         api.post("register") { request, context in
@@ -91,6 +129,7 @@ package struct BackendAPI: Sendable {
         api.head("notifications/:id") { request, context in
             try await fetch(id: context.parameters.require("id"), request: request, caller: context.caller, markRead: false)
         }
+        addLiveActivityRoutes(to: api)
         return router
     }
 
@@ -122,8 +161,9 @@ package struct BackendAPI: Sendable {
         try await registrations.run(deviceToken) {
             let previous = try await store.registration(deviceToken: deviceToken)
             try await store.saveRegistration(registration)
-            try await syncInstallation(deviceToken: deviceToken)
-            if let previous { try await removeFormerInstallation(of: previous) }
+            guard case .hub(let hub) = sender else { return }
+            try await syncInstallation(deviceToken: deviceToken, hub: hub)
+            if let previous { try await removeFormerInstallation(of: previous, hub: hub) }
         }
         // The same answer whether the token was known: a new id, 201.
         return .json(201, .object([JSONMember("id", .string(registration.id))]))
@@ -134,9 +174,10 @@ package struct BackendAPI: Sendable {
         let deleted = registration?.owner == caller.name ? try await store.deleteRegistration(id: id, owner: caller.name) : false
         // Someone else's, or registered again (under a new id) since it was read.
         guard let registration, deleted else { throw APIError.notFound("no such registration") }
+        guard case .hub(let hub) = sender else { return Response(status: .noContent) }
         try await registrations.run(registration.deviceToken) {
-            try await syncInstallation(deviceToken: registration.deviceToken)
-            try await removeFormerInstallation(of: registration)
+            try await syncInstallation(deviceToken: registration.deviceToken, hub: hub)
+            try await removeFormerInstallation(of: registration, hub: hub)
         }
         return Response(status: .noContent)
     }
@@ -145,7 +186,7 @@ package struct BackendAPI: Sendable {
     /// owner's tag, or no installation when there is no registration. The row is read again after
     /// each hub call until the two agree, so that whichever registration of a token is stored last,
     /// its owner is what the installation carries once every request has returned.
-    private func syncInstallation(deviceToken: String) async throws {
+    private func syncInstallation(deviceToken: String, hub: NotificationHubClient) async throws {
         let installationID = RegistrationRecord.installationID(deviceToken: deviceToken)
         var applied: String??  // the owner last written to the hub; .some(nil) once deleted
         for _ in 0..<Self.maximumSyncRounds {
@@ -162,7 +203,7 @@ package struct BackendAPI: Sendable {
     }
 
     /// Deletes the installation a registration from before token-derived installation ids was made under.
-    private func removeFormerInstallation(of registration: RegistrationRecord) async throws {
+    private func removeFormerInstallation(of registration: RegistrationRecord, hub: NotificationHubClient) async throws {
         guard registration.installationID != RegistrationRecord.installationID(deviceToken: registration.deviceToken) else { return }
         try await hub.deleteInstallation(id: registration.installationID)
     }
@@ -214,14 +255,57 @@ package struct BackendAPI: Sendable {
         let record = NotificationRecord(id: id, sender: caller.name, recipient: recipient, content: content, createdAt: unixMilliseconds())
         try await store.addNotification(record)
         // Stored before sending: the device may ask for it as soon as the push arrives.
-        do throws(NotificationHubError) {
-            try await hub.send(payload, to: .tag("username:\(recipient)"))
+        do {
+            switch sender {
+            case .hub(let hub): try await hub.send(payload, to: .tag("username:\(recipient)"))
+            case .apns(let apns): try await send(payload, to: recipient, apns: apns, logger: logger)
+            }
         } catch {
             logger.notice("push not sent; notification withdrawn", metadata: ["notification": "\(id)"])
             try? await store.deleteNotification(id: id)
             throw error
         }
         return .json(201, .object([JSONMember("id", .string(id))]), headers: [("Location", "/api/notifications/\(id)")])
+    }
+
+    /// Sends to each of the recipient's registrations and prunes those APNs calls dead. Fails only
+    /// when APNs could be reached for none of them; a refused device is that device's business.
+    private func send(_ payload: APNsPayload, to recipient: String, apns: DirectAPNs, logger: Logger) async throws {
+        let devices = try await store.registrations(owner: recipient)
+        guard !devices.isEmpty else { return }
+        let results: [APNsSendResult]
+        do throws(APNsClientError) {
+            results = try await apns.client.send(payload, headers: APNsHeaders(for: payload, topic: apns.topic), to: devices.map(\.deviceToken))
+        } catch {
+            throw APIError(status: 500, code: "internal", "the push could not be sent: \(error.message)")
+        }
+        await prune(results, of: devices, apns: apns, logger: logger)
+        let unanswered = results.contains { if case .failed(let failure, _) = $0.outcome { failure != .invalidDeviceToken } else { false } }
+        if unanswered && !results.contains(where: \.isDelivered) {
+            throw APIError(status: 502, code: "apnsUnavailable", "APNs could not be reached for any of the recipient's devices")
+        }
+    }
+
+    /// Deletes the registrations whose results the token policy calls dead. A registration made
+    /// again since it was read has a new id, so it is not touched.
+    func prune(_ results: [APNsSendResult], of registrations: [RegistrationRecord], apns: DirectAPNs, logger: Logger) async {
+        for (result, registration) in zip(results, registrations) {
+            let registeredAt = Date(timeIntervalSince1970: Double(registration.updatedAt) / 1000)
+            switch apns.policy.action(for: result, registeredAt: registeredAt) {
+            case .keep:
+                continue
+            case .environmentMismatch:
+                logger.warning(
+                    "device token of the other APNs environment", metadata: ["device": "\(APNsClient.shortened(registration.deviceToken))"])
+            case .delete(let reason):
+                guard (try? await store.deleteRegistration(id: registration.id, owner: registration.owner)) == true else { continue }
+                logger.notice(
+                    "pruned a dead device token",
+                    metadata: [
+                        "device": "\(APNsClient.shortened(registration.deviceToken))", "reason": "\(reason)", "owner": "\(registration.owner)",
+                    ])
+            }
+        }
     }
 
     private func list(query: String, caller: Authenticator.User) async throws -> Response {

@@ -20,6 +20,19 @@ public protocol BackendStore: Sendable {
     func saveRegistration(_ registration: RegistrationRecord) async throws(StoreError)
     /// Whether the owner had a registration with this id.
     func deleteRegistration(id: String, owner: String) async throws(StoreError) -> Bool
+    /// The user's registrations, oldest first: the devices a direct APNs send goes to.
+    func registrations(owner: String) async throws(StoreError) -> [RegistrationRecord]
+
+    /// Creates the record of its token, or replaces the one there was (as for registrations).
+    func saveActivity(_ activity: ActivityRecord) async throws(StoreError)
+    func activity(id: String) async throws(StoreError) -> ActivityRecord?
+    /// Whether there was such an activity token; `owner` nil for any owner's.
+    func deleteActivity(id: String, owner: String?) async throws(StoreError) -> Bool
+
+    /// `conflict` when the id or the APNs channel id is taken.
+    func addChannel(_ channel: ChannelRecord) async throws(StoreError)
+    func channel(id: String) async throws(StoreError) -> ChannelRecord?
+    func deleteChannel(id: String) async throws(StoreError) -> Bool
 
     /// `conflict` when the id is taken (ids are random; it means a broken generator).
     func addNotification(_ notification: NotificationRecord) async throws(StoreError)
@@ -94,6 +107,50 @@ public struct RegistrationRecord: Sendable, Hashable {
             + SHA256.hash(data: Array(deviceToken.lowercased().utf8)).prefix(16).map { byte in
                 String(byte >> 4, radix: 16) + String(byte & 0xF, radix: 16)
             }.joined()
+    }
+}
+
+/// A Live Activity push token a device gave the server: a push-to-start token (one per app on
+/// the device, to start activities) or one activity's own token (to update and end it).
+public struct ActivityRecord: Sendable, Hashable {
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        case pushToStart
+        case activity
+    }
+
+    /// Random per registration of the token, as for device registrations.
+    public let id: String
+    public var owner: String
+    public var kind: Kind
+    public var token: String
+    public var updatedAt: Int64
+
+    public init(id: String, owner: String, kind: Kind, token: String, updatedAt: Int64) {
+        self.id = id
+        self.owner = owner
+        self.kind = kind
+        self.token = token
+        self.updatedAt = updatedAt
+    }
+}
+
+/// A broadcast channel the server created on APNs, under an id of its own (APNs' ids are
+/// base64, which does not fit a URL path).
+public struct ChannelRecord: Sendable, Hashable {
+    public let id: String
+    /// `apns-channel-id`: what devices subscribe to through ActivityKit.
+    public let apnsChannelID: String
+    public let creator: String
+    /// 0 (no storage) or 1 (the most recent message).
+    public let storagePolicy: Int
+    public let createdAt: Int64
+
+    public init(id: String, apnsChannelID: String, creator: String, storagePolicy: Int, createdAt: Int64) {
+        self.id = id
+        self.apnsChannelID = apnsChannelID
+        self.creator = creator
+        self.storagePolicy = storagePolicy
+        self.createdAt = createdAt
     }
 }
 

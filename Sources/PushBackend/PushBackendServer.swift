@@ -1,7 +1,10 @@
+import APNs
 import Hummingbird
 import Logging
 import NIOCore
+import NIOSSL
 import NotificationHubs
+import PushAPNsTokens
 import PushCore
 import RichPushImages
 import ServiceLifecycle
@@ -18,6 +21,37 @@ public struct HubSettings: Sendable, Hashable {
         self.hubName = hubName
         self.endpoint = endpoint
     }
+}
+
+/// APNs straight from the backend, instead of a hub.
+public struct APNsSettings: Sendable {
+    /// The provider token's key (never printed).
+    public var signingKey: APNsSigningKey
+    /// The app's bundle ID.
+    public var topic: String
+    /// ``APNsClientConfiguration/production``, ``APNsClientConfiguration/development``, or an emulator.
+    public var endpoint: String
+    /// Roots to trust instead of the system's (an emulator's certificate).
+    public var trustRoots: [NIOSSLCertificate]?
+    /// The app's Live Activity types; pushes that would not decode are refused before sending.
+    public var liveActivity: APNsLiveActivitySchema?
+
+    public init(
+        signingKey: APNsSigningKey, topic: String, endpoint: String = APNsClientConfiguration.production, trustRoots: [NIOSSLCertificate]? = nil,
+        liveActivity: APNsLiveActivitySchema? = nil
+    ) {
+        self.signingKey = signingKey
+        self.topic = topic
+        self.endpoint = endpoint
+        self.trustRoots = trustRoots
+        self.liveActivity = liveActivity
+    }
+}
+
+/// Where the backend's pushes go.
+public enum PushDelivery: Sendable {
+    case hub(HubSettings)
+    case apns(APNsSettings)
 }
 
 public struct BackendConfiguration: Sendable {
@@ -62,11 +96,11 @@ public struct BackendConfiguration: Sendable {
 /// The reference backend as a service: it opens the store, serves until its service group shuts
 /// down (or its task is cancelled), lets requests in flight finish, and closes the database.
 ///
-/// The hub may be given late: the demo wiring in `push-backend` starts a hub emulator in the same
-/// service group and hands its address over once the emulator listens.
+/// The delivery may be given late: the demo wiring in `push-backend` starts an emulator in the
+/// same service group and hands its address over once the emulator listens.
 public struct PushBackendService: Service {
     let configuration: BackendConfiguration
-    let hub: @Sendable () async throws -> HubSettings
+    let delivery: @Sendable () async throws -> PushDelivery
     let logger: Logger
     let onListening: @Sendable (_ port: Int) async -> Void
 
@@ -74,15 +108,15 @@ public struct PushBackendService: Service {
         _ configuration: BackendConfiguration, hub: HubSettings, logger: Logger = Logger(label: "push-backend"),
         onListening: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
     ) {
-        self.init(configuration, hub: { hub }, logger: logger, onListening: onListening)
+        self.init(configuration, delivery: { .hub(hub) }, logger: logger, onListening: onListening)
     }
 
     public init(
-        _ configuration: BackendConfiguration, hub: @escaping @Sendable () async throws -> HubSettings,
+        _ configuration: BackendConfiguration, delivery: @escaping @Sendable () async throws -> PushDelivery,
         logger: Logger = Logger(label: "push-backend"), onListening: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
     ) {
         self.configuration = configuration
-        self.hub = hub
+        self.delivery = delivery
         self.logger = logger
         self.onListening = onListening
     }
@@ -92,12 +126,25 @@ public struct PushBackendService: Service {
         _ = try RichPushImages.registry.resource(named: configuration.defaultImage)
         let store = try await SQLiteBackendStore.open(dataDirectory: configuration.dataDirectory, logger: logger)
         let authenticator = Authenticator(store: store, limits: configuration.logins)
+        var apnsClient: APNsClient?
         do {
-            let hub = try await self.hub()
-            let client = try NotificationHubClient(
-                connectionString: hub.connectionString, hubName: hub.hubName, endpointOverride: hub.endpoint, logger: logger)
+            let sender: PushSender
+            switch try await delivery() {
+            case .hub(let hub):
+                sender = .hub(
+                    try NotificationHubClient(
+                        connectionString: hub.connectionString, hubName: hub.hubName, endpointOverride: hub.endpoint, logger: logger))
+            case .apns(let settings):
+                let client = APNsClient(
+                    configuration: APNsClientConfiguration(
+                        endpoint: settings.endpoint, authentication: .token(APNsTokenCache(key: settings.signingKey)), trustRoots: settings.trustRoots
+                    ),
+                    logger: logger)
+                apnsClient = client
+                sender = .apns(DirectAPNs(client: client, topic: settings.topic, liveActivity: settings.liveActivity))
+            }
             let api = BackendAPI(
-                store: store, authenticator: authenticator, hub: client, images: RichPushImages.registry,
+                store: store, authenticator: authenticator, sender: sender, images: RichPushImages.registry,
                 defaultImage: configuration.defaultImage, sendQuota: configuration.sendQuota)
             let maximumConnections = configuration.server.effectiveMaximumConnections()
             if maximumConnections < configuration.server.maximumConnections {
@@ -121,10 +168,12 @@ public struct PushBackendService: Service {
                 group.cancelAll()  // the sweep
             }
         } catch {
+            try? await apnsClient?.shutdown()
             await authenticator.shutdown()
             await store.close()
             throw error
         }
+        try? await apnsClient?.shutdown()
         await authenticator.shutdown()
         await store.close()
         logger.notice("stopped")

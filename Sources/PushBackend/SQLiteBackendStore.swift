@@ -62,6 +62,28 @@ public final class SQLiteBackendStore: BackendStore {
             // The retention sweep deletes by age.
             "CREATE INDEX notifications_by_age ON notifications (created_at)",
         ],
+        [
+            // A direct APNs send reads a user's registrations.
+            "CREATE INDEX registrations_by_owner ON registrations (owner, updated_at)",
+            """
+            CREATE TABLE activities (
+                id TEXT PRIMARY KEY NOT NULL,
+                owner TEXT NOT NULL REFERENCES users(name) ON DELETE CASCADE,
+                kind TEXT NOT NULL CHECK (kind IN ('pushToStart', 'activity')),
+                token TEXT NOT NULL UNIQUE,
+                updated_at INTEGER NOT NULL
+            ) STRICT
+            """,
+            """
+            CREATE TABLE channels (
+                id TEXT PRIMARY KEY NOT NULL,
+                apns_channel_id TEXT NOT NULL UNIQUE,
+                creator TEXT NOT NULL,
+                storage_policy INTEGER NOT NULL CHECK (storage_policy IN (0, 1)),
+                created_at INTEGER NOT NULL
+            ) STRICT
+            """,
+        ],
     ]
 
     public let path: String
@@ -200,12 +222,71 @@ public final class SQLiteBackendStore: BackendStore {
         !(try await run("DELETE FROM registrations WHERE id = ? AND owner = ? RETURNING id", [.text(id), .text(owner)])).isEmpty
     }
 
+    public func registrations(owner: String) async throws(StoreError) -> [RegistrationRecord] {
+        try await run(
+            "SELECT id, owner, device_token, installation_id, updated_at FROM registrations WHERE owner = ? ORDER BY updated_at, id",
+            [.text(owner)]
+        ).compactMap(Self.registration(from:))
+    }
+
     private static func registration(from row: SQLiteRow) -> RegistrationRecord? {
         guard let id = row.column("id")?.string, let owner = row.column("owner")?.string,
             let token = row.column("device_token")?.string, let installationID = row.column("installation_id")?.string,
             let updated = row.column("updated_at")?.integer
         else { return nil }
         return RegistrationRecord(id: id, owner: owner, deviceToken: token, installationID: installationID, updatedAt: Int64(updated))
+    }
+
+    // MARK: Live Activities
+
+    public func saveActivity(_ activity: ActivityRecord) async throws(StoreError) {
+        _ = try await run(
+            """
+            INSERT INTO activities (id, owner, kind, token, updated_at) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT (token) DO UPDATE SET id = excluded.id, owner = excluded.owner, kind = excluded.kind, updated_at = excluded.updated_at
+            """,
+            [.text(activity.id), .text(activity.owner), .text(activity.kind.rawValue), .text(activity.token), .integer(Int(activity.updatedAt))])
+    }
+
+    public func activity(id: String) async throws(StoreError) -> ActivityRecord? {
+        guard let row = try await run("SELECT id, owner, kind, token, updated_at FROM activities WHERE id = ?", [.text(id)]).first,
+            let owner = row.column("owner")?.string, let kind = row.column("kind")?.string.flatMap(ActivityRecord.Kind.init(rawValue:)),
+            let token = row.column("token")?.string, let updated = row.column("updated_at")?.integer
+        else { return nil }
+        return ActivityRecord(id: id, owner: owner, kind: kind, token: token, updatedAt: Int64(updated))
+    }
+
+    public func deleteActivity(id: String, owner: String?) async throws(StoreError) -> Bool {
+        let rows =
+            if let owner {
+                try await run("DELETE FROM activities WHERE id = ? AND owner = ? RETURNING id", [.text(id), .text(owner)])
+            } else {
+                try await run("DELETE FROM activities WHERE id = ? RETURNING id", [.text(id)])
+            }
+        return !rows.isEmpty
+    }
+
+    public func addChannel(_ channel: ChannelRecord) async throws(StoreError) {
+        _ = try await run(
+            "INSERT INTO channels (id, apns_channel_id, creator, storage_policy, created_at) VALUES (?, ?, ?, ?, ?)",
+            [
+                .text(channel.id), .text(channel.apnsChannelID), .text(channel.creator), .integer(channel.storagePolicy),
+                .integer(Int(channel.createdAt)),
+            ])
+    }
+
+    public func channel(id: String) async throws(StoreError) -> ChannelRecord? {
+        guard
+            let row = try await run("SELECT id, apns_channel_id, creator, storage_policy, created_at FROM channels WHERE id = ?", [.text(id)])
+                .first,
+            let apnsID = row.column("apns_channel_id")?.string, let creator = row.column("creator")?.string,
+            let policy = row.column("storage_policy")?.integer, let created = row.column("created_at")?.integer
+        else { return nil }
+        return ChannelRecord(id: id, apnsChannelID: apnsID, creator: creator, storagePolicy: policy, createdAt: Int64(created))
+    }
+
+    public func deleteChannel(id: String) async throws(StoreError) -> Bool {
+        !(try await run("DELETE FROM channels WHERE id = ? RETURNING id", [.text(id)])).isEmpty
     }
 
     // MARK: Notifications

@@ -48,6 +48,7 @@ final class DemoHub: Sendable {
     }
 }
 
-private final class BoundPort: Sendable {
+/// The port an emulator bound, once it listens.
+final class BoundPort: Sendable {
     let value = Mutex<Int?>(nil)
 }

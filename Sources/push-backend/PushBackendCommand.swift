@@ -1,7 +1,10 @@
+import APNs
 import ArgumentParser
 import Foundation
 import HubEmulator
 import Logging
+import NIOSSL
+import PushAPNsTokens
 import PushBackend
 import PushCore
 import ServiceLifecycle
@@ -21,6 +24,8 @@ struct PushBackendCommand: AsyncParsableCommand {
             Example (offline, with the hub emulator in-process):
               push-backend user add alice --data-dir ./data      # password from stdin
               push-backend serve --data-dir ./data --demo --port 8080
+            Example (offline, straight to an in-process APNs emulator, with Live Activities):
+              push-backend serve --data-dir ./data --demo --delivery apns --content-state-schema state.json
             """,
         subcommands: [Serve.self, User.self]
     )
@@ -53,10 +58,21 @@ struct Serve: AsyncParsableCommand {
             Without a hub (or with --demo) it starts the hub emulator in-process on loopback and prints
             "hub emulator on http://127.0.0.1:PORT" as its second line; GET /_emulator/deliveries there
             shows every push. Hub settings may also come from PUSH_BACKEND_HUB_CONNECTION_STRING,
-            PUSH_BACKEND_HUB_NAME and PUSH_BACKEND_HUB_ENDPOINT. SIGTERM or SIGINT stops it gracefully.
+            PUSH_BACKEND_HUB_NAME and PUSH_BACKEND_HUB_ENDPOINT.
 
-            Example:
+            --delivery apns sends straight to APNs with a provider token (--apns-key-file,
+            --apns-key-id, --apns-team-id, --apns-topic, or PUSH_BACKEND_APNS_KEY_FILE, _KEY_ID,
+            _TEAM_ID, _TOPIC), prunes the registrations APNs calls dead, and serves the Live
+            Activity and channel routes. With --demo it starts the APNs emulator in-process instead
+            and prints "apns emulator on https://127.0.0.1:PORT" as its second line.
+            --content-state-schema (and --attributes-schema) declare the app's Live Activity types,
+            as for `pushcore lint`; pushes that would not decode are refused before sending.
+            SIGTERM or SIGINT stops it gracefully.
+
+            Examples:
               push-backend serve --data-dir ./data --port 0 --demo
+              push-backend serve --delivery apns --apns-key-file AuthKey.p8 --apns-key-id ABC123DEFG \\
+                --apns-team-id DEF123GHIJ --apns-topic com.example.app --apns-development
             """
     )
 
@@ -68,7 +84,20 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("hub-name"), help: "The hub inside the namespace.") var hubName: String?
     @Option(name: .customLong("hub-endpoint"), help: "Send to this address instead of the namespace (an emulator).")
     var hubEndpoint: String?
-    @Flag(help: "Use the in-process hub emulator even when a hub is configured.") var demo = false
+    @Flag(help: "Use an in-process emulator (the hub's, or APNs' with --delivery apns) even when one is configured.") var demo = false
+    @Option(help: "hub (Azure Notification Hubs) or apns (straight to APNs).") var delivery = "hub"
+    @Option(name: .customLong("apns-key-file"), help: "The provider token's signing key (.p8).") var apnsKeyFile: String?
+    @Option(name: .customLong("apns-key-id"), help: "The key's 10-character id.") var apnsKeyID: String?
+    @Option(name: .customLong("apns-team-id"), help: "The team's 10-character id.") var apnsTeamID: String?
+    @Option(name: .customLong("apns-topic"), help: "The app's bundle ID.") var apnsTopic: String?
+    @Flag(name: .customLong("apns-development"), help: "Send to APNs' development environment.") var apnsDevelopment = false
+    @Option(name: .customLong("apns-endpoint"), help: "Send to this APNs address instead (an emulator), https://host[:port].")
+    var apnsEndpoint: String?
+    @Option(name: .customLong("apns-ca-file"), help: "Trust the APNs endpoint's certificate from this PEM file.") var apnsCAFile: String?
+    @Option(name: .customLong("content-state-schema"), help: "The app's Live Activity ContentState fields and types, a JSON file.")
+    var contentStateSchema: String?
+    @Option(name: .customLong("attributes-schema"), help: "The app's ActivityAttributes fields and types, a JSON file.")
+    var attributesSchema: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
     @Option(name: .customLong("idle-timeout"), help: "Seconds a connection may sit idle before it is closed.")
@@ -95,10 +124,65 @@ struct Serve: AsyncParsableCommand {
         }
         guard (1...36_500).contains(retentionDays) else { throw ValidationError("--retention-days is 1 to 36500") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level: unknown level \(logLevel)") }
-        let hub = resolvedHub
-        if !demo && (hub.connectionString == nil) != (hub.name == nil) {
-            throw ValidationError("give both a hub connection string and a hub name, or neither (demo mode)")
+        guard delivery == "hub" || delivery == "apns" else { throw ValidationError("--delivery is hub or apns") }
+        if delivery == "hub" {
+            let hub = resolvedHub
+            if !demo && (hub.connectionString == nil) != (hub.name == nil) {
+                throw ValidationError("give both a hub connection string and a hub name, or neither (demo mode)")
+            }
+        } else if !demo {
+            let apns = resolvedAPNs
+            guard apns.keyFile != nil, apns.keyID != nil, apns.teamID != nil, apns.topic != nil else {
+                throw ValidationError("--delivery apns needs --apns-key-file, --apns-key-id, --apns-team-id and --apns-topic (or --demo)")
+            }
+            if apnsDevelopment && apnsEndpoint != nil { throw ValidationError("--apns-development and --apns-endpoint are exclusive") }
         }
+        if attributesSchema != nil && contentStateSchema == nil { throw ValidationError("--attributes-schema needs --content-state-schema") }
+    }
+
+    private var resolvedAPNs: (keyFile: String?, keyID: String?, teamID: String?, topic: String?) {
+        (
+            apnsKeyFile ?? environment("PUSH_BACKEND_APNS_KEY_FILE"), apnsKeyID ?? environment("PUSH_BACKEND_APNS_KEY_ID"),
+            apnsTeamID ?? environment("PUSH_BACKEND_APNS_TEAM_ID"), apnsTopic ?? environment("PUSH_BACKEND_APNS_TOPIC")
+        )
+    }
+
+    /// The declared Live Activity types, when given.
+    private func liveActivitySchema() throws -> APNsLiveActivitySchema? {
+        guard let contentStateSchema else { return nil }
+        func read(_ path: String) throws -> APNsFieldSchema {
+            guard let data = FileManager.default.contents(atPath: path) else { throw fail("cannot read \(path)") }
+            do throws(APNsFieldSchema.ParseError) {
+                return try APNsFieldSchema(json: Array(data))
+            } catch {
+                throw fail("\(path): \(error)")
+            }
+        }
+        return APNsLiveActivitySchema(contentState: try read(contentStateSchema), attributes: try attributesSchema.map(read))
+    }
+
+    /// APNs settings from the options; the key file is read here and never printed.
+    private func apnsSettings(liveActivity: APNsLiveActivitySchema?) throws -> APNsSettings {
+        let apns = resolvedAPNs
+        guard let keyFile = apns.keyFile, let keyID = apns.keyID, let teamID = apns.teamID, let topic = apns.topic else {
+            throw fail("APNs delivery needs a key file, key id, team id and topic")
+        }
+        guard let data = FileManager.default.contents(atPath: keyFile), data.count <= 16 << 10 else {
+            throw fail("cannot read the key file \(keyFile)")
+        }
+        let key: APNsSigningKey
+        do throws(APNsTokenError) {
+            key = try APNsSigningKey(pemRepresentation: String(decoding: data, as: UTF8.self), keyID: keyID, teamID: teamID)
+        } catch {
+            throw fail("\(keyFile): \(error.message)")
+        }
+        var trustRoots: [NIOSSLCertificate]?
+        if let apnsCAFile {
+            guard let roots = try? NIOSSLCertificate.fromPEMFile(apnsCAFile) else { throw fail("\(apnsCAFile) is not a readable PEM certificate") }
+            trustRoots = roots
+        }
+        let endpoint = apnsEndpoint ?? (apnsDevelopment ? APNsClientConfiguration.development : APNsClientConfiguration.production)
+        return APNsSettings(signingKey: key, topic: topic, endpoint: endpoint, trustRoots: trustRoots, liveActivity: liveActivity)
     }
 
     private var resolvedHub: (connectionString: String?, name: String?, endpoint: String?) {
@@ -127,7 +211,25 @@ struct Serve: AsyncParsableCommand {
         let host = self.host
         var services: [any Service] = []
         let backend: PushBackendService
-        if !demo, let connectionString = hub.connectionString, let name = hub.name {
+        let liveActivity = try liveActivitySchema()
+        if delivery == "apns" && !demo {
+            let settings = try apnsSettings(liveActivity: liveActivity)
+            backend = PushBackendService(configuration, delivery: { .apns(settings) }) { port in
+                print("listening on http://\(host):\(port)")
+                fflush(nil)
+            }
+        } else if delivery == "apns" {
+            var emulatorLogger = Logger(label: "apns-emulator")
+            emulatorLogger[metadataKey: "component"] = "apns-emulator"
+            let demoAPNs = try DemoAPNs(topic: resolvedAPNs.topic ?? DemoAPNs.defaultTopic, logger: emulatorLogger)
+            services.append(demoAPNs.service)
+            Logger(label: "push-backend").notice("demo mode: pushes go to the APNs emulator", metadata: ["topic": "\(demoAPNs.topic)"])
+            backend = PushBackendService(configuration, delivery: { .apns(try await demoAPNs.settings(liveActivity: liveActivity)) }) { port in
+                print("listening on http://\(host):\(port)")
+                if let emulator = demoAPNs.port { print("apns emulator on https://127.0.0.1:\(emulator)") }
+                fflush(nil)
+            }
+        } else if !demo, let connectionString = hub.connectionString, let name = hub.name {
             let settings = HubSettings(connectionString: connectionString, hubName: name, endpoint: hub.endpoint)
             backend = PushBackendService(configuration, hub: settings) { port in
                 print("listening on http://\(host):\(port)")
@@ -139,7 +241,7 @@ struct Serve: AsyncParsableCommand {
             let demoHub = try DemoHub(logger: emulatorLogger)
             services.append(demoHub.service)
             Logger(label: "push-backend").notice("demo mode: pushes go to the hub emulator")
-            backend = PushBackendService(configuration, hub: { try await demoHub.settings() }) { port in
+            backend = PushBackendService(configuration, delivery: { .hub(try await demoHub.settings()) }) { port in
                 print("listening on http://\(host):\(port)")
                 if let emulator = demoHub.port { print("hub emulator on http://127.0.0.1:\(emulator)") }
                 fflush(nil)

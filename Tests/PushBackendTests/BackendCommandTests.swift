@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import HubTestSupport
 import NIOCore
+import NIOSSL
 import PushBackend
 import PushCore
 import PushTestSupport
@@ -49,7 +50,9 @@ struct BackendCommandTests {
         "Usage errors exit 2 in push-backend and hub-emulator, as in pushcore",
         arguments: [
             ["push-backend", "serve", "--port", "70000"], ["push-backend", "serve", "--bogus"], ["push-backend", "nosuchcommand"],
-            ["push-backend", "user", "add", "bad:name"], ["hub-emulator", "--hub", "h"],
+            ["push-backend", "user", "add", "bad:name"], ["push-backend", "serve", "--delivery", "carrier-pigeon"],
+            ["push-backend", "serve", "--delivery", "apns", "--apns-key-file", "k.p8"],
+            ["push-backend", "serve", "--demo", "--attributes-schema", "a.json"], ["hub-emulator", "--hub", "h"],
             ["hub-emulator", "--port", "-1", "--hub", "h", "--connection-string", "x"],
             ["hub-emulator", "--hub", "h", "--connection-string", "Endpoint=sb://x/;SharedAccessKeyName=r"],
         ])
@@ -104,6 +107,66 @@ struct BackendCommandTests {
         let after = try #require(residentPeakKiB(process.processIdentifier))
         #expect(statuses == 200)
         #expect(after - before < 64 * 1024, "peak resident memory grew by \(after - before) KiB over 200 downloads")
+
+        kill(process.processIdentifier, SIGTERM)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while process.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(!process.isRunning && process.terminationStatus == 0)
+    }
+
+    @Test("serve --demo --delivery apns: the APNs emulator's address second, a push and a Live Activity update delivered, SIGTERM stops it")
+    func serveDemoAPNs() async throws {
+        let directory = try temporaryDirectory()
+        #expect(try run(["user", "add", "bob", "--role", "sender", "--data-dir", directory], stdin: "bob-pw\n").0 == 0)
+        let schema = directory + "/state.json"
+        try #"{"score":"integer"}"#.write(toFile: schema, atomically: true, encoding: .utf8)
+
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = [
+            "serve", "--data-dir", directory, "--port", "0", "--demo", "--delivery", "apns", "--content-state-schema", schema, "--log-level",
+            "warning",
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        let lines = await readLines(2, from: output.fileHandleForReading)
+        try #require(
+            lines.count == 2 && lines[0].hasPrefix("listening on http://127.0.0.1:") && lines[1].hasPrefix("apns emulator on https://127.0.0.1:"))
+        let backend = RemoteBackend(base: String(lines[0].dropFirst("listening on ".count)))
+        let emulator = String(lines[1].dropFirst("apns emulator on ".count))
+
+        let device = String(repeating: "5e", count: 32)
+        #expect(try await backend.call(.POST, "/api/register", as: "bob", json: #"{"deviceToken": "\#(device)"}"#).status == 201)
+        let id = try await backend.notify(as: "bob", #"{"kind": "secure", "payload": "hello"}"#)
+        let activity = try await backend.call(.POST, "/api/activities", as: "bob", json: #"{"token": "\#(device)", "kind": "activity"}"#)
+        let activityID = try #require(try activity.json().root["id"]?.string)
+        let update = try await backend.call(
+            .POST, "/api/activities/\(activityID)/updates", as: "bob", json: #"{"event": "update", "contentState": {"score": 1}}"#)
+        #expect(update.status == 200, "\(update.text)")
+        let refused = try await backend.call(
+            .POST, "/api/activities/\(activityID)/updates", as: "bob", json: #"{"event": "update", "contentState": {"score": 1.5}}"#)
+        #expect(refused.status == 422)
+
+        // The emulator's certificate is made at start; this client takes it on trust, as a demo's would.
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.certificateVerification = .none
+        let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: .init(tlsConfiguration: tls))
+        let pushed: JSONDocument
+        do {
+            let response = try await http.execute(HTTPClientRequest(url: emulator + "/_emulator/deliveries"), timeout: .seconds(5))
+            var parser = JSONParser()
+            pushed = try parser.parse(Array(try await response.body.collect(upTo: 1 << 20).readableBytesView))
+            try await http.shutdown()
+        } catch {
+            try? await http.shutdown()
+            throw error
+        }
+        #expect(pushed.root.count == 2)
+        #expect(pushed.root[0]?["pushType"]?.string == "background" && pushed.root[0]?["payload"]?.string?.contains(id) == true)
+        #expect(
+            pushed.root[1]?["pushType"]?.string == "liveactivity" && pushed.root[1]?["topic"]?.string?.hasSuffix(".push-type.liveactivity") == true)
 
         kill(process.processIdentifier, SIGTERM)
         let deadline = ContinuousClock.now + .seconds(10)

@@ -1,0 +1,313 @@
+import APNs
+import Hummingbird
+import Logging
+import PushCore
+
+#if canImport(FoundationEssentials)
+import struct FoundationEssentials.Date
+#else
+import struct Foundation.Date
+#endif
+
+/// Live Activities and broadcast channels, which only APNs delivery offers (Notification Hubs
+/// has neither); with a hub these routes answer 501 `apnsDeliveryRequired`.
+///
+/// - `POST /api/activities` `{"token": "hex", "kind": "pushToStart" | "activity"}` → `201 {"id": "…"}`:
+///   the caller's push-to-start token, or one activity's own token.
+/// - `DELETE /api/activities/{id}` → `204`; only the owner's.
+/// - `POST /api/activities/{id}/updates` (sender role) with a ``LiveActivityRequest`` → `200 {"apnsId": "…"}`:
+///   `start` to a push-to-start token, `update` or `end` to an activity's.
+/// - `POST /api/channels` (sender role) `{"storagePolicy": "none" | "most-recent"}` → `201 {"id": "…", "channelId": "…"}`;
+///   devices subscribe to `channelId` through ActivityKit.
+/// - `POST /api/channels/{id}/broadcasts` (sender role) with an `update` or `end` → `200 {"requestId": "…"}`.
+/// - `DELETE /api/channels/{id}` (sender role) → `204`.
+///
+/// A payload whose `content-state` or `attributes` does not match the declared types is refused
+/// with 422 `contentStateMismatch` before anything is sent.
+extension BackendAPI {
+    func addLiveActivityRoutes(to api: RouterGroup<Context>) {
+        api.post("activities") { request, context in
+            var request = request
+            return try await registerActivity(RequestBody.object(of: &request), caller: context.caller)
+        }
+        api.delete("activities/:id") { _, context in
+            _ = try directAPNs()
+            guard try await store.deleteActivity(id: context.parameters.require("id"), owner: context.caller.name) else {
+                throw APIError.notFound("no such activity")
+            }
+            return Response(status: .noContent)
+        }
+        api.post("activities/:id/updates") { request, context in
+            var request = request
+            let body = try await RequestBody.object(of: &request)
+            return try await updateActivity(
+                id: context.parameters.require("id"), LiveActivityRequest(body), caller: context.caller, logger: context.logger)
+        }
+        api.post("channels") { request, context in
+            var request = request
+            return try await createChannel(RequestBody.object(of: &request), caller: context.caller)
+        }
+        api.delete("channels/:id") { _, context in
+            try await deleteChannel(id: context.parameters.require("id"), caller: context.caller)
+        }
+        api.post("channels/:id/broadcasts") { request, context in
+            var request = request
+            let body = try await RequestBody.object(of: &request)
+            return try await broadcast(id: context.parameters.require("id"), LiveActivityRequest(body), caller: context.caller)
+        }
+    }
+
+    private func directAPNs() throws(APIError) -> DirectAPNs {
+        guard case .apns(let apns) = sender else {
+            throw APIError(
+                status: 501, code: "apnsDeliveryRequired", "Live Activities and channels need APNs delivery; this server sends through a hub")
+        }
+        return apns
+    }
+
+    private func requireSender(_ caller: Authenticator.User) throws(APIError) {
+        guard caller.role == .sender else { throw APIError(status: 403, code: "forbidden", "this needs the sender role") }
+    }
+
+    // MARK: Activities
+
+    private func registerActivity(_ body: JSONValue, caller: Authenticator.User) async throws -> Response {
+        _ = try directAPNs()
+        try RequestBody.allowKeys(["token", "kind"], in: body)
+        let token = try RequestBody.string("token", in: body).lowercased()
+        guard (16...200).contains(token.utf8.count), token.utf8.count % 2 == 0, token.utf8.allSatisfy({ hexDigitValue($0) <= 15 }) else {
+            throw APIError.badRequest("invalidToken", "token must be an ActivityKit push token in hex (16 to 200 digits)")
+        }
+        guard let kind = ActivityRecord.Kind(rawValue: try RequestBody.string("kind", in: body)) else {
+            throw APIError.badRequest("invalidField", "kind must be pushToStart or activity")
+        }
+        let record = ActivityRecord(id: randomHex(bytes: 16), owner: caller.name, kind: kind, token: token, updatedAt: unixMilliseconds())
+        try await store.saveActivity(record)
+        return .json(201, .object([JSONMember("id", .string(record.id))]))
+    }
+
+    private func updateActivity(id: String, _ update: LiveActivityRequest, caller: Authenticator.User, logger: Logger) async throws -> Response {
+        let apns = try directAPNs()
+        try requireSender(caller)
+        guard let activity = try await store.activity(id: id) else { throw APIError.notFound("no such activity") }
+        switch (update.event, activity.kind) {
+        case (.start, .pushToStart), (.update, .activity), (.end, .activity): break
+        case (.start, _):
+            throw APIError(status: 409, code: "wrongActivityKind", "start goes to a push-to-start token")
+        default:
+            throw APIError(status: 409, code: "wrongActivityKind", "\(update.event.rawValue) goes to an activity's own token")
+        }
+        let payload = try checked(update.payload(), apns: apns)
+        let result: APNsSendResult
+        do throws(APNsClientError) {
+            result = try await apns.client.send(payload, headers: APNsHeaders(for: payload, topic: apns.topic), to: [activity.token])[0]
+        } catch {
+            throw APIError(status: 500, code: "internal", "the push could not be sent: \(error.message)")
+        }
+        if result.isDelivered { return .json(200, .object([JSONMember("apnsId", .string(result.apnsID ?? ""))])) }
+        let registeredAt = Date(timeIntervalSince1970: Double(activity.updatedAt) / 1000)
+        if case .delete(let reason) = apns.policy.action(for: result, registeredAt: registeredAt),
+            try await store.deleteActivity(id: activity.id, owner: nil)
+        {
+            logger.notice("pruned a dead activity token", metadata: ["activity": "\(activity.id)", "reason": "\(reason)"])
+            throw APIError(status: 410, code: "activityGone", "APNs says the token is no longer valid (\(result.summary)); it was removed")
+        }
+        throw Self.apnsFailure(result.outcome)
+    }
+
+    /// The payload if APNs would take it and the device could decode it; 422 otherwise.
+    private func checked(_ payload: APNsPayload, apns: DirectAPNs) throws(APIError) -> APNsPayload {
+        do throws(APNsPayloadError) {
+            _ = try payload.encoded(limit: APNsPushType.liveactivity.payloadLimit)
+        } catch {
+            throw APIError(status: 422, code: "invalidPayload", error.message)
+        }
+        if let errors = apns.liveActivity?.errors(in: payload), !errors.isEmpty {
+            throw APIError(
+                status: 422, code: "contentStateMismatch",
+                "the device could not decode this push: " + errors.map(\.message).joined(separator: "; "))
+        }
+        return payload
+    }
+
+    private static func apnsFailure(_ outcome: APNsSendOutcome) -> APIError {
+        switch outcome {
+        case .rejected(let status, let reason, _):
+            APIError(status: 502, code: "apnsRejected", "APNs refused the push: \(status) \(reason)")
+        case .failed(let failure, _):
+            APIError(status: 502, code: "apnsUnavailable", "no answer from APNs (\(failure))")
+        case .delivered:
+            APIError(status: 500, code: "internal", "a delivered push taken for a failure")
+        }
+    }
+
+    // MARK: Channels
+
+    private func createChannel(_ body: JSONValue, caller: Authenticator.User) async throws -> Response {
+        let apns = try directAPNs()
+        try requireSender(caller)
+        try RequestBody.allowKeys(["storagePolicy"], in: body)
+        let policy: APNsMessageStoragePolicy
+        switch try RequestBody.optionalString("storagePolicy", in: body) ?? "none" {
+        case "none": policy = .noStorage
+        case "most-recent": policy = .mostRecentMessage
+        default: throw APIError.badRequest("invalidField", "storagePolicy must be none or most-recent")
+        }
+        let channel: APNsChannel
+        do throws(APNsChannelError) {
+            channel = try await apns.client.createChannel(bundleID: apns.topic, storagePolicy: policy)
+        } catch {
+            throw Self.apnsFailure(error)
+        }
+        let record = ChannelRecord(
+            id: randomHex(bytes: 16), apnsChannelID: channel.id, creator: caller.name, storagePolicy: policy.rawValue, createdAt: unixMilliseconds())
+        try await store.addChannel(record)
+        return .json(201, .object([JSONMember("id", .string(record.id)), JSONMember("channelId", .string(channel.id))]))
+    }
+
+    private func deleteChannel(id: String, caller: Authenticator.User) async throws -> Response {
+        let apns = try directAPNs()
+        try requireSender(caller)
+        guard let record = try await store.channel(id: id) else { throw APIError.notFound("no such channel") }
+        do throws(APNsChannelError) {
+            try await apns.client.deleteChannel(record.apnsChannelID, bundleID: apns.topic)
+        } catch  where error.failure == .rejected(status: 404, reason: .channelNotRegistered) {
+            // Gone from APNs already: the row follows.
+        } catch {
+            throw Self.apnsFailure(error)
+        }
+        _ = try await store.deleteChannel(id: id)
+        return Response(status: .noContent)
+    }
+
+    private func broadcast(id: String, _ update: LiveActivityRequest, caller: Authenticator.User) async throws -> Response {
+        let apns = try directAPNs()
+        try requireSender(caller)
+        guard update.event != .start else {
+            throw APIError.badRequest("invalidField", "a broadcast updates or ends activities; start them with input-push-channel")
+        }
+        guard let record = try await store.channel(id: id) else { throw APIError.notFound("no such channel") }
+        let payload = try checked(update.payload(), apns: apns)
+        let result: APNsBroadcastResult
+        do throws(APNsClientError) {
+            // A channel that stores nothing takes expiration 0 only: deliver now or never.
+            result = try await apns.client.broadcast(
+                payload, to: record.apnsChannelID, bundleID: apns.topic, expiration: record.storagePolicy == 0 ? 0 : nil)
+        } catch {
+            throw APIError(status: 500, code: "internal", "the broadcast could not be sent: \(error.message)")
+        }
+        guard result.isDelivered else {
+            if case .rejected(404, .channelNotRegistered, _) = result.outcome {
+                _ = try await store.deleteChannel(id: id)
+                throw APIError(status: 410, code: "channelGone", "APNs no longer knows this channel; it was removed")
+            }
+            throw Self.apnsFailure(result.outcome)
+        }
+        return .json(200, .object([JSONMember("requestId", .string(result.requestID ?? ""))]))
+    }
+
+    private static func apnsFailure(_ error: APNsChannelError) -> APIError {
+        switch error.failure {
+        case .rejected(let status, let reason): APIError(status: 502, code: "apnsRejected", "APNs refused the channel request: \(status) \(reason)")
+        case .unanswered(let failure, _): APIError(status: 502, code: "apnsUnavailable", "no answer from APNs (\(failure))")
+        case .unreadableAnswer, .invalidRequest: APIError(status: 502, code: "apnsRejected", "\(error)")
+        }
+    }
+}
+
+/// The body of an activity update or a broadcast:
+/// `{"event": "start" | "update" | "end", "contentState": {…}, "attributesType": "…", "attributes": {…},
+/// "alert": {"title": "…", "body": "…"}, "timestamp": SECONDS, "staleDate": SECONDS, "dismissalDate": SECONDS,
+/// "relevanceScore": NUMBER, "inputPushToken": true, "inputPushChannel": "…"}`. `timestamp` defaults
+/// to now; `attributesType` and `attributes` are for `start` only, which needs them.
+struct LiveActivityRequest {
+    let event: APNsLiveActivityEvent
+    let contentState: JSON?
+    let attributesType: String?
+    let attributes: JSON?
+    let alert: APNsAlert?
+    let timestamp: Int
+    let staleDate: Int?
+    let dismissalDate: Int?
+    let relevanceScore: Double?
+    let inputPushToken: Bool
+    let inputPushChannel: String?
+
+    init(_ body: JSONValue) throws(APIError) {
+        try RequestBody.allowKeys(
+            [
+                "event", "contentState", "attributesType", "attributes", "alert", "timestamp", "staleDate", "dismissalDate", "relevanceScore",
+                "inputPushToken", "inputPushChannel",
+            ], in: body)
+        guard let event = APNsLiveActivityEvent(rawValue: try RequestBody.string("event", in: body)) else {
+            throw .badRequest("invalidField", "event must be start, update or end")
+        }
+        self.event = event
+        contentState = try Self.object("contentState", in: body)
+        attributes = try Self.object("attributes", in: body)
+        attributesType = try RequestBody.optionalString("attributesType", in: body)
+        if event == .start {
+            guard attributesType != nil, attributes != nil, contentState != nil else {
+                throw .badRequest("missingField", "start needs attributesType, attributes and contentState")
+            }
+        } else {
+            guard attributesType == nil, attributes == nil, body["inputPushToken"] == nil, body["inputPushChannel"] == nil else {
+                throw .badRequest("invalidField", "attributes, attributesType, inputPushToken and inputPushChannel are for start only")
+            }
+            if event == .update && contentState == nil { throw .badRequest("missingField", "update needs contentState") }
+        }
+        if let alert = body["alert"], !alert.isNull {
+            guard alert.kind == .object else { throw .badRequest("invalidField", "alert must be {\"title\": …, \"body\": …}") }
+            try RequestBody.allowKeys(["title", "body"], in: alert)
+            let title = try RequestBody.optionalString("title", in: alert)
+            let text = try RequestBody.optionalString("body", in: alert)
+            self.alert = .fields(APNsAlertFields(title: title.map(APNsAlertText.text), body: text.map(APNsAlertText.text)))
+        } else {
+            alert = nil
+        }
+        timestamp = try Self.seconds("timestamp", in: body) ?? Int(unixMilliseconds() / 1000)
+        staleDate = try Self.seconds("staleDate", in: body)
+        dismissalDate = try Self.seconds("dismissalDate", in: body)
+        if dismissalDate != nil && event != .end { throw .badRequest("invalidField", "dismissalDate is for end only") }
+        if let score = body["relevanceScore"], !score.isNull {
+            guard let value = score.double, value.isFinite else { throw .badRequest("invalidField", "relevanceScore must be a number") }
+            relevanceScore = value
+        } else {
+            relevanceScore = nil
+        }
+        if let flag = body["inputPushToken"], !flag.isNull {
+            guard let value = flag.bool else { throw .badRequest("invalidField", "inputPushToken must be true or false") }
+            inputPushToken = value
+        } else {
+            inputPushToken = false
+        }
+        inputPushChannel = try RequestBody.optionalString("inputPushChannel", in: body)
+    }
+
+    func payload() -> APNsPayload {
+        switch event {
+        case .start:
+            .liveActivityStart(
+                attributesType: attributesType ?? "", attributes: attributes ?? [:], contentState: contentState ?? [:], timestamp: timestamp,
+                alert: alert, staleDate: staleDate, relevanceScore: relevanceScore, inputPushToken: inputPushToken,
+                inputPushChannel: inputPushChannel)
+        case .update:
+            .liveActivityUpdate(
+                contentState: contentState ?? [:], timestamp: timestamp, alert: alert, staleDate: staleDate, relevanceScore: relevanceScore)
+        case .end:
+            .liveActivityEnd(contentState: contentState, timestamp: timestamp, dismissalDate: dismissalDate, alert: alert)
+        }
+    }
+
+    private static func object(_ key: String, in body: JSONValue) throws(APIError) -> JSON? {
+        guard let value = body[key], !value.isNull else { return nil }
+        guard value.kind == .object, let owned = try? JSON(value) else { throw .badRequest("invalidField", "\(key) must be an object") }
+        return owned
+    }
+
+    private static func seconds(_ key: String, in body: JSONValue) throws(APIError) -> Int? {
+        guard let value = body[key], !value.isNull else { return nil }
+        guard let seconds = value.int, seconds >= 0 else { throw .badRequest("invalidField", "\(key) must be Unix seconds") }
+        return seconds
+    }
+}
