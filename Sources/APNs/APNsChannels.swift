@@ -177,7 +177,7 @@ extension APNsClient {
             headers.fields.map { ($0.name, $0.value) } + [("apns-channel-id", channelID), ("content-type", "application/json")])
         request.body = .bytes(ByteBuffer(bytes: encodedPayload))
         let exchange = await exchange(
-            request, token: token, budget: RetryBudget(configuration.retry.maximumAttempts), subject: ["channel": "\(channelID)"])
+            &request, token: token, budget: RetryBudget(configuration.retry.maximumAttempts), subject: ["channel": "\(channelID)"])
         return APNsBroadcastResult(
             channelID: channelID, outcome: exchange.outcome, requestID: exchange.headers.first(name: "apns-request-id"), attempts: exchange.attempts)
     }
@@ -203,7 +203,7 @@ extension APNsClient {
         }
         // A list of 10,000 channel ids is about 300 KB.
         let exchange = await exchange(
-            request, token: token, budget: RetryBudget(configuration.retry.maximumAttempts), subject: ["channel": "\(channelID ?? "-")"],
+            &request, token: token, budget: RetryBudget(configuration.retry.maximumAttempts), subject: ["channel": "\(channelID ?? "-")"],
             responseLimit: 4 << 20)
         let requestID = exchange.headers.first(name: "apns-request-id")
         guard exchange.outcome == .delivered else { throw APNsChannelError(exchange.outcome, requestID: requestID) }

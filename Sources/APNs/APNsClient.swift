@@ -228,7 +228,7 @@ public final class APNsClient: Sendable {
         request.method = .POST
         request.headers = fields
         request.body = .bytes(body)
-        let exchange = await exchange(request, token: token, budget: budget, subject: ["device": "\(Self.shortened(device))"])
+        let exchange = await exchange(&request, token: token, budget: budget, subject: ["device": "\(Self.shortened(device))"])
         return APNsSendResult(
             deviceToken: device, outcome: exchange.outcome, apnsID: exchange.headers.first(name: "apns-id"),
             uniqueID: exchange.headers.first(name: "apns-unique-id"), attempts: exchange.attempts)
@@ -254,13 +254,12 @@ public final class APNsClient: Sendable {
         var attempts: Int
     }
 
-    /// Makes `request` (with `token` as its bearer), again where ``isRetryable(_:)`` allows and
+    /// Makes `request` (with `token` as its bearer; `inout` so that adding it copies no headers), again where ``isRetryable(_:)`` allows and
     /// the budget lasts, and once more with a new token after APNs calls this one expired.
     func exchange(
-        _ request: HTTPClientRequest, token: String?, budget: RetryBudget, subject: @autoclosure () -> Logger.Metadata,
+        _ request: inout HTTPClientRequest, token: String?, budget: RetryBudget, subject: @autoclosure () -> Logger.Metadata,
         responseLimit: Int = 64 << 10
     ) async -> Exchange {
-        var request = request
         var token = token
         var attempts = 0
         var replacedToken = false
