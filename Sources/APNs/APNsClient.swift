@@ -254,8 +254,9 @@ public final class APNsClient: Sendable {
         var attempts: Int
     }
 
-    /// Makes `request` (with `token` as its bearer; `inout` so that adding it copies no headers), again where ``isRetryable(_:)`` allows and
-    /// the budget lasts, and once more with a new token after APNs calls this one expired.
+    /// Makes `request` (with `token` as its bearer; `inout`, so adding it copies no headers), again
+    /// where ``isRetryable(_:)`` allows and the budget lasts, and once more with a new token after
+    /// APNs calls this one expired.
     func exchange(
         _ request: inout HTTPClientRequest, token: String?, budget: RetryBudget, subject: @autoclosure () -> Logger.Metadata,
         responseLimit: Int = 64 << 10
