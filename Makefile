@@ -47,11 +47,13 @@ cross-check-tokens: deps
 # The whole suite under AddressSanitizer (the CLI tests then run an ASan-built pushcore too); a
 # report from any process fails it (scripts/test-asan).
 test-asan: deps
+	scripts/share-checkouts .build-asan
 	$(SWIFT) build --build-tests --sanitize=address $(ASAN_FLAGS) --scratch-path .build-asan
 	scripts/test-asan .build-asan $(ASAN_FLAGS)
 
 # The concurrent parts under ThreadSanitizer: the SAS token cache and the resource streams.
 test-tsan: deps
+	scripts/share-checkouts .build-tsan
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter 'SASTokenCacheTests|EmbeddedResourceTests|FileResourceTests'
 
