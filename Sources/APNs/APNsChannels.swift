@@ -212,27 +212,11 @@ extension APNsClient {
 
     /// Letters, digits, `.` and `-`: a bundle ID, and nothing that could change the request's path.
     static func isBundleID(_ text: String) -> Bool {
-        (1...255).contains(text.utf8.count)
-            && text.utf8.allSatisfy { byte in
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                    UInt8(ascii: "."), UInt8(ascii: "-"):
-                    true
-                default: false
-                }
-            }
+        isWord(text, lengths: 1...255, punctuation: ".-")
     }
 
     /// Base64's alphabet and padding: a channel id, and nothing that could break a header.
     static func isChannelID(_ text: String) -> Bool {
-        (1...256).contains(text.utf8.count)
-            && text.utf8.allSatisfy { byte in
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                    UInt8(ascii: "+"), UInt8(ascii: "/"), UInt8(ascii: "="):
-                    true
-                default: false
-                }
-            }
+        isWord(text, lengths: 1...256, punctuation: "+/=")
     }
 }

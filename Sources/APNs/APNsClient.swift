@@ -349,14 +349,18 @@ public final class APNsClient: Sendable {
     /// Letters, digits, `-` and `_`, 1 to 512 of them: whatever else a token holds, it cannot send
     /// the request to another path. Whether it is a device token is for APNs to say (`BadDeviceToken`).
     static func isOnePathSegment(_ device: String) -> Bool {
-        let bytes = device.utf8
-        return (1...512).contains(bytes.count)
-            && bytes.allSatisfy { byte in
+        isWord(device, lengths: 1...512, punctuation: "-_")
+    }
+
+    /// Whether `text` is `lengths` bytes of ASCII letters, digits and `punctuation` only: what may
+    /// go into a request's path or a header as it is.
+    static func isWord(_ text: String, lengths: ClosedRange<Int>, punctuation: StaticString) -> Bool {
+        let allowed = UnsafeBufferPointer(start: punctuation.utf8Start, count: punctuation.utf8CodeUnitCount)
+        return lengths.contains(text.utf8.count)
+            && text.utf8.allSatisfy { byte in
                 switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                    UInt8(ascii: "-"), UInt8(ascii: "_"):
-                    true
-                default: false
+                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"): true
+                default: allowed.contains(byte)
                 }
             }
     }

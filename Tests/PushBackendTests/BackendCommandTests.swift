@@ -13,6 +13,24 @@ import Testing
 struct BackendCommandTests {
     static let binary = PushCoreBinary.builtExecutable("push-backend")
 
+    /// Starts `push-backend serve --port 0 … --log-level warning` and reads its two address lines:
+    /// `listening on http://127.0.0.1:PORT`, then the emulator's, `LABEL SCHEME://127.0.0.1:PORT`.
+    func serve(_ arguments: [String], emulator label: String) async throws -> (process: Process, base: String, emulator: String) {
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = ["serve", "--port", "0", "--log-level", "warning"] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let lines = await readLines(2, from: output.fileHandleForReading)
+        guard lines.count == 2, lines[0].hasPrefix("listening on http://127.0.0.1:"), lines[1].hasPrefix(label) else {
+            process.terminate()
+            Issue.record("serve printed \(lines)")
+            throw CancellationError()
+        }
+        return (process, String(lines[0].dropFirst("listening on ".count)), String(lines[1].dropFirst(label.count)))
+    }
+
     /// Runs a `push-backend` command to its end with `stdin`; its status, stdout and stderr.
     func run(_ arguments: [String], stdin: String = "", environment: [String: String] = [:]) throws -> (Int32, String, String) {
         var merged = ProcessInfo.processInfo.environment
@@ -67,18 +85,9 @@ struct BackendCommandTests {
         let directory = try temporaryDirectory()
         #expect(try run(["user", "add", "alice", "--data-dir", directory], stdin: "alice-pw\n").0 == 0)
 
-        let process = Process()
-        process.executableURL = Self.binary
-        process.arguments = ["serve", "--data-dir", directory, "--port", "0", "--demo", "--log-level", "warning"]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
+        let (process, base, emulator) = try await serve(["--data-dir", directory, "--demo"], emulator: "hub emulator on ")
         defer { if process.isRunning { process.terminate() } }
-        let lines = await readLines(2, from: output.fileHandleForReading)
-        try #require(
-            lines.count == 2 && lines[0].hasPrefix("listening on http://127.0.0.1:") && lines[1].hasPrefix("hub emulator on http://127.0.0.1:"))
-        let base = String(lines[0].dropFirst("listening on ".count))
-        let emulator = String(lines[1].dropFirst("hub emulator on ".count))
+        #expect(emulator.hasPrefix("http://127.0.0.1:"))
         let backend = RemoteBackend(base: base)
 
         let token = String(repeating: "5e", count: 32)
@@ -121,21 +130,11 @@ struct BackendCommandTests {
         let schema = directory + "/state.json"
         try #"{"score":"integer"}"#.write(toFile: schema, atomically: true, encoding: .utf8)
 
-        let process = Process()
-        process.executableURL = Self.binary
-        process.arguments = [
-            "serve", "--data-dir", directory, "--port", "0", "--demo", "--delivery", "apns", "--content-state-schema", schema, "--log-level",
-            "warning",
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
+        let (process, base, emulator) = try await serve(
+            ["--data-dir", directory, "--demo", "--delivery", "apns", "--content-state-schema", schema], emulator: "apns emulator on ")
         defer { if process.isRunning { process.terminate() } }
-        let lines = await readLines(2, from: output.fileHandleForReading)
-        try #require(
-            lines.count == 2 && lines[0].hasPrefix("listening on http://127.0.0.1:") && lines[1].hasPrefix("apns emulator on https://127.0.0.1:"))
-        let backend = RemoteBackend(base: String(lines[0].dropFirst("listening on ".count)))
-        let emulator = String(lines[1].dropFirst("apns emulator on ".count))
+        #expect(emulator.hasPrefix("https://127.0.0.1:"))
+        let backend = RemoteBackend(base: base)
 
         let device = String(repeating: "5e", count: 32)
         #expect(try await backend.call(.POST, "/api/register", as: "bob", json: #"{"deviceToken": "\#(device)"}"#).status == 201)
