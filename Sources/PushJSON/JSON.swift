@@ -234,6 +234,10 @@ extension JSON {
 
 /// Throws `duplicateKey` for the second occurrence of a key. Pairwise for small objects (no
 /// allocation), hashed for large ones (no quadratic time on hostile input).
+///
+/// Keys are the same when their UTF-8 bytes are, as the parser judges them: Swift's `==` would
+/// also join canonically equivalent spellings ("é" and "e" + U+0301), so a model decoded from a
+/// document the parser accepted could not be written back.
 @usableFromInline
 package func checkUniqueKeys(_ members: [JSONMember]) throws(JSONError) {
     try members.withUnsafeBufferPointer { (members) throws(JSONError) in try checkUniqueKeys(members) }
@@ -243,16 +247,24 @@ package func checkUniqueKeys(_ members: [JSONMember]) throws(JSONError) {
 package func checkUniqueKeys(_ members: UnsafeBufferPointer<JSONMember>) throws(JSONError) {
     if members.count <= 16 {
         for second in members.indices {
-            for first in 0..<second where members[first].key == members[second].key {
+            for first in 0..<second where sameBytes(members[first].key, members[second].key) {
                 throw JSONError(.duplicateKey, at: 0, "duplicate key \"\(members[second].key)\"")
             }
         }
         return
     }
-    var seen = Set<String>(minimumCapacity: members.count)
-    for member in members where !seen.insert(member.key).inserted {
+    var seen = Set<[UInt8]>(minimumCapacity: members.count)
+    for member in members where !seen.insert(Array(member.key.utf8)).inserted {
         throw JSONError(.duplicateKey, at: 0, "duplicate key \"\(member.key)\"")
     }
+}
+
+/// Whether two strings have the same UTF-8 bytes. Different lengths settle it at once; otherwise
+/// `==` (whose fast paths compare small strings by their bits) rules out all but canonically
+/// equivalent spellings, and only those are compared byte by byte.
+@inlinable
+func sameBytes(_ first: String, _ second: String) -> Bool {
+    first.utf8.count == second.utf8.count && first == second && first.utf8.elementsEqual(second.utf8)
 }
 
 extension UnsafeJSONValue {

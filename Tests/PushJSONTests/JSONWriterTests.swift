@@ -39,6 +39,21 @@ struct JSONWriterTests {
         #expect(throws: JSONError.self) { try encode(deep) }
     }
 
+    @Test("keys are the same key when their bytes are: canonically equivalent spellings are two keys, as the parser says")
+    func keysCompareByBytes() throws {
+        // "é" precomposed (U+00E9) and decomposed (e, U+0301): equal as Swift Strings, not as JSON keys.
+        let text = "{\"\u{E9}\":1,\"e\u{301}\":2}"
+        var parser = JSONParser()
+        let document = try parser.parse(Array(text.utf8))
+        try document.root.checkUniqueKeys()
+        let owned = try JSON(document.root)
+        #expect(try encode(owned) == text)
+        // Past 16 members the check hashes; the same rule holds there.
+        let many = JSON.object((0..<20).map { JSONMember("k\($0)", 1) } + [JSONMember("\u{E9}", 1), JSONMember("e\u{301}", 2)])
+        #expect(try encode(many).hasSuffix("\"\u{E9}\":1,\"e\u{301}\":2}"))
+        #expect(throws: JSONError.self) { try encode(.object((0..<20).map { JSONMember("k\($0)", 1) } + [JSONMember("k3", 2)])) }
+    }
+
     @Test("raw JSON is validated, stored canonically and equal to what it spells")
     func raw() throws {
         let raw = try RawJSON(#"{ "a" : [1, 2.50] }"#)
