@@ -8,10 +8,11 @@ FUZZ_SECONDS ?= 300
 RELEASE_FLAGS ?=
 ASAN_FLAGS ?=
 
-# Installs the system packages the build needs (libxxhash-dev, pkg-config) when missing, and the
-# openssl command the APNs emulator makes its certificate with.
+# Installs the system packages the build needs (libxxhash-dev, pkg-config) when missing, the
+# openssl command the APNs emulator makes its certificate with, and the PostgreSQL server the
+# store tests start for themselves.
 deps:
-	@scripts/install-system-deps openssl
+	@scripts/install-system-deps openssl postgresql
 
 build: deps
 	$(SWIFT) build -c release

@@ -49,6 +49,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.27.0"),
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.30.0"),
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.0.0"),
     ],
     targets: [
@@ -123,7 +124,7 @@ let package = Package(
                 serverProduct("Hummingbird", "hummingbird"), serverProduct("HummingbirdCore", "hummingbird"),
                 serverProduct("HummingbirdAuth", "hummingbird-auth"),
                 serverProduct("NIOHTTPTypes", "swift-nio-extras"), serverProduct("SQLiteNIO", "sqlite-nio"),
-                serverProduct("ServiceLifecycle", "swift-service-lifecycle"),
+                serverProduct("PostgresNIO", "postgres-nio"), serverProduct("ServiceLifecycle", "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
                 serverProduct("Logging", "swift-log"), serverProduct("NIOCore", "swift-nio"),
                 serverProduct("NIOPosix", "swift-nio"), serverProduct("NIOSSL", "swift-nio-ssl"),
@@ -222,7 +223,7 @@ let package = Package(
             dependencies: [
                 "PushBackend", "HubEmulator", "NotificationHubs", "PushCore", "RichPushImages", "PushTestSupport", "HubTestSupport",
                 "APNs", "APNsEmulator", "PushAPNsTokens", .product(name: "Crypto", package: "swift-crypto"),
-                serverProduct("ServiceLifecycle", "swift-service-lifecycle"),
+                serverProduct("ServiceLifecycle", "swift-service-lifecycle"), serverProduct("PostgresNIO", "postgres-nio"),
                 serverProduct("NIOSSL", "swift-nio-ssl"),
                 serverProduct("AsyncHTTPClient", "async-http-client"), serverProduct("NIOCore", "swift-nio"),
                 serverProduct("Hummingbird", "hummingbird"), serverProduct("HummingbirdTesting", "hummingbird"),

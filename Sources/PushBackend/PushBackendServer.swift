@@ -56,6 +56,8 @@ public enum PushDelivery: Sendable {
 
 public struct BackendConfiguration: Sendable {
     public var dataDirectory: String
+    /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`: PostgreSQL instead of SQLite in ``dataDirectory``.
+    public var databaseURL: String?
     public var host: String
     /// 0 picks a free port.
     public var port: Int
@@ -72,11 +74,13 @@ public struct BackendConfiguration: Sendable {
     public var retentionSweepInterval: Duration
 
     public init(
-        dataDirectory: String, host: String = "127.0.0.1", port: Int = 8080, defaultImage: String = "pushcore-logo.png",
+        dataDirectory: String, databaseURL: String? = nil, host: String = "127.0.0.1", port: Int = 8080,
+        defaultImage: String = "pushcore-logo.png",
         server: ServerLimits = ServerLimits(), logins: LoginLimits = LoginLimits(), sendQuota: RateLimit = Self.defaultSendQuota,
         retention: Duration = Self.defaultRetention, retentionSweepInterval: Duration = .seconds(3600)
     ) {
         self.dataDirectory = dataDirectory
+        self.databaseURL = databaseURL
         self.host = host
         self.port = port
         self.defaultImage = defaultImage
@@ -124,7 +128,12 @@ public struct PushBackendService: Service {
     public func run() async throws {
         let (configuration, logger, onListening) = (self.configuration, self.logger, self.onListening)
         _ = try RichPushImages.registry.resource(named: configuration.defaultImage)
-        let store = try await SQLiteBackendStore.open(dataDirectory: configuration.dataDirectory, logger: logger)
+        let store: any BackendStore =
+            if let url = configuration.databaseURL {
+                try await PostgresBackendStore.open(url: url, logger: logger)
+            } else {
+                try await SQLiteBackendStore.open(dataDirectory: configuration.dataDirectory, logger: logger)
+            }
         let authenticator = Authenticator(store: store, limits: configuration.logins)
         var apnsClient: APNsClient?
         do {

@@ -45,10 +45,21 @@ struct PushBackendCommand: AsyncParsableCommand {
     }
 }
 
-/// The data directory option every command shares.
+/// Where the data lives, an option group every command shares: SQLite in a data directory, or
+/// PostgreSQL by URL.
 struct DataDirectory: ParsableArguments {
     @Option(name: .customLong("data-dir"), help: "Where the SQLite database lives (created on first use).")
     var path: String = environment("PUSH_BACKEND_DATA_DIR") ?? "./push-backend-data"
+    @Option(
+        name: .customLong("database-url"),
+        help: "PostgreSQL instead of SQLite: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require].")
+    var databaseURL: String? = environment("PUSH_BACKEND_DATABASE_URL")
+
+    /// Opens the chosen store.
+    func open(logger: Logger) async throws(StoreError) -> any BackendStore {
+        if let databaseURL { return try await PostgresBackendStore.open(url: databaseURL, logger: logger) }
+        return try await SQLiteBackendStore.open(dataDirectory: path, logger: logger)
+    }
 }
 
 struct Serve: AsyncParsableCommand {
@@ -203,7 +214,7 @@ struct Serve: AsyncParsableCommand {
         }
         let hub = resolvedHub
         let configuration = BackendConfiguration(
-            dataDirectory: dataDirectory.path, host: host, port: port,
+            dataDirectory: dataDirectory.path, databaseURL: dataDirectory.databaseURL, host: host, port: port,
             server: ServerLimits(
                 idleTimeout: .seconds(idleTimeout), requestHeadTimeout: .seconds(requestHeadTimeout), maximumConnections: maxConnections),
             sendQuota: RateLimit(burst: sendBurst, perSecond: Double(sendPerMinute) / 60),
@@ -288,7 +299,7 @@ struct User: AsyncParsableCommand {
         func run() async throws {
             let password = try readPassword()
             let record = UserRecord(name: name, passwordHash: PasswordHash(hashing: password).encoded, role: UserRole(rawValue: role) ?? .user)
-            try await withStore(dataDirectory.path) { store throws(StoreError) in try await store.addUser(record) }
+            try await withStore(dataDirectory) { store throws(StoreError) in try await store.addUser(record) }
             print("added \(name) (\(role))")
         }
 
@@ -320,7 +331,7 @@ struct User: AsyncParsableCommand {
 
         func run() async throws {
             let name = self.name
-            let removed = try await withStore(dataDirectory.path) { store throws(StoreError) in try await store.removeUser(named: name) }
+            let removed = try await withStore(dataDirectory) { store throws(StoreError) in try await store.removeUser(named: name) }
             guard removed else { throw fail("no user named \(name)") }
             print("removed \(name)")
         }
@@ -335,18 +346,17 @@ struct User: AsyncParsableCommand {
         @OptionGroup var dataDirectory: DataDirectory
 
         func run() async throws {
-            let users = try await withStore(dataDirectory.path) { store throws(StoreError) in try await store.users() }
+            let users = try await withStore(dataDirectory) { store throws(StoreError) in try await store.users() }
             for user in users { print("\(user.name)\t\(user.role.rawValue)") }
         }
     }
 }
 
 /// Opens the store, runs `body`, closes it; store errors become a one-line failure.
-private func withStore<Result>(_ directory: String, _ body: (SQLiteBackendStore) async throws(StoreError) -> Result) async throws -> Result {
-    let store: SQLiteBackendStore
+private func withStore<Result>(_ data: DataDirectory, _ body: (any BackendStore) async throws(StoreError) -> Result) async throws -> Result {
+    let store: any BackendStore
     do {
-        store = try await SQLiteBackendStore.open(
-            dataDirectory: directory, logger: Logger(label: "push-backend", factory: { _ in SwiftLogNoOpLogHandler() }))
+        store = try await data.open(logger: Logger(label: "push-backend", factory: { _ in SwiftLogNoOpLogHandler() }))
     } catch {
         throw fail("\(error)")
     }

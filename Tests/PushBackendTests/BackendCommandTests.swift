@@ -173,6 +173,42 @@ struct BackendCommandTests {
         #expect(!process.isRunning && process.terminationStatus == 0)
     }
 
+    @Test("PostgreSQL (--database-url): users managed by the command, two serve instances sharing one database, the password never shown")
+    func postgres() async throws {
+        let url = try await TestPostgres.makeDatabase().replacingOccurrences(of: "postgres@", with: "postgres:s3cret-pw@")
+        let directory = try temporaryDirectory()
+        let added = try run(["user", "add", "alice", "--database-url", url], stdin: "alice-pw\n")
+        #expect(added.0 == 0, "\(added.2)")
+        #expect(try run(["user", "add", "bob", "--role", "sender"], stdin: "bob-pw\n", environment: ["PUSH_BACKEND_DATABASE_URL": url]).0 == 0)
+        let listed = try run(["user", "list", "--database-url", url])
+        #expect(listed.1 == "alice\tuser\nbob\tsender\n")
+
+        let (first, firstBase, _) = try await serve(["--data-dir", directory, "--demo", "--database-url", url], emulator: "hub emulator on ")
+        defer { if first.isRunning { first.terminate() } }
+        let (second, secondBase, _) = try await serve(["--data-dir", directory, "--demo", "--database-url", url], emulator: "hub emulator on ")
+        defer { if second.isRunning { second.terminate() } }
+        let (a, b) = (RemoteBackend(base: firstBase), RemoteBackend(base: secondBase))
+        // Made through one instance, read through the other; read state and the recipient-only rule hold.
+        let id = try await a.notify(as: "bob", #"{"kind": "secure", "payload": "across instances", "to": "alice"}"#)
+        let fetched = try await b.call(.GET, "/api/notifications/\(id)", as: "alice")
+        #expect(fetched.status == 200 && fetched.text == #"{"Payload":"across instances"}"#)
+        #expect(try await b.call(.GET, "/api/notifications/\(id)", as: "bob").status == 404)
+        #expect(try await a.call(.GET, "/api/notifications", as: "alice").json().root["notifications"]?[0]?["read"]?.bool == true)
+        // A user removed through the command stops working on both instances at once.
+        #expect(try run(["user", "remove", "alice", "--database-url", url]).0 == 0)
+        #expect(try await a.call(.GET, "/api/notifications", as: "alice").status == 401)
+        #expect(try await b.call(.GET, "/api/notifications", as: "alice").status == 401)
+
+        for process in [first, second] {
+            kill(process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+        }
+        let unreachable = try run(["user", "list", "--database-url", "postgres://u:s3cret-pw@127.0.0.1:1/db?sslmode=disable"])
+        #expect(unreachable.0 == 1 && unreachable.2.contains("cannot reach the database at postgres://u@127.0.0.1:1/db"))
+        #expect(!(added.1 + added.2 + listed.2 + unreachable.2).contains("s3cret"))
+    }
+
     @Test("Refusals at start: no hub name with a connection string, a bad port")
     func serveRefusals() throws {
         let directory = try temporaryDirectory()

@@ -1,0 +1,448 @@
+import Foundation
+import Logging
+import NIOSSL
+import PostgresNIO
+
+/// The PostgreSQL store, for several `push-backend` instances on one database. The same schema
+/// versions as ``SQLiteBackendStore``, migrated on open under an advisory lock (instances starting
+/// at once migrate once), and the same rule: every operation is one statement.
+///
+/// `open(url:)` takes `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require]`
+/// (`prefer` by default, as libpq). The password never appears in a log line, an error or a
+/// description: ``redacted(_:)`` gives the URL without it.
+public final class PostgresBackendStore: BackendStore {
+    /// The schema, one entry per version, applied in order and recorded in `schema_migrations`.
+    /// Version for version what ``SQLiteBackendStore/migrations`` does, in PostgreSQL's terms.
+    package static let migrations: [[String]] = [
+        [
+            """
+            CREATE TABLE users (
+                name TEXT PRIMARY KEY,
+                password_hash TEXT NOT NULL,
+                role TEXT NOT NULL CHECK (role IN ('user', 'sender')),
+                created_at BIGINT NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE registrations (
+                id TEXT PRIMARY KEY,
+                owner TEXT NOT NULL REFERENCES users(name) ON DELETE CASCADE,
+                device_token TEXT NOT NULL UNIQUE,
+                updated_at BIGINT NOT NULL
+            )
+            """,
+            // `sequence` orders notifications created in the same millisecond, as SQLite's rowid does.
+            """
+            CREATE TABLE notifications (
+                id TEXT PRIMARY KEY,
+                sender TEXT NOT NULL,
+                recipient TEXT NOT NULL REFERENCES users(name) ON DELETE CASCADE,
+                kind TEXT NOT NULL CHECK (kind IN ('rich', 'secure')),
+                rich_type TEXT,
+                resource TEXT,
+                message TEXT,
+                payload TEXT,
+                created_at BIGINT NOT NULL,
+                read_at BIGINT,
+                sequence BIGSERIAL NOT NULL
+            )
+            """,
+            "CREATE INDEX notifications_by_recipient ON notifications (recipient, created_at DESC, sequence DESC)",
+        ],
+        [
+            "ALTER TABLE registrations ADD COLUMN installation_id TEXT",
+            "UPDATE registrations SET installation_id = id",
+            "CREATE INDEX notifications_by_age ON notifications (created_at)",
+        ],
+        [
+            "CREATE INDEX registrations_by_owner ON registrations (owner, updated_at)",
+            """
+            CREATE TABLE activities (
+                id TEXT PRIMARY KEY,
+                owner TEXT NOT NULL REFERENCES users(name) ON DELETE CASCADE,
+                kind TEXT NOT NULL CHECK (kind IN ('pushToStart', 'activity')),
+                token TEXT NOT NULL UNIQUE,
+                updated_at BIGINT NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE channels (
+                id TEXT PRIMARY KEY,
+                apns_channel_id TEXT NOT NULL UNIQUE,
+                creator TEXT NOT NULL,
+                storage_policy INTEGER NOT NULL CHECK (storage_policy IN (0, 1)),
+                created_at BIGINT NOT NULL
+            )
+            """,
+        ],
+    ]
+
+    /// The advisory lock migrations run under: any 64-bit number no other program on the database uses.
+    static let migrationLock: Int64 = 0x7075_7368_636f_7265  // "pushcore"
+
+    /// The URL with the password left out, for logs and messages.
+    public let description: String
+    private let client: PostgresClient
+    private let running: Task<Void, Never>
+    private let logger: Logger
+
+    private init(client: PostgresClient, running: Task<Void, Never>, description: String, logger: Logger) {
+        self.client = client
+        self.running = running
+        self.description = description
+        self.logger = logger
+    }
+
+    /// Connects to the database and migrates it to the current schema.
+    /// - Parameter connectTimeout: How long to keep trying to reach the database at start (the
+    ///   driver's pool would otherwise keep trying for as long as it is asked to wait).
+    public static func open(
+        url: String, connectTimeout: Duration = .seconds(10), logger: Logger = Logger(label: "push-backend")
+    ) async throws(StoreError) -> PostgresBackendStore {
+        let configuration = try configuration(url)
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let running = Task { await client.run() }
+        let store = PostgresBackendStore(client: client, running: running, description: redacted(url), logger: logger)
+        let migrated: Result<Void, StoreError> = await withTaskGroup(of: Result<Void, StoreError>?.self) { group in
+            group.addTask {
+                do throws(StoreError) {
+                    try await store.migrate()
+                    return .success(())
+                } catch {
+                    return .failure(error)
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: connectTimeout)
+                return Task.isCancelled ? nil : .failure(StoreError(.unavailable, "cannot reach the database at \(store.description)"))
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first ?? .failure(StoreError(.unavailable, "cannot reach the database at \(store.description)"))
+        }
+        if case .failure(let error) = migrated {
+            await store.close()
+            throw error
+        }
+        return store
+    }
+
+    /// `postgres://USER@HOST:PORT/DATABASE`: the URL without its password and query.
+    public static func redacted(_ url: String) -> String {
+        guard let components = URLComponents(string: url), let host = components.host else { return "postgres://…" }
+        let user = components.user.map { $0 + "@" } ?? ""
+        let port = components.port.map { ":\($0)" } ?? ""
+        return "postgres://\(user)\(host)\(port)\(components.path)"
+    }
+
+    static func configuration(_ url: String) throws(StoreError) -> PostgresClient.Configuration {
+        let usage = "the database URL is postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require]"
+        guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? ""),
+            let host = components.host, !host.isEmpty, let user = components.user, !user.isEmpty
+        else { throw StoreError(.unavailable, usage) }
+        let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        guard !database.isEmpty, !database.contains("/") else { throw StoreError(.unavailable, usage) }
+        var mode = "prefer"
+        for item in components.queryItems ?? [] {
+            guard item.name == "sslmode", let value = item.value, ["disable", "prefer", "require"].contains(value) else {
+                throw StoreError(.unavailable, usage)
+            }
+            mode = value
+        }
+        let tls: PostgresClient.Configuration.TLS =
+            switch mode {
+            case "disable": .disable
+            case "require": .require(.makeClientConfiguration())
+            default: .prefer(.makeClientConfiguration())
+            }
+        return PostgresClient.Configuration(
+            host: host, port: components.port ?? 5432, username: user, password: components.password, database: database, tls: tls)
+    }
+
+    public func close() async {
+        running.cancel()
+        await running.value
+    }
+
+    public func schemaVersion() async throws(StoreError) -> Int {
+        try await run {
+            for try await version in try await client.query("SELECT coalesce(max(version), 0) FROM schema_migrations", logger: logger)
+                .decode(Int.self)
+            {
+                return version
+            }
+            return 0
+        }
+    }
+
+    /// Each pending version in its own transaction, all of them under the advisory lock on one
+    /// connection, so that a second instance waits and then finds nothing left to do.
+    private func migrate() async throws(StoreError) {
+        let logger = self.logger
+        try await run {
+            try await client.withConnection { connection in
+                try await connection.query("SELECT pg_advisory_lock(\(Self.migrationLock))", logger: logger)
+                do {
+                    try await connection.query(
+                        "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)", logger: logger)
+                    var current = 0
+                    for try await version in try await connection.query("SELECT coalesce(max(version), 0) FROM schema_migrations", logger: logger)
+                        .decode(Int.self)
+                    {
+                        current = version
+                    }
+                    guard current <= Self.migrations.count else {
+                        throw StoreError(
+                            .schemaTooNew, "\(self.description) is at schema version \(current); this program knows up to \(Self.migrations.count)")
+                    }
+                    for (index, statements) in Self.migrations.enumerated().dropFirst(current) {
+                        try await connection.query("BEGIN", logger: logger)
+                        do {
+                            for statement in statements { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
+                            try await connection.query(
+                                "INSERT INTO schema_migrations (version, applied_at) VALUES (\(index + 1), \(unixMilliseconds()))", logger: logger)
+                            try await connection.query("COMMIT", logger: logger)
+                        } catch {
+                            _ = try? await connection.query("ROLLBACK", logger: logger)
+                            throw error
+                        }
+                    }
+                } catch {
+                    _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.migrationLock))", logger: logger)
+                    throw error
+                }
+                try await connection.query("SELECT pg_advisory_unlock(\(Self.migrationLock))", logger: logger)
+            }
+        }
+    }
+
+    // MARK: Users
+
+    public func addUser(_ user: UserRecord) async throws(StoreError) {
+        let inserted = try await count(
+            """
+            INSERT INTO users (name, password_hash, role, created_at) VALUES (\(user.name), \(user.passwordHash), \(user.role.rawValue), \(unixMilliseconds()))
+            ON CONFLICT (name) DO NOTHING RETURNING name
+            """)
+        guard inserted > 0 else { throw StoreError(.conflict, "a user named \(user.name) exists") }
+    }
+
+    public func user(named name: String) async throws(StoreError) -> UserRecord? {
+        try await users("SELECT name, password_hash, role FROM users WHERE name = \(name)").first
+    }
+
+    public func users() async throws(StoreError) -> [UserRecord] {
+        try await users("SELECT name, password_hash, role FROM users ORDER BY name")
+    }
+
+    public func removeUser(named name: String) async throws(StoreError) -> Bool {
+        try await count("DELETE FROM users WHERE name = \(name) RETURNING name") > 0
+    }
+
+    private func users(_ query: PostgresQuery) async throws(StoreError) -> [UserRecord] {
+        try await run {
+            var users: [UserRecord] = []
+            for try await (name, hash, role) in try await client.query(query, logger: logger).decode((String, String, String).self) {
+                guard let role = UserRole(rawValue: role) else { continue }
+                users.append(UserRecord(name: name, passwordHash: hash, role: role))
+            }
+            return users
+        }
+    }
+
+    // MARK: Registrations
+
+    public func registration(id: String) async throws(StoreError) -> RegistrationRecord? {
+        try await registrations("SELECT id, owner, device_token, installation_id, updated_at FROM registrations WHERE id = \(id)").first
+    }
+
+    public func registration(deviceToken: String) async throws(StoreError) -> RegistrationRecord? {
+        try await registrations(
+            "SELECT id, owner, device_token, installation_id, updated_at FROM registrations WHERE device_token = \(deviceToken)"
+        ).first
+    }
+
+    public func registrations(owner: String) async throws(StoreError) -> [RegistrationRecord] {
+        try await registrations(
+            "SELECT id, owner, device_token, installation_id, updated_at FROM registrations WHERE owner = \(owner) ORDER BY updated_at, id")
+    }
+
+    public func saveRegistration(_ registration: RegistrationRecord) async throws(StoreError) {
+        _ = try await count(
+            """
+            INSERT INTO registrations (id, owner, device_token, installation_id, updated_at)
+            VALUES (\(registration.id), \(registration.owner), \(registration.deviceToken), \(registration.installationID), \(registration.updatedAt))
+            ON CONFLICT (device_token) DO UPDATE SET
+                id = excluded.id, owner = excluded.owner, installation_id = excluded.installation_id, updated_at = excluded.updated_at
+            """)
+    }
+
+    public func deleteRegistration(id: String, owner: String) async throws(StoreError) -> Bool {
+        try await count("DELETE FROM registrations WHERE id = \(id) AND owner = \(owner) RETURNING id") > 0
+    }
+
+    private func registrations(_ query: PostgresQuery) async throws(StoreError) -> [RegistrationRecord] {
+        try await run {
+            var records: [RegistrationRecord] = []
+            for try await (id, owner, token, installation, updated) in try await client.query(query, logger: logger)
+                .decode((String, String, String, String?, Int64).self)
+            {
+                records.append(
+                    RegistrationRecord(id: id, owner: owner, deviceToken: token, installationID: installation ?? id, updatedAt: updated))
+            }
+            return records
+        }
+    }
+
+    // MARK: Live Activities
+
+    public func saveActivity(_ activity: ActivityRecord) async throws(StoreError) {
+        _ = try await count(
+            """
+            INSERT INTO activities (id, owner, kind, token, updated_at)
+            VALUES (\(activity.id), \(activity.owner), \(activity.kind.rawValue), \(activity.token), \(activity.updatedAt))
+            ON CONFLICT (token) DO UPDATE SET id = excluded.id, owner = excluded.owner, kind = excluded.kind, updated_at = excluded.updated_at
+            """)
+    }
+
+    public func activity(id: String) async throws(StoreError) -> ActivityRecord? {
+        try await run {
+            for try await (owner, kind, token, updated) in try await client.query(
+                "SELECT owner, kind, token, updated_at FROM activities WHERE id = \(id)", logger: logger
+            ).decode((String, String, String, Int64).self) {
+                guard let kind = ActivityRecord.Kind(rawValue: kind) else { return nil }
+                return ActivityRecord(id: id, owner: owner, kind: kind, token: token, updatedAt: updated)
+            }
+            return nil
+        }
+    }
+
+    public func deleteActivity(id: String, owner: String?) async throws(StoreError) -> Bool {
+        if let owner { return try await count("DELETE FROM activities WHERE id = \(id) AND owner = \(owner) RETURNING id") > 0 }
+        return try await count("DELETE FROM activities WHERE id = \(id) RETURNING id") > 0
+    }
+
+    public func addChannel(_ channel: ChannelRecord) async throws(StoreError) {
+        _ = try await count(
+            """
+            INSERT INTO channels (id, apns_channel_id, creator, storage_policy, created_at)
+            VALUES (\(channel.id), \(channel.apnsChannelID), \(channel.creator), \(channel.storagePolicy), \(channel.createdAt))
+            """)
+    }
+
+    public func channel(id: String) async throws(StoreError) -> ChannelRecord? {
+        try await run {
+            for try await (apnsID, creator, policy, created) in try await client.query(
+                "SELECT apns_channel_id, creator, storage_policy, created_at FROM channels WHERE id = \(id)", logger: logger
+            ).decode((String, String, Int, Int64).self) {
+                return ChannelRecord(id: id, apnsChannelID: apnsID, creator: creator, storagePolicy: policy, createdAt: created)
+            }
+            return nil
+        }
+    }
+
+    public func deleteChannel(id: String) async throws(StoreError) -> Bool {
+        try await count("DELETE FROM channels WHERE id = \(id) RETURNING id") > 0
+    }
+
+    // MARK: Notifications
+
+    public func addNotification(_ notification: NotificationRecord) async throws(StoreError) {
+        var richType: String?
+        var resource: String?
+        var message: String?
+        var payload: String?
+        switch notification.content {
+        case .rich(let type, let name, let text): (richType, resource, message) = (type, name, text)
+        case .secure(let secret): payload = secret
+        }
+        let inserted = try await count(
+            """
+            INSERT INTO notifications (id, sender, recipient, kind, rich_type, resource, message, payload, created_at, read_at)
+            VALUES (\(notification.id), \(notification.sender), \(notification.recipient), \(notification.kind), \(richType), \(resource),
+                    \(message), \(payload), \(notification.createdAt), \(notification.readAt))
+            ON CONFLICT (id) DO NOTHING RETURNING id
+            """)
+        guard inserted > 0 else { throw StoreError(.conflict, "a notification with this id exists") }
+    }
+
+    public func notification(id: String, recipient: String) async throws(StoreError) -> NotificationRecord? {
+        try await notifications("\(unescaped: Self.columns) FROM notifications WHERE id = \(id) AND recipient = \(recipient)").first
+    }
+
+    public func markRead(id: String, at time: Int64) async throws(StoreError) {
+        _ = try await count("UPDATE notifications SET read_at = \(time) WHERE id = \(id) AND read_at IS NULL RETURNING id")
+    }
+
+    public func notifications(recipient: String, limit: Int) async throws(StoreError) -> [NotificationRecord] {
+        try await notifications(
+            "\(unescaped: Self.columns) FROM notifications WHERE recipient = \(recipient) ORDER BY created_at DESC, sequence DESC LIMIT \(limit)")
+    }
+
+    public func deleteNotification(id: String) async throws(StoreError) {
+        _ = try await count("DELETE FROM notifications WHERE id = \(id) RETURNING id")
+    }
+
+    public func deleteNotifications(createdBefore time: Int64) async throws(StoreError) -> Int {
+        try await count("DELETE FROM notifications WHERE created_at < \(time) RETURNING id")
+    }
+
+    static let columns = "SELECT id, sender, recipient, kind, rich_type, resource, message, payload, created_at, read_at"
+
+    private func notifications(_ query: PostgresQuery) async throws(StoreError) -> [NotificationRecord] {
+        try await run {
+            var records: [NotificationRecord] = []
+            for try await row in try await client.query(query, logger: logger) {
+                let (id, sender, recipient, kind, richType, resource, message, payload, created, read) = try row.decode(
+                    (String, String, String, String, String?, String?, String?, String?, Int64, Int64?).self)
+                let content: NotificationRecord.Content
+                switch kind {
+                case "rich":
+                    guard let richType, let resource, let message else { continue }
+                    content = .rich(richType: richType, resource: resource, message: message)
+                case "secure":
+                    guard let payload else { continue }
+                    content = .secure(payload: payload)
+                default:
+                    continue
+                }
+                records.append(
+                    NotificationRecord(id: id, sender: sender, recipient: recipient, content: content, createdAt: created, readAt: read))
+            }
+            return records
+        }
+    }
+
+    // MARK: Plumbing
+
+    /// Rows a statement returned (its `RETURNING` rows), read to the end.
+    private func count(_ query: PostgresQuery) async throws(StoreError) -> Int {
+        try await run {
+            var rows = 0
+            for try await _ in try await client.query(query, logger: logger) { rows += 1 }
+            return rows
+        }
+    }
+
+    /// Runs `body`, turning the driver's errors into ``StoreError``s: a unique key taken is a
+    /// conflict; the database's own text, which may quote values, is never passed on.
+    private func run<Result>(_ body: () async throws -> Result) async throws(StoreError) -> Result {
+        do {
+            return try await body()
+        } catch let error as StoreError {
+            throw error
+        } catch let error as PSQLError {
+            if let state = error.serverInfo?[.sqlState] {
+                if state == "23505" { throw StoreError(.conflict, "the name or id is taken") }
+                logger.error("PostgreSQL refused a statement", metadata: ["sqlstate": "\(state)"])
+                throw StoreError(.storage, "the database refused a statement (SQLSTATE \(state))")
+            }
+            logger.error("PostgreSQL cannot be reached", metadata: ["database": "\(description)", "error": "\(error.code)"])
+            throw StoreError(.unavailable, "cannot reach the database at \(description)")
+        } catch is CancellationError {
+            throw StoreError(.unavailable, "cannot reach the database at \(description)")
+        } catch {
+            throw StoreError(.storage, "the database failed: \(type(of: error))")
+        }
+    }
+}

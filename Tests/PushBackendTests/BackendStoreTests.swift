@@ -1,0 +1,218 @@
+import Foundation
+import PushBackend
+import Synchronization
+import Testing
+
+/// The engines every store test runs against.
+enum StoreEngine: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case sqlite, postgres
+
+    var testDescription: String { rawValue }
+
+    /// A store over a new, empty database.
+    func open() async throws -> any BackendStore {
+        switch self {
+        case .sqlite: try await SQLiteBackendStore.open(dataDirectory: try temporaryDirectory())
+        case .postgres: try await PostgresBackendStore.open(url: try await TestPostgres.makeDatabase())
+        }
+    }
+}
+
+/// What every `BackendStore` promises, checked on SQLite and on PostgreSQL alike.
+@Suite("Backend store: the same behaviour on SQLite and PostgreSQL")
+struct BackendStoreTests {
+    func withStore(_ engine: StoreEngine, _ body: (any BackendStore) async throws -> Void) async throws {
+        let store = try await engine.open()
+        do {
+            try await body(store)
+        } catch {
+            await store.close()
+            throw error
+        }
+        await store.close()
+    }
+
+    func expectConflict(_ body: () async throws(StoreError) -> Void) async {
+        do throws(StoreError) {
+            try await body()
+            Issue.record("no conflict")
+        } catch {
+            #expect(error.code == .conflict)
+        }
+    }
+
+    @Test("Users: added once, listed by name, removed with their notifications, registrations and activity tokens", arguments: StoreEngine.allCases)
+    func users(engine: StoreEngine) async throws {
+        try await withStore(engine) { store in
+            try await store.addUser(UserRecord(name: "bob", passwordHash: "$scrypt$b", role: .sender))
+            try await store.addUser(UserRecord(name: "alice", passwordHash: "$scrypt$a", role: .user))
+            await expectConflict { () async throws(StoreError) in
+                try await store.addUser(UserRecord(name: "alice", passwordHash: "other", role: .sender))
+            }
+            #expect(try await store.users().map(\.name) == ["alice", "bob"])
+            #expect(try await store.user(named: "bob") == UserRecord(name: "bob", passwordHash: "$scrypt$b", role: .sender))
+            #expect(try await store.user(named: "carol") == nil)
+
+            try await store.saveRegistration(
+                RegistrationRecord(id: "r1", owner: "alice", deviceToken: "aa", installationID: "apns-1", updatedAt: 5))
+            try await store.saveActivity(ActivityRecord(id: "a1", owner: "alice", kind: .activity, token: "bb", updatedAt: 5))
+            try await store.addNotification(
+                NotificationRecord(id: "n1", sender: "bob", recipient: "alice", content: .secure(payload: "x"), createdAt: 1))
+            #expect(try await store.removeUser(named: "alice"))
+            #expect(try await !store.removeUser(named: "alice"))
+            #expect(try await store.registration(id: "r1") == nil)
+            #expect(try await store.activity(id: "a1") == nil)
+            #expect(try await store.notification(id: "n1", recipient: "alice") == nil)
+        }
+    }
+
+    @Test(
+        "Registrations: one row per device token, taken over by whoever registers it again; deleted only by their owner",
+        arguments: StoreEngine.allCases)
+    func registrations(engine: StoreEngine) async throws {
+        try await withStore(engine) { store in
+            for name in ["alice", "bob"] { try await store.addUser(UserRecord(name: name, passwordHash: "h", role: .user)) }
+            let first = RegistrationRecord(id: "r1", owner: "alice", deviceToken: "0a0b", installationID: "apns-x", updatedAt: 10)
+            try await store.saveRegistration(first)
+            try await store.saveRegistration(
+                RegistrationRecord(id: "r2", owner: "alice", deviceToken: "0c0d", installationID: "apns-y", updatedAt: 20))
+            #expect(try await store.registration(id: "r1") == first)
+            #expect(try await store.registration(deviceToken: "0a0b") == first)
+            #expect(try await store.registrations(owner: "alice").map(\.id) == ["r1", "r2"])
+
+            let moved = RegistrationRecord(id: "r3", owner: "bob", deviceToken: "0a0b", installationID: "apns-x", updatedAt: 30)
+            try await store.saveRegistration(moved)
+            #expect(try await store.registration(id: "r1") == nil)
+            #expect(try await store.registration(deviceToken: "0a0b") == moved)
+            #expect(try await store.registrations(owner: "alice").map(\.id) == ["r2"])
+            #expect(try await !store.deleteRegistration(id: "r3", owner: "alice"))
+            #expect(try await store.deleteRegistration(id: "r3", owner: "bob"))
+            #expect(try await store.registration(deviceToken: "0a0b") == nil)
+        }
+    }
+
+    @Test("Notifications: ids unique, read by their recipient only, marked read once, newest first, swept by age", arguments: StoreEngine.allCases)
+    func notifications(engine: StoreEngine) async throws {
+        try await withStore(engine) { store in
+            for name in ["alice", "bob"] { try await store.addUser(UserRecord(name: name, passwordHash: "h", role: .user)) }
+            let rich = NotificationRecord(
+                id: "n1", sender: "bob", recipient: "alice", content: .rich(richType: "img", resource: "sunset.png", message: "Sunset 🌅 \"pier\""),
+                createdAt: 100)
+            try await store.addNotification(rich)
+            await expectConflict { () async throws(StoreError) in try await store.addNotification(rich) }
+            // Three in the same millisecond: listed newest first all the same.
+            for index in 2...4 {
+                try await store.addNotification(
+                    NotificationRecord(id: "n\(index)", sender: "alice", recipient: "alice", content: .secure(payload: "s\(index)"), createdAt: 200))
+            }
+            #expect(try await store.notification(id: "n1", recipient: "alice") == rich)
+            #expect(try await store.notification(id: "n1", recipient: "bob") == nil)
+            try await store.markRead(id: "n1", at: 150)
+            try await store.markRead(id: "n1", at: 999)
+            #expect(try await store.notification(id: "n1", recipient: "alice")?.readAt == 150)
+            #expect(try await store.notifications(recipient: "alice", limit: 10).map(\.id) == ["n4", "n3", "n2", "n1"])
+            #expect(try await store.notifications(recipient: "alice", limit: 2).map(\.id) == ["n4", "n3"])
+            #expect(try await store.deleteNotifications(createdBefore: 150) == 1)
+            try await store.deleteNotification(id: "n3")
+            #expect(try await store.notifications(recipient: "alice", limit: 10).map(\.id) == ["n4", "n2"])
+        }
+    }
+
+    @Test(
+        "Activity tokens and channels: saved, replaced by token, deleted by owner or by anyone; channel ids unique", arguments: StoreEngine.allCases)
+    func activitiesAndChannels(engine: StoreEngine) async throws {
+        try await withStore(engine) { store in
+            try await store.addUser(UserRecord(name: "alice", passwordHash: "h", role: .user))
+            let start = ActivityRecord(id: "a1", owner: "alice", kind: .pushToStart, token: "ab", updatedAt: 1)
+            try await store.saveActivity(start)
+            #expect(try await store.activity(id: "a1") == start)
+            let again = ActivityRecord(id: "a2", owner: "alice", kind: .activity, token: "ab", updatedAt: 2)
+            try await store.saveActivity(again)
+            #expect(try await store.activity(id: "a1") == nil)
+            #expect(try await store.activity(id: "a2") == again)
+            #expect(try await !store.deleteActivity(id: "a2", owner: "bob"))
+            #expect(try await store.deleteActivity(id: "a2", owner: nil))
+
+            let channel = ChannelRecord(id: "c1", apnsChannelID: "Y2hhbm5lbA==", creator: "bob", storagePolicy: 1, createdAt: 3)
+            try await store.addChannel(channel)
+            #expect(try await store.channel(id: "c1") == channel)
+            await expectConflict { () async throws(StoreError) in
+                try await store.addChannel(ChannelRecord(id: "c2", apnsChannelID: "Y2hhbm5lbA==", creator: "bob", storagePolicy: 0, createdAt: 4))
+            }
+            #expect(try await store.deleteChannel(id: "c1"))
+            #expect(try await store.channel(id: "c1") == nil)
+        }
+    }
+
+    @Test("200 concurrent writes and reads through one store lose nothing", arguments: StoreEngine.allCases)
+    func concurrency(engine: StoreEngine) async throws {
+        try await withStore(engine) { store in
+            try await store.addUser(UserRecord(name: "alice", passwordHash: "x", role: .user))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<200 {
+                    group.addTask {
+                        let id = String(format: "%032x", index)
+                        try await store.addNotification(
+                            NotificationRecord(
+                                id: id, sender: "alice", recipient: "alice", content: .secure(payload: "n\(index)"), createdAt: Int64(index)))
+                        try await store.markRead(id: id, at: 1)
+                        let read = try await store.notification(id: id, recipient: "alice")
+                        #expect(read?.readAt == 1 && read?.content == .secure(payload: "n\(index)"))
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let all = try await store.notifications(recipient: "alice", limit: 1000)
+            #expect(all.count == 200 && Set(all.map(\.id)).count == 200 && all.first?.createdAt == 199)
+        }
+    }
+
+    @Test("PostgreSQL: instances opening a new database at once migrate it once; a newer schema is refused; the password is never shown")
+    func postgresMigrations() async throws {
+        let url = try await TestPostgres.makeDatabase()
+        let stores = try await withThrowingTaskGroup(of: PostgresBackendStore.self) { group in
+            for _ in 0..<4 { group.addTask { try await PostgresBackendStore.open(url: url) } }
+            var stores: [PostgresBackendStore] = []
+            for try await store in group { stores.append(store) }
+            return stores
+        }
+        for store in stores {
+            #expect(try await store.schemaVersion() == PostgresBackendStore.migrations.count)
+        }
+        // Each store sees what another wrote.
+        try await stores[0].addUser(UserRecord(name: "alice", passwordHash: "h", role: .user))
+        #expect(try await stores[3].user(named: "alice") != nil)
+        for store in stores { await store.close() }
+
+        let database = String(url.split(separator: "/").last!.split(separator: "?").first!)
+        try await TestPostgres.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (99, 0)", database: database)
+        do throws(StoreError) {
+            _ = try await PostgresBackendStore.open(url: url)
+            Issue.record("a newer schema was opened")
+        } catch {
+            #expect(error.code == .schemaTooNew)
+        }
+        try await TestPostgres.execute("DELETE FROM schema_migrations WHERE version = 99", database: database)
+
+        let withPassword = url.replacingOccurrences(of: "postgres@", with: "postgres:s3cret-pw@")
+        let store = try await PostgresBackendStore.open(url: withPassword)
+        #expect(store.description == url.components(separatedBy: "?").first && !store.description.contains("s3cret"))
+        await store.close()
+
+        for bad in ["mysql://u@h/db", "postgres://h/db", "postgres://u@h/", "postgres://u:s3cret-pw@h/db?sslmode=maybe"] {
+            do throws(StoreError) {
+                _ = try await PostgresBackendStore.open(url: bad)
+                Issue.record("\(bad) was taken")
+            } catch {
+                #expect(error.code == .unavailable && !error.message.contains("s3cret"))
+            }
+        }
+        let unreachable = "postgres://u:s3cret-pw@127.0.0.1:1/db?sslmode=disable"
+        do throws(StoreError) {
+            _ = try await PostgresBackendStore.open(url: unreachable, connectTimeout: .seconds(2))
+            Issue.record("nothing listens on port 1")
+        } catch {
+            #expect(error.code == .unavailable && !error.description.contains("s3cret"))
+        }
+    }
+}
