@@ -53,7 +53,10 @@ struct DataDirectory: ParsableArguments {
     @Option(
         name: .customLong("database-url"),
         help: "PostgreSQL instead of SQLite: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require].")
-    var databaseURL: String? = environment("PUSH_BACKEND_DATABASE_URL")
+    var databaseURLOption: String?
+
+    /// `--database-url`, else `PUSH_BACKEND_DATABASE_URL`.
+    var databaseURL: String? { databaseURLOption ?? environment("PUSH_BACKEND_DATABASE_URL") }
 
     /// Opens the chosen store.
     func open(logger: Logger) async throws(StoreError) -> any BackendStore {

@@ -201,8 +201,9 @@ struct BackendCommandTests {
 
         for process in [first, second] {
             kill(process.processIdentifier, SIGTERM)
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0)
+            let deadline = ContinuousClock.now + .seconds(10)
+            while process.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(!process.isRunning && process.terminationStatus == 0)
         }
         let unreachable = try run(["user", "list", "--database-url", "postgres://u:s3cret-pw@127.0.0.1:1/db?sslmode=disable"])
         #expect(unreachable.0 == 1 && unreachable.2.contains("cannot reach the database at postgres://u@127.0.0.1:1/db"))
