@@ -191,7 +191,12 @@ let package = Package(
         // One test target per module. The CLI and backend tests run the binaries `swift build` put
         // beside the test bundle (`make test` builds them first); no test target links an executable.
         .target(name: "PushTestSupport", path: "Tests/PushTestSupport"),
-        .target(name: "HubTestSupport", dependencies: ["HubEmulator", "NotificationHubs", "PushSAS"], path: "Tests/HubTestSupport"),
+        .target(
+            name: "HubTestSupport",
+            dependencies: [
+                "HubEmulator", "NotificationHubs", "PushSAS", serverProduct("ServiceLifecycle", "swift-service-lifecycle"),
+                serverProduct("Logging", "swift-log"),
+            ], path: "Tests/HubTestSupport"),
         .testTarget(name: "PushJSONTests", dependencies: ["PushJSON", "PushTestSupport"]),
         // Records/ is read from the source tree by path.
         .testTarget(name: "PushAPNsTests", dependencies: ["PushAPNs", "PushTestSupport"], exclude: ["Records"]),
@@ -234,7 +239,8 @@ let package = Package(
             name: "APNsTests",
             dependencies: [
                 "APNs", "APNsEmulator", "PushAPNs", "PushAPNsTokens", "PushCore", "PushTestSupport",
-                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Crypto", package: "swift-crypto"), serverProduct("ServiceLifecycle", "swift-service-lifecycle"),
+                serverProduct("Logging", "swift-log"),
                 serverProduct("AsyncHTTPClient", "async-http-client"),
                 serverProduct("NIOCore", "swift-nio"), serverProduct("NIOSSL", "swift-nio-ssl"),
             ]

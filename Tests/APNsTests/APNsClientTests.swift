@@ -2,10 +2,12 @@ import APNs
 import APNsEmulator
 import AsyncHTTPClient
 import Foundation
+import Logging
 import NIOCore
 import NIOSSL
 import PushAPNs
 import PushAPNsTokens
+import ServiceLifecycle
 import Synchronization
 import Testing
 
@@ -45,9 +47,14 @@ func withEmulatorAndClient<R: Sendable>(
     let identity = try identity ?? APNsEmulatorIdentity.generate()
     let emulator = APNsEmulator(keys: [TestKey.privateKey.verification], bundleIDs: [TestKey.bundleID], clock: clock.clock)
     let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+    // Stopped gracefully: cancelling a Hummingbird server whose accepted connections are still
+    // being set up can trap inside NIO ("Deinited NIOAsyncWriter without calling finish()").
+    let service = ServiceGroup(
+        services: [try emulator.application(port: 0, identity: identity) { continuation.yield($0) }],
+        logger: Logger(label: "apns-emulator", factory: { _ in SwiftLogNoOpLogHandler() }))
     return try await withThrowingTaskGroup(of: R?.self) { group in
         group.addTask {
-            try await emulator.run(port: 0, identity: identity) { continuation.yield($0) }
+            try await service.run()
             return nil
         }
         var iterator = ports.makeAsyncIterator()
@@ -60,11 +67,11 @@ func withEmulatorAndClient<R: Sendable>(
         do {
             let result = try await body(emulator, client, cache, port)
             try await client.shutdown()
-            group.cancelAll()
+            await service.triggerGracefulShutdown()
             return result
         } catch {
             try? await client.shutdown()
-            group.cancelAll()
+            await service.triggerGracefulShutdown()
             throw error
         }
     }

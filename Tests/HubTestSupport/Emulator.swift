@@ -1,6 +1,8 @@
 import HubEmulator
+import Logging
 import NotificationHubs
 import PushSAS
+import ServiceLifecycle
 
 private let namespace = "Endpoint=sb://test-ns.servicebus.windows.net/;SharedAccessKeyName=DefaultFullSharedAccessSignature;SharedAccessKey="
 package let fullAccess = namespace + "c2VjcmV0LWtleS1vbmU="
@@ -12,11 +14,27 @@ package func withEmulator<Result: Sendable>(
 ) async throws -> Result {
     let emulator = HubEmulator(hubs: [EmulatedHub(name: "hub", connection: try ConnectionString(connectionString))])
     let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-    let server = Task { try await emulator.run(port: 0) { continuation.yield($0) } }
-    defer { server.cancel() }
+    // Stopped gracefully: cancelling a Hummingbird server whose accepted connections are still
+    // being set up can trap inside NIO ("Deinited NIOAsyncWriter without calling finish()").
+    let service = ServiceGroup(
+        services: [emulator.application(port: 0) { continuation.yield($0) }],
+        logger: Logger(label: "hub-emulator", factory: { _ in SwiftLogNoOpLogHandler() }))
+    let server = Task { try await service.run() }
     var iterator = ports.makeAsyncIterator()
-    guard let port = await iterator.next() else { throw NotificationHubError(.serverError, "the emulator did not start") }
-    return try await body(emulator, "http://127.0.0.1:\(port)")
+    guard let port = await iterator.next() else {
+        server.cancel()
+        throw NotificationHubError(.serverError, "the emulator did not start")
+    }
+    do {
+        let result = try await body(emulator, "http://127.0.0.1:\(port)")
+        await service.triggerGracefulShutdown()
+        _ = await server.result
+        return result
+    } catch {
+        await service.triggerGracefulShutdown()
+        _ = await server.result
+        throw error
+    }
 }
 
 package func client(

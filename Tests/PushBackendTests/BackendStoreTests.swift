@@ -13,7 +13,9 @@ enum StoreEngine: String, CaseIterable, CustomTestStringConvertible, Sendable {
     func open() async throws -> any BackendStore {
         switch self {
         case .sqlite: try await SQLiteBackendStore.open(dataDirectory: try temporaryDirectory())
-        case .postgres: try await PostgresBackendStore.open(url: try await TestPostgres.makeDatabase())
+        // A minute to connect: beside the CPU-bound tests that hold both cooperative threads, the
+        // client's connection pool can wait a long time for a turn.
+        case .postgres: try await PostgresBackendStore.open(url: try await TestPostgres.makeDatabase(), connectTimeout: .seconds(60))
         }
     }
 }
@@ -171,7 +173,7 @@ struct BackendStoreTests {
     func postgresMigrations() async throws {
         let url = try await TestPostgres.makeDatabase()
         let stores = try await withThrowingTaskGroup(of: PostgresBackendStore.self) { group in
-            for _ in 0..<4 { group.addTask { try await PostgresBackendStore.open(url: url) } }
+            for _ in 0..<4 { group.addTask { try await PostgresBackendStore.open(url: url, connectTimeout: .seconds(60)) } }
             var stores: [PostgresBackendStore] = []
             for try await store in group { stores.append(store) }
             return stores
@@ -187,7 +189,7 @@ struct BackendStoreTests {
         let database = String(url.split(separator: "/").last!.split(separator: "?").first!)
         try await TestPostgres.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (99, 0)", database: database)
         do throws(StoreError) {
-            _ = try await PostgresBackendStore.open(url: url)
+            _ = try await PostgresBackendStore.open(url: url, connectTimeout: .seconds(60))
             Issue.record("a newer schema was opened")
         } catch {
             #expect(error.code == .schemaTooNew)
@@ -195,13 +197,13 @@ struct BackendStoreTests {
         try await TestPostgres.execute("DELETE FROM schema_migrations WHERE version = 99", database: database)
 
         let withPassword = url.replacingOccurrences(of: "postgres@", with: "postgres:s3cret-pw@")
-        let store = try await PostgresBackendStore.open(url: withPassword)
+        let store = try await PostgresBackendStore.open(url: withPassword, connectTimeout: .seconds(60))
         #expect(store.description == url.components(separatedBy: "?").first && !store.description.contains("s3cret"))
         await store.close()
 
         for bad in ["mysql://u@h/db", "postgres://h/db", "postgres://u@h/", "postgres://u:s3cret-pw@h/db?sslmode=maybe"] {
             do throws(StoreError) {
-                _ = try await PostgresBackendStore.open(url: bad)
+                _ = try await PostgresBackendStore.open(url: bad, connectTimeout: .seconds(60))
                 Issue.record("\(bad) was taken")
             } catch {
                 #expect(error.code == .unavailable && !error.message.contains("s3cret"))
