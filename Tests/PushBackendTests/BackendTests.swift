@@ -275,37 +275,6 @@ struct BackendStorageTests {
         await store.close()
     }
 
-    @Test("Concurrent writes and reads through one store lose nothing")
-    func concurrentStore() async throws {
-        let store = try await SQLiteBackendStore.open(dataDirectory: try temporaryDirectory())
-        try await store.addUser(UserRecord(name: "alice", passwordHash: "x", role: .user))
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for index in 0..<200 {
-                group.addTask {
-                    let id = String(format: "%032x", index)
-                    try await store.addNotification(
-                        NotificationRecord(
-                            id: id, sender: "alice", recipient: "alice", content: .secure(payload: "n\(index)"), createdAt: Int64(index)))
-                    try await store.markRead(id: id, at: 1)
-                    let read = try await store.notification(id: id, recipient: "alice")
-                    #expect(read?.readAt == 1 && read?.content == .secure(payload: "n\(index)"))
-                }
-            }
-            try await group.waitForAll()
-        }
-        let all = try await store.notifications(recipient: "alice", limit: 1000)
-        #expect(all.count == 200 && Set(all.map(\.id)).count == 200 && all.first?.createdAt == 199)
-        do throws(StoreError) {
-            try await store.addUser(UserRecord(name: "alice", passwordHash: "y", role: .sender))
-            Issue.record("a second alice was added")
-        } catch {
-            #expect(error.code == .conflict)
-        }
-        #expect(try await store.removeUser(named: "alice"))
-        #expect(try await store.notifications(recipient: "alice", limit: 10).isEmpty)
-        await store.close()
-    }
-
     @Test("A database from a newer version is refused, not downgraded; a file where the directory should be is refused")
     func refusals() async throws {
         let directory = try temporaryDirectory()
