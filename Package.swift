@@ -51,6 +51,9 @@ let package = Package(
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.1.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
     ],
     targets: [
         // The core: four modules by concern and an umbrella that re-exports them.
@@ -125,6 +128,7 @@ let package = Package(
                 serverProduct("HummingbirdAuth", "hummingbird-auth"),
                 serverProduct("NIOHTTPTypes", "swift-nio-extras"), serverProduct("SQLiteNIO", "sqlite-nio"),
                 serverProduct("PostgresNIO", "postgres-nio"), serverProduct("ServiceLifecycle", "swift-service-lifecycle"),
+                serverProduct("Metrics", "swift-metrics"), serverProduct("Tracing", "swift-distributed-tracing"),
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
                 serverProduct("Logging", "swift-log"), serverProduct("NIOCore", "swift-nio"),
                 serverProduct("NIOPosix", "swift-nio"), serverProduct("NIOSSL", "swift-nio-ssl"),
@@ -157,6 +161,8 @@ let package = Package(
             dependencies: [
                 "PushBackend", "HubEmulator", "APNsEmulator", "APNs", "PushAPNsTokens", "PushCore",
                 serverProduct("ArgumentParser", "swift-argument-parser"), serverProduct("Logging", "swift-log"),
+                serverProduct("Hummingbird", "hummingbird"), serverProduct("Metrics", "swift-metrics"),
+                serverProduct("Prometheus", "swift-prometheus"),
                 serverProduct("ServiceLifecycle", "swift-service-lifecycle"), serverProduct("NIOSSL", "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -233,6 +239,7 @@ let package = Package(
                 serverProduct("AsyncHTTPClient", "async-http-client"), serverProduct("NIOCore", "swift-nio"),
                 serverProduct("Hummingbird", "hummingbird"), serverProduct("HummingbirdTesting", "hummingbird"),
                 serverProduct("SQLiteNIO", "sqlite-nio"), serverProduct("Logging", "swift-log"),
+                serverProduct("Tracing", "swift-distributed-tracing"), serverProduct("InMemoryTracing", "swift-distributed-tracing"),
             ]
         ),
         .testTarget(

@@ -51,6 +51,7 @@ public final class Authenticator: Sendable {
     private let cacheKey: [UInt8] = SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }
     private let remembered = Mutex<[String: Remembered]>([:])
     private let inFlight = Mutex<[Attempt: Task<Bool, Never>]>([:])
+    private let metrics = BackendMetrics()
     /// Checked for names that do not exist, so that they take as long as wrong passwords. Made on
     /// first use, once per process (so the first unknown name costs one hash more).
     private static let decoy = PasswordHash(hashing: "decoy", parameters: .standard)
@@ -77,6 +78,15 @@ public final class Authenticator: Sendable {
     ///   `Retry-After`) beyond the address's or the name's budget; `loginBusy` (503) when the
     ///   checks already waiting fill the queue.
     public func authenticate(authorization: String?, client: String) async throws(APIError) -> User {
+        do {
+            return try await identify(authorization: authorization, client: client)
+        } catch {
+            metrics.loginsRefused.increment()
+            throw error
+        }
+    }
+
+    private func identify(authorization: String?, client: String) async throws(APIError) -> User {
         guard let authorization, let (name, password) = Self.basicCredentials(authorization) else {
             throw .unauthorized("send HTTP Basic credentials")
         }
@@ -94,10 +104,13 @@ public final class Authenticator: Sendable {
             throw .unauthorized("wrong user name or password")
         }
         let attempt = Attempt(name: user.name, storedHash: user.passwordHash, passwordMAC: mac)
-        if !isRemembered(attempt) {
+        if isRemembered(attempt) {
+            metrics.loginCacheHits.increment()
+        } else {
             guard try await budgetedCheck(attempt, password: password, hash: hash, client: client) else {
                 throw .unauthorized("wrong user name or password")
             }
+            metrics.loginsChecked.increment()
         }
         return User(name: user.name, role: user.role)
     }

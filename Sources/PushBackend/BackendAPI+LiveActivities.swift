@@ -100,7 +100,9 @@ extension BackendAPI {
         let payload = try checked(update.payload(), apns: apns)
         let result: APNsSendResult
         do throws(APNsClientError) {
-            result = try await apns.client.send(payload, headers: APNsHeaders(for: payload, topic: apns.topic), to: [activity.token])[0]
+            result = try await metrics.push(.liveActivity, delivered: \.isDelivered) { () async throws(APNsClientError) in
+                try await apns.client.send(payload, headers: APNsHeaders(for: payload, topic: apns.topic), to: [activity.token])[0]
+            }
         } catch {
             throw APIError(status: 500, code: "internal", "the push could not be sent: \(error.message)")
         }
@@ -191,8 +193,10 @@ extension BackendAPI {
         let result: APNsBroadcastResult
         do throws(APNsClientError) {
             // A channel that stores nothing takes expiration 0 only: deliver now or never.
-            result = try await apns.client.broadcast(
-                payload, to: record.apnsChannelID, bundleID: apns.topic, expiration: record.storagePolicy == 0 ? 0 : nil)
+            result = try await metrics.push(.broadcast, delivered: \.isDelivered) { () async throws(APNsClientError) in
+                try await apns.client.broadcast(
+                    payload, to: record.apnsChannelID, bundleID: apns.topic, expiration: record.storagePolicy == 0 ? 0 : nil)
+            }
         } catch {
             throw APIError(status: 500, code: "internal", "the broadcast could not be sent: \(error.message)")
         }

@@ -66,6 +66,7 @@ package struct BackendAPI: Sendable {
     let sender: PushSender
     let images: ResourceRegistry
     let defaultImage: String
+    let metrics = BackendMetrics()
     /// Registrations of one device token, one at a time in this process: each stores its row and
     /// brings the hub in line before the next starts, so the hub's writes keep the rows' order.
     private let registrations = KeyedSerializer<String>()
@@ -95,6 +96,9 @@ package struct BackendAPI: Sendable {
     /// Basic authentication.
     package func router() -> Router<Context> {
         let router = Router(context: Context.self)
+        // Outermost, so that they see the answer RequestLogging makes of an error.
+        router.add(middleware: MetricsMiddleware())
+        router.add(middleware: TracingMiddleware())
         router.add(middleware: RequestLogging())
         router.add(middleware: ExactPaths())
         refuseOtherMethods(on: router, "/api/register", allowed: [.post])
@@ -256,9 +260,11 @@ package struct BackendAPI: Sendable {
         try await store.addNotification(record)
         // Stored before sending: the device may ask for it as soon as the push arrives.
         do {
-            switch sender {
-            case .hub(let hub): try await hub.send(payload, to: .tag("username:\(recipient)"))
-            case .apns(let apns): try await send(payload, to: recipient, apns: apns, logger: logger)
+            try await metrics.push(.notification) {
+                switch sender {
+                case .hub(let hub): try await hub.send(payload, to: .tag("username:\(recipient)"))
+                case .apns(let apns): try await send(payload, to: recipient, apns: apns, logger: logger)
+                }
             }
         } catch {
             logger.notice("push not sent; notification withdrawn", metadata: ["notification": "\(id)"])

@@ -128,11 +128,12 @@ public struct PushBackendService: Service {
     public func run() async throws {
         let (configuration, logger, onListening) = (self.configuration, self.logger, self.onListening)
         _ = try RichPushImages.registry.resource(named: configuration.defaultImage)
-        let store: any BackendStore =
+        let store =
             if let url = configuration.databaseURL {
-                try await PostgresBackendStore.open(url: url, logger: logger)
+                InstrumentedStore(base: try await PostgresBackendStore.open(url: url, logger: logger), system: "postgresql")
             } else {
-                try await SQLiteBackendStore.open(dataDirectory: configuration.dataDirectory, logger: logger)
+                InstrumentedStore(
+                    base: try await SQLiteBackendStore.open(dataDirectory: configuration.dataDirectory, logger: logger), system: "sqlite")
             }
         let authenticator = Authenticator(store: store, limits: configuration.logins)
         var apnsClient: APNsClient?

@@ -81,6 +81,8 @@ struct Serve: AsyncParsableCommand {
             and prints "apns emulator on https://127.0.0.1:PORT" as its second line.
             --content-state-schema (and --attributes-schema) declare the app's Live Activity types,
             as for `pushcore lint`; pushes that would not decode are refused before sending.
+            --metrics-port serves Prometheus metrics on a port of their own and prints
+            "metrics on http://HOST:PORT" after those lines.
             SIGTERM or SIGINT stops it gracefully.
 
             Examples:
@@ -126,9 +128,17 @@ struct Serve: AsyncParsableCommand {
     var sendPerMinute: Int = Int(BackendConfiguration.defaultSendQuota.perSecond * 60)
     @Option(name: .customLong("retention-days"), help: "Days notifications are kept; older ones are deleted every hour.")
     var retentionDays: Int = 30
+    @Option(
+        name: .customLong("metrics-port"),
+        help: "Serve Prometheus metrics at GET /metrics on this port of --host (0 picks a free one); off when not given.")
+    var metricsPort: Int?
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
+        if let metricsPort {
+            guard (0...65_535).contains(metricsPort) else { throw ValidationError("--metrics-port must be 0 to 65535") }
+            guard metricsPort == 0 || metricsPort != port else { throw ValidationError("--metrics-port must differ from --port") }
+        }
         guard (1...3600).contains(idleTimeout), (1...3600).contains(requestHeadTimeout) else {
             throw ValidationError("--idle-timeout and --request-head-timeout are 1 to 3600 seconds")
         }
@@ -222,16 +232,26 @@ struct Serve: AsyncParsableCommand {
                 idleTimeout: .seconds(idleTimeout), requestHeadTimeout: .seconds(requestHeadTimeout), maximumConnections: maxConnections),
             sendQuota: RateLimit(burst: sendBurst, perSecond: Double(sendPerMinute) / 60),
             retention: .seconds(retentionDays * 24 * 3600))
-        let host = self.host
         var services: [any Service] = []
+        var metrics: MetricsEndpoint?
+        if let metricsPort {
+            let endpoint = MetricsEndpoint(host: host, port: metricsPort, logger: Logger(label: "push-backend"))
+            services.append(endpoint.service)
+            metrics = endpoint
+        }
+        // stdout's lines, in this order, are what scripts read: the API, an emulator, the metrics.
+        let host = self.host
+        let announce: @Sendable (_ port: Int, _ emulator: String?) async -> Void = { [metrics] port, emulator in
+            print("listening on http://\(host):\(port)")
+            if let emulator { print(emulator) }
+            if let port = await metrics?.port() { print("metrics on http://\(host):\(port)") }
+            fflush(nil)  // stdout is a pipe when scripts read it
+        }
         let backend: PushBackendService
         let liveActivity = try liveActivitySchema()
         if delivery == "apns" && !demo {
             let settings = try apnsSettings(liveActivity: liveActivity)
-            backend = PushBackendService(configuration, delivery: { .apns(settings) }) { port in
-                print("listening on http://\(host):\(port)")
-                fflush(nil)
-            }
+            backend = PushBackendService(configuration, delivery: { .apns(settings) }) { port in await announce(port, nil) }
         } else if delivery == "apns" {
             var emulatorLogger = Logger(label: "apns-emulator")
             emulatorLogger[metadataKey: "component"] = "apns-emulator"
@@ -239,16 +259,11 @@ struct Serve: AsyncParsableCommand {
             services.append(demoAPNs.service)
             Logger(label: "push-backend").notice("demo mode: pushes go to the APNs emulator", metadata: ["topic": "\(demoAPNs.topic)"])
             backend = PushBackendService(configuration, delivery: { .apns(try await demoAPNs.settings(liveActivity: liveActivity)) }) { port in
-                print("listening on http://\(host):\(port)")
-                if let emulator = demoAPNs.port { print("apns emulator on https://127.0.0.1:\(emulator)") }
-                fflush(nil)
+                await announce(port, demoAPNs.port.map { "apns emulator on https://127.0.0.1:\($0)" })
             }
         } else if !demo, let connectionString = hub.connectionString, let name = hub.name {
             let settings = HubSettings(connectionString: connectionString, hubName: name, endpoint: hub.endpoint)
-            backend = PushBackendService(configuration, hub: settings) { port in
-                print("listening on http://\(host):\(port)")
-                fflush(nil)  // stdout is a pipe when scripts read it
-            }
+            backend = PushBackendService(configuration, hub: settings) { port in await announce(port, nil) }
         } else {
             var emulatorLogger = Logger(label: "hub-emulator")
             emulatorLogger[metadataKey: "component"] = "hub-emulator"
@@ -256,9 +271,7 @@ struct Serve: AsyncParsableCommand {
             services.append(demoHub.service)
             Logger(label: "push-backend").notice("demo mode: pushes go to the hub emulator")
             backend = PushBackendService(configuration, delivery: { .hub(try await demoHub.settings()) }) { port in
-                print("listening on http://\(host):\(port)")
-                if let emulator = demoHub.port { print("hub emulator on http://127.0.0.1:\(emulator)") }
-                fflush(nil)
+                await announce(port, demoHub.port.map { "hub emulator on http://127.0.0.1:\($0)" })
             }
         }
         // The backend last, so that it stops first: requests in flight may still send to the emulator.

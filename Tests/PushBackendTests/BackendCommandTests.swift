@@ -13,22 +13,31 @@ import Testing
 struct BackendCommandTests {
     static let binary = PushCoreBinary.builtExecutable("push-backend")
 
-    /// Starts `push-backend serve --port 0 … --log-level warning` and reads its two address lines:
-    /// `listening on http://127.0.0.1:PORT`, then the emulator's, `LABEL SCHEME://127.0.0.1:PORT`.
-    func serve(_ arguments: [String], emulator label: String) async throws -> (process: Process, base: String, emulator: String) {
+    /// Starts `push-backend serve --port 0 … --log-level warning` and reads its address lines:
+    /// `listening on http://127.0.0.1:PORT`, then the emulator's, `LABEL SCHEME://127.0.0.1:PORT`,
+    /// then with `--metrics-port`, `metrics on http://127.0.0.1:PORT` (else `metrics` is empty).
+    func serve(
+        _ arguments: [String], emulator label: String
+    ) async throws -> (process: Process, base: String, emulator: String, metrics: String) {
         let process = Process()
         process.executableURL = Self.binary
         process.arguments = ["serve", "--port", "0", "--log-level", "warning"] + arguments
         let output = Pipe()
         process.standardOutput = output
         try process.run()
-        let lines = await readLines(2, from: output.fileHandleForReading)
-        guard lines.count == 2, lines[0].hasPrefix("listening on http://127.0.0.1:"), lines[1].hasPrefix(label) else {
+        let withMetrics = arguments.contains("--metrics-port")
+        let lines = await readLines(withMetrics ? 3 : 2, from: output.fileHandleForReading)
+        guard lines.count == (withMetrics ? 3 : 2), lines[0].hasPrefix("listening on http://127.0.0.1:"), lines[1].hasPrefix(label),
+            !withMetrics || lines[2].hasPrefix("metrics on http://127.0.0.1:")
+        else {
             process.terminate()
             Issue.record("serve printed \(lines)")
             throw CancellationError()
         }
-        return (process, String(lines[0].dropFirst("listening on ".count)), String(lines[1].dropFirst(label.count)))
+        return (
+            process, String(lines[0].dropFirst("listening on ".count)), String(lines[1].dropFirst(label.count)),
+            withMetrics ? String(lines[2].dropFirst("metrics on ".count)) : ""
+        )
     }
 
     /// Runs a `push-backend` command to its end with `stdin`; its status, stdout and stderr.
@@ -85,7 +94,7 @@ struct BackendCommandTests {
         let directory = try temporaryDirectory()
         #expect(try run(["user", "add", "alice", "--data-dir", directory], stdin: "alice-pw\n").0 == 0)
 
-        let (process, base, emulator) = try await serve(["--data-dir", directory, "--demo"], emulator: "hub emulator on ")
+        let (process, base, emulator, _) = try await serve(["--data-dir", directory, "--demo"], emulator: "hub emulator on ")
         defer { if process.isRunning { process.terminate() } }
         #expect(emulator.hasPrefix("http://127.0.0.1:"))
         let backend = RemoteBackend(base: base)
@@ -130,7 +139,7 @@ struct BackendCommandTests {
         let schema = directory + "/state.json"
         try #"{"score":"integer"}"#.write(toFile: schema, atomically: true, encoding: .utf8)
 
-        let (process, base, emulator) = try await serve(
+        let (process, base, emulator, _) = try await serve(
             ["--data-dir", directory, "--demo", "--delivery", "apns", "--content-state-schema", schema], emulator: "apns emulator on ")
         defer { if process.isRunning { process.terminate() } }
         #expect(emulator.hasPrefix("https://127.0.0.1:"))
@@ -173,6 +182,46 @@ struct BackendCommandTests {
         #expect(!process.isRunning && process.terminationStatus == 0)
     }
 
+    @Test("serve --metrics-port 0: its address third; /metrics counts requests by route and status, logins, pushes and store calls")
+    func metrics() async throws {
+        let directory = try temporaryDirectory()
+        #expect(try run(["user", "add", "alice", "--data-dir", directory], stdin: "alice-pw\n").0 == 0)
+        let (process, base, _, metrics) = try await serve(
+            ["--data-dir", directory, "--demo", "--metrics-port", "0"], emulator: "hub emulator on ")
+        defer { if process.isRunning { process.terminate() } }
+        let backend = RemoteBackend(base: base)
+        let id = try await backend.notify(as: "alice", #"{"kind": "secure", "payload": "counted"}"#)
+        for _ in 0..<3 { #expect(try await backend.call(.GET, "/api/notifications/\(id)", as: "alice").status == 200) }
+        #expect(try await backend.call(.GET, "/api/notifications", as: "alice", password: "wrong").status == 401)
+        #expect(try await backend.call(.GET, "/metrics", as: nil).status == 404)  // never on the API's port
+
+        let scraped = try await RemoteBackend(base: metrics).call(.GET, "/metrics", as: nil)
+        #expect(scraped.status == 200 && scraped.header("Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
+        var samples: [String: Double] = [:]
+        for line in scraped.text.split(separator: "\n") where !line.hasPrefix("#") {
+            guard let space = line.lastIndex(of: " ") else { continue }
+            samples[String(line[..<space])] = Double(line[line.index(after: space)...])
+        }
+        let route = #"http_route="/api/notifications/{id}",http_request_method="GET",http_response_status_code="200""#
+        #expect(samples["hb_requests{\(route)}"] == 3)
+        #expect(samples[#"hb_requests{http_route="/api/notifications",http_request_method="GET",http_response_status_code="401"}"#] == 1)
+        #expect(samples["http_server_request_duration_count{\(route)}"] == 3)
+        // The first request ran scrypt; the three fetches were remembered; the wrong password was refused.
+        #expect(samples[#"push_backend_logins_total{result="checked"}"#] == 1)
+        #expect(samples[#"push_backend_logins_total{result="cache_hit"}"#] == 3)
+        #expect(samples[#"push_backend_logins_total{result="refused"}"#] == 1)
+        #expect(samples[#"push_backend_pushes_total{kind="notification",outcome="sent"}"#] == 1)
+        #expect(samples[#"push_backend_store_duration_seconds_count{operation="add_notification"}"#] == 1)
+        #expect(samples[#"push_backend_store_duration_seconds_count{operation="notification"}"#] == 3)
+        #expect(samples[#"push_backend_store_duration_seconds_count{operation="user"}"#] == 5)
+        #expect(!scraped.text.contains("counted") && !scraped.text.contains("alice-pw"))
+
+        kill(process.processIdentifier, SIGTERM)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while process.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(!process.isRunning && process.terminationStatus == 0)
+    }
+
     @Test("PostgreSQL (--database-url): users managed by the command, two serve instances sharing one database, the password never shown")
     func postgres() async throws {
         let url = try await TestPostgres.makeDatabase().replacingOccurrences(of: "postgres@", with: "postgres:s3cret-pw@")
@@ -183,9 +232,9 @@ struct BackendCommandTests {
         let listed = try run(["user", "list", "--database-url", url])
         #expect(listed.1 == "alice\tuser\nbob\tsender\n")
 
-        let (first, firstBase, _) = try await serve(["--data-dir", directory, "--demo", "--database-url", url], emulator: "hub emulator on ")
+        let (first, firstBase, _, _) = try await serve(["--data-dir", directory, "--demo", "--database-url", url], emulator: "hub emulator on ")
         defer { if first.isRunning { first.terminate() } }
-        let (second, secondBase, _) = try await serve(["--data-dir", directory, "--demo", "--database-url", url], emulator: "hub emulator on ")
+        let (second, secondBase, _, _) = try await serve(["--data-dir", directory, "--demo", "--database-url", url], emulator: "hub emulator on ")
         defer { if second.isRunning { second.terminate() } }
         let (a, b) = (RemoteBackend(base: firstBase), RemoteBackend(base: secondBase))
         // Made through one instance, read through the other; read state and the recipient-only rule hold.

@@ -1,0 +1,53 @@
+import Metrics
+import Tracing
+
+/// The backend's own metrics, beside Hummingbird's per-route request metrics, through swift-metrics:
+/// whichever backend the process bootstraps receives them (`push-backend serve --metrics-port`
+/// bootstraps Prometheus); with none, they cost next to nothing. Made when the service starts, so
+/// that a process bootstrapping its metrics system first gets real handlers.
+///
+/// - `push_backend_logins_total{result}`: `cache_hit` (no password check ran), `checked` (scrypt
+///   ran and matched) or `refused` (no credentials, an unknown name, a wrong password, a budget
+///   spent).
+/// - `push_backend_pushes_total{kind, outcome}`: `notification`, `live_activity` or `broadcast`;
+///   `sent` or `failed` (the hub or APNs call threw, or APNs reached none of the devices).
+/// - `push_backend_store_duration_seconds{operation}`: each store call (``InstrumentedStore``).
+struct BackendMetrics: Sendable {
+    let loginCacheHits = Counter(label: "push_backend_logins_total", dimensions: [("result", "cache_hit")])
+    let loginsChecked = Counter(label: "push_backend_logins_total", dimensions: [("result", "checked")])
+    let loginsRefused = Counter(label: "push_backend_logins_total", dimensions: [("result", "refused")])
+
+    enum PushKind: String {
+        case notification
+        case liveActivity = "live_activity"
+        case broadcast
+    }
+
+    /// Runs a hub or APNs call in a client span and counts it: `failed` when it throws or
+    /// `delivered` says APNs took it for no device, `sent` otherwise.
+    func push<Answer, Failure: Error>(
+        _ kind: PushKind, delivered: (Answer) -> Bool = { _ in true }, _ call: () async throws(Failure) -> Answer
+    ) async throws(Failure) -> Answer {
+        let span = startSpan("push.\(kind.rawValue)", ofKind: .client)
+        defer { span.end() }
+        // Bound as the task's context, so that the client's own spans nest under this one.
+        let result = await InstrumentationContext.$current.withValue(span.context) { await Self.capture(call) }
+        let outcome: String
+        switch result {
+        case .success(let answer): outcome = delivered(answer) ? "sent" : "failed"
+        case .failure(let error):
+            span.recordError(error)
+            outcome = "failed"
+        }
+        Counter(label: "push_backend_pushes_total", dimensions: [("kind", kind.rawValue), ("outcome", outcome)]).increment()
+        return try result.get()
+    }
+
+    private static func capture<Answer, Failure: Error>(_ call: () async throws(Failure) -> Answer) async -> Result<Answer, Failure> {
+        do {
+            return .success(try await call())
+        } catch {
+            return .failure(error)
+        }
+    }
+}
