@@ -7,6 +7,7 @@ import PushBackend
 import PushCore
 import PushTestSupport
 import RichPushImages
+import Synchronization
 import Testing
 
 @Suite("push-backend command")
@@ -222,7 +223,7 @@ struct BackendCommandTests {
         #expect(!process.isRunning && process.terminationStatus == 0)
     }
 
-    @Test("PostgreSQL (--database-url): users managed by the command, two serve instances sharing one database, the password never shown")
+    @Test("PostgreSQL (--database-url): users managed by the command, the rich and secure flows across two instances, the password never shown")
     func postgres() async throws {
         let url = try await TestPostgres.makeDatabase().replacingOccurrences(of: "postgres@", with: "postgres:s3cret-pw@")
         let directory = try temporaryDirectory()
@@ -242,7 +243,13 @@ struct BackendCommandTests {
         let fetched = try await b.call(.GET, "/api/notifications/\(id)", as: "alice")
         #expect(fetched.status == 200 && fetched.text == #"{"Payload":"across instances"}"#)
         #expect(try await b.call(.GET, "/api/notifications/\(id)", as: "bob").status == 404)
-        #expect(try await a.call(.GET, "/api/notifications", as: "alice").json().root["notifications"]?[0]?["read"]?.bool == true)
+        let rich = try await b.notify(as: "bob", #"{"kind": "rich", "message": "an image", "resource": "sunset.png", "to": "alice"}"#)
+        let image = try await a.call(.GET, "/api/notifications/\(rich)", as: "alice")
+        let sunset = try RichPushImages.registry.resource(named: "sunset.png")
+        #expect(image.status == 200 && image.body == sunset.bytes)
+        let inbox = try await b.call(.GET, "/api/notifications", as: "alice").json().root["notifications"]
+        #expect(inbox?.count == 2 && inbox?[0]?["id"]?.string == rich && inbox?[1]?["id"]?.string == id)
+        #expect(inbox?[0]?["read"]?.bool == true && inbox?[1]?["read"]?.bool == true)
         // A user removed through the command stops working on both instances at once.
         #expect(try run(["user", "remove", "alice", "--database-url", url]).0 == 0)
         #expect(try await a.call(.GET, "/api/notifications", as: "alice").status == 401)
@@ -259,6 +266,61 @@ struct BackendCommandTests {
         #expect(!(added.1 + added.2 + listed.2 + unreachable.2).contains("s3cret"))
     }
 
+    @Test("SIGKILL of one instance during a burst of POSTs: every 201 is in the database, and the other instance keeps answering")
+    func killedInstance() async throws {
+        let url = try await TestPostgres.makeDatabase()
+        #expect(try run(["user", "add", "alice", "--database-url", url], stdin: "alice-pw\n").0 == 0)
+        let directory = try temporaryDirectory()
+        let arguments = ["--data-dir", directory, "--demo", "--database-url", url, "--send-burst", "100000", "--send-per-minute", "100000"]
+        let (doomed, doomedBase, _, _) = try await serve(arguments, emulator: "hub emulator on ")
+        defer { if doomed.isRunning { doomed.terminate() } }
+        let (survivor, survivorBase, _, _) = try await serve(arguments, emulator: "hub emulator on ")
+        defer { if survivor.isRunning { survivor.terminate() } }
+        let (a, b) = (RemoteBackend(base: doomedBase, timeout: .seconds(5)), RemoteBackend(base: survivorBase))
+        _ = try await a.call(.GET, "/api/notifications", as: "alice")  // the login cache, so the burst is not scrypt-bound
+
+        // 16 senders post at once; the instance is killed when the 100th is answered 201, under
+        // the requests still in flight. (Those still waiting for a connection then retry connecting
+        // until their deadline: a short one.)
+        let created = CreatedIDs()
+        let doomedID = doomed.processIdentifier
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for sender in 0..<16 {
+                group.addTask {
+                    var attempt = 0
+                    while created.ids.withLock({ $0.count }) < 100 {
+                        attempt += 1
+                        let body = #"{"kind": "secure", "payload": "burst \#(sender) \#(attempt)"}"#
+                        guard let reply = try? await a.call(.POST, "/api/notifications", as: "alice", json: body) else { return }
+                        guard reply.status == 201, let id = try? reply.json().root["id"]?.string else { continue }
+                        let count = created.ids.withLock { ids in
+                            ids.append(id)
+                            return ids.count
+                        }
+                        if count == 100 { kill(doomedID, SIGKILL) }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let ids = created.ids.withLock { $0 }
+        let reaped = ContinuousClock.now + .seconds(10)
+        while doomed.isRunning && ContinuousClock.now < reaped { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(!doomed.isRunning && doomed.terminationReason == .uncaughtSignal && doomed.terminationStatus == SIGKILL)
+        #expect(ids.count >= 100)
+
+        // Every notification that was answered 201 is there, read through the other instance.
+        var missing: [String] = []
+        for id in ids where try await b.call(.GET, "/api/notifications/\(id)", as: "alice").status != 200 { missing.append(id) }
+        #expect(missing.isEmpty, "\(missing.count) of \(ids.count) created notifications are missing")
+        #expect(try await b.notify(as: "alice", #"{"kind": "secure", "payload": "after the kill"}"#).count == 32)
+
+        kill(survivor.processIdentifier, SIGTERM)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while survivor.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(!survivor.isRunning && survivor.terminationStatus == 0)
+    }
+
     @Test("Refusals at start: no hub name with a connection string, a bad port")
     func serveRefusals() throws {
         let directory = try temporaryDirectory()
@@ -266,4 +328,9 @@ struct BackendCommandTests {
         #expect(half.0 != 0 && half.2.contains("hub name"))
         #expect(try run(["serve", "--data-dir", directory, "--port", "70000"]).0 != 0)
     }
+}
+
+/// The ids the killed-instance test's senders were answered 201 with.
+private final class CreatedIDs: Sendable {
+    let ids = Mutex<[String]>([])
 }

@@ -83,15 +83,16 @@ func executeInProcess(_ request: HTTPClientRequest, on client: any TestClientPro
 /// A backend in another process.
 struct RemoteBackend: BackendEndpoint {
     let base: String
+    var timeout: TimeAmount = .seconds(30)
 
     func execute(_ request: HTTPClientRequest) async throws -> Reply {
         var request = request
         request.url = base + request.url
-        return try await Self.execute(request)
+        return try await Self.execute(request, timeout: timeout)
     }
 
-    static func execute(_ request: HTTPClientRequest) async throws -> Reply {
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+    static func execute(_ request: HTTPClientRequest, timeout: TimeAmount = .seconds(30)) async throws -> Reply {
+        let response = try await HTTPClient.shared.execute(request, timeout: timeout)
         let body = try await response.body.collect(upTo: 16 << 20)
         return Reply(status: Int(response.status.code), headers: response.headers, body: Array(body.readableBytesView))
     }
