@@ -119,6 +119,9 @@ public final class Authenticator: Sendable {
     /// budgets: a check that never ran (the queue was full), or a real login that succeeded, gives
     /// its tokens back. (The decoy never does, whatever password matches it.)
     private func budgetedCheck(_ attempt: Attempt, password: String, hash: PasswordHash, client: String) async throws(APIError) -> Bool {
+        // The same credentials already being checked: a client opening many connections at once
+        // asks once, and the same guess repeated learns nothing more.
+        if let running = inFlight.withLock({ $0[attempt] }) { return await running.value }
         if let wait = addressBudget.take(client) { throw .tooManyLogins(retryAfter: wait) }
         if let wait = userBudget.take(attempt.name) {
             addressBudget.giveBack(client)
@@ -166,13 +169,14 @@ public final class Authenticator: Sendable {
         let matches = await task.value
         guard isNew else { return matches }
         pendingChecks.withLock { $0 -= 1 }
-        inFlight.withLock { _ = $0.removeValue(forKey: attempt) }
         if matches && attempt.storedHash != Self.decoy.encoded {
             remembered.withLock { cache in
                 if cache.count >= Self.cacheCapacity { cache.removeAll() }
                 cache[attempt.name] = Remembered(storedHash: attempt.storedHash, passwordMAC: attempt.passwordMAC, until: .now + Self.cacheLifetime)
             }
         }
+        // Remembered first: a request arriving in between finds the run or the cache, never neither.
+        inFlight.withLock { _ = $0.removeValue(forKey: attempt) }
         return matches
     }
 
