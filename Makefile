@@ -66,13 +66,15 @@ fuzz: deps
 fuzz-smoke: deps
 	PUSHCORE_FUZZ_UNOPTIMISED=1 scripts/fuzz 6
 
-# push-backend under wrk: requests/s and p99 of the image and secure endpoints, peak memory
-# (LOAD_SECONDS each, LOAD_CONNECTIONS connections); see scripts/load-backend.
+# push-backend under wrk beside a bare Hummingbird route: requests/s, p99 and errors of the image
+# and secure endpoints, peak memory, on SQLite, PostgreSQL and two instances on one PostgreSQL
+# (LOAD_SECONDS each, LOAD_CONNECTIONS connections, LOAD_SETUPS to pick); see scripts/load-backend.
 LOAD_SECONDS ?= 20
 LOAD_CONNECTIONS ?= 50
+LOAD_SETUPS ?= bare sqlite postgres postgres-2
 load:
-	@scripts/install-system-deps wrk curl
-	scripts/load-backend $(LOAD_SECONDS) $(LOAD_CONNECTIONS)
+	@scripts/install-system-deps wrk curl postgresql
+	LOAD_SETUPS="$(LOAD_SETUPS)" scripts/load-backend $(LOAD_SECONDS) $(LOAD_CONNECTIONS)
 
 # The module graph's rules: the codec depends on nothing, the APNs model on the codec alone, and
 # no production target on an emulator (scripts/check-module-graph).

@@ -194,6 +194,13 @@ let package = Package(
             path: "Benchmarks/bench"
         ),
 
+        // `make load`'s baseline: a bare Hummingbird route answering push-backend's bodies.
+        .executableTarget(
+            name: "bare-hummingbird",
+            dependencies: ["RichPushImages", serverProduct("Hummingbird", "hummingbird"), serverProduct("Logging", "swift-log")],
+            path: "Benchmarks/bare-hummingbird"
+        ),
+
         // One test target per module. The CLI and backend tests run the binaries `swift build` put
         // beside the test bundle (`make test` builds them first); no test target links an executable.
         .target(name: "PushTestSupport", path: "Tests/PushTestSupport"),
