@@ -26,9 +26,12 @@ bench-quick: deps
 
 # The tests run the built `pushcore`, `hub-emulator` and `push-backend` binaries, so everything is
 # built first (`--build-tests` builds every product too); no test target links an executable.
+# The tracing tests bootstrap a process-wide tracer, so they run in a process of their own.
+TRACING_TESTS = PUSHCORE_TRACING_TESTS=1 $(SWIFT) test --skip-build --filter TracingTests
 test-debug: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	$(TRACING_TESTS)
 
 # Release mode (optimised code is what ships; allocation counts are asserted there). Debug code
 # is tested by `make test-asan`, which CI runs too, and `make test-debug` runs it alone. The bench
@@ -38,6 +41,7 @@ test test-release: deps
 	$(SWIFT) build -c release $(RELEASE_FLAGS) --build-tests
 	"$$($(SWIFT) build -c release $(RELEASE_FLAGS) --show-bin-path)/bench" --quick
 	$(SWIFT) test -c release $(RELEASE_FLAGS) --skip-build
+	$(TRACING_TESTS) -c release $(RELEASE_FLAGS)
 
 # APNs provider tokens against Python's `cryptography` (pip installs it when missing), with the
 # `pushcore` of `make test`'s release build.

@@ -1,16 +1,22 @@
+import Foundation
 import InMemoryTracing
 import Testing
 import Tracing
 
-/// The one tracer of this test process: tracing is bootstrapped once per process, and the other
-/// suites' spans land here too, so each test follows its own trace id.
+/// The one tracer of this test process: tracing is bootstrapped once per process, so each test
+/// follows its own trace id.
 private let tracer: InMemoryTracer = {
     let tracer = InMemoryTracer()
     InstrumentationSystem.bootstrap(tracer)
     return tracer
 }()
 
-@Suite("push-backend tracing")
+/// In a process of its own (`make test` runs it so, with `PUSHCORE_TRACING_TESTS=1`): beside the
+/// other suites, the tracer would trace their requests too, and every backend they start after it
+/// would install the tracing middleware.
+@Suite(
+    "push-backend tracing",
+    .enabled(if: ProcessInfo.processInfo.environment["PUSHCORE_TRACING_TESTS"] == "1", "bootstraps a process-wide tracer; runs alone"))
 struct TracingTests {
     @Test("A request's span joins the caller's trace (sent in its headers); the store calls and the hub call are its children")
     func spans() async throws {
