@@ -41,6 +41,19 @@ struct BackendCommandTests {
         )
     }
 
+    /// Waits up to 10 s for `process` to end.
+    func waitForExit(_ process: Process) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while process.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+    }
+
+    /// Sends SIGTERM and expects `serve` to finish its requests and exit with status 0.
+    func expectGracefulStop(_ process: Process) async throws {
+        kill(process.processIdentifier, SIGTERM)
+        try await waitForExit(process)
+        #expect(!process.isRunning && process.terminationStatus == 0)
+    }
+
     /// Runs a `push-backend` command to its end with `stdin`; its status, stdout and stderr.
     func run(_ arguments: [String], stdin: String = "", environment: [String: String] = [:]) throws -> (Int32, String, String) {
         var merged = ProcessInfo.processInfo.environment
@@ -127,10 +140,7 @@ struct BackendCommandTests {
         #expect(statuses == 200)
         #expect(after - before < 64 * 1024, "peak resident memory grew by \(after - before) KiB over 200 downloads")
 
-        kill(process.processIdentifier, SIGTERM)
-        let deadline = ContinuousClock.now + .seconds(10)
-        while process.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(!process.isRunning && process.terminationStatus == 0)
+        try await expectGracefulStop(process)
     }
 
     @Test("serve --demo --delivery apns: the APNs emulator's address second, a push and a Live Activity update delivered, SIGTERM stops it")
@@ -177,10 +187,7 @@ struct BackendCommandTests {
         #expect(
             pushed.root[1]?["pushType"]?.string == "liveactivity" && pushed.root[1]?["topic"]?.string?.hasSuffix(".push-type.liveactivity") == true)
 
-        kill(process.processIdentifier, SIGTERM)
-        let deadline = ContinuousClock.now + .seconds(10)
-        while process.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(!process.isRunning && process.terminationStatus == 0)
+        try await expectGracefulStop(process)
     }
 
     @Test("serve --metrics-port 0: its address third; /metrics counts requests by route and status, logins, pushes and store calls")
@@ -217,10 +224,7 @@ struct BackendCommandTests {
         #expect(samples[#"push_backend_store_duration_seconds_count{operation="user"}"#] == 5)
         #expect(!scraped.text.contains("counted") && !scraped.text.contains("alice-pw"))
 
-        kill(process.processIdentifier, SIGTERM)
-        let deadline = ContinuousClock.now + .seconds(10)
-        while process.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(!process.isRunning && process.terminationStatus == 0)
+        try await expectGracefulStop(process)
     }
 
     @Test("PostgreSQL (--database-url): users managed by the command, the rich and secure flows across two instances, the password never shown")
@@ -256,10 +260,7 @@ struct BackendCommandTests {
         #expect(try await b.call(.GET, "/api/notifications", as: "alice").status == 401)
 
         for process in [first, second] {
-            kill(process.processIdentifier, SIGTERM)
-            let deadline = ContinuousClock.now + .seconds(10)
-            while process.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-            #expect(!process.isRunning && process.terminationStatus == 0)
+            try await expectGracefulStop(process)
         }
         let unreachable = try run(["user", "list", "--database-url", "postgres://u:s3cret-pw@127.0.0.1:1/db?sslmode=disable"])
         #expect(unreachable.0 == 1 && unreachable.2.contains("cannot reach the database at postgres://u@127.0.0.1:1/db"))
@@ -306,8 +307,7 @@ struct BackendCommandTests {
             try await group.waitForAll()
         }
         let ids = created.ids.withLock { $0 }
-        let reaped = ContinuousClock.now + .seconds(10)
-        while doomed.isRunning && ContinuousClock.now < reaped { try await Task.sleep(for: .milliseconds(20)) }
+        try await waitForExit(doomed)
         #expect(!doomed.isRunning && doomed.terminationReason == .uncaughtSignal && doomed.terminationStatus == SIGKILL)
         #expect(ids.count >= 100)
 
@@ -317,10 +317,7 @@ struct BackendCommandTests {
         #expect(missing.isEmpty, "\(missing.count) of \(ids.count) created notifications are missing")
         #expect(try await b.notify(as: "alice", #"{"kind": "secure", "payload": "after the kill"}"#).count == 32)
 
-        kill(survivor.processIdentifier, SIGTERM)
-        let deadline = ContinuousClock.now + .seconds(10)
-        while survivor.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(!survivor.isRunning && survivor.terminationStatus == 0)
+        try await expectGracefulStop(survivor)
     }
 
     @Test("Refusals at start: no hub name with a connection string, a bad port")
