@@ -42,7 +42,10 @@ public struct APNsPayload: Sendable, Hashable {
         return try result.get()
     }
 
-    /// Root keys other than `aps`, written after it in this order.
+    /// Root keys other than `aps`, written after it in this order. A decoded payload keeps each
+    /// array or object here (and in `content-state`, `attributes` and unknown keys) as `.raw`,
+    /// its canonical bytes, which compares equal to the tree it spells; `RawJSON.value` is the
+    /// tree.
     public var customKeys: [JSONMember]
 
     public init(aps: APNsAPS = APNsAPS(), customKeys: [JSONMember] = []) {

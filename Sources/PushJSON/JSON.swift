@@ -2,7 +2,8 @@
 ///
 /// Objects keep their members in order. Numbers keep their spelling, so re-encoding is lossless.
 /// `.raw` holds pre-encoded JSON, validated when it is made; it compares equal to the parsed
-/// value it spells.
+/// value it spells. Decoded payloads keep their custom arrays and objects that way: no tree of
+/// owned strings to build, and writing them back is one copy.
 public enum JSON: Sendable {
     case null
     case bool(Bool)
@@ -72,6 +73,11 @@ public struct RawJSON: Sendable, Hashable, CustomStringConvertible {
         self.bytes = canonical
     }
 
+    /// Bytes already in canonical form, written by `writeCanonical`.
+    package init(canonical bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
     public var description: String { String(decoding: bytes, as: UTF8.self) }
 
     /// The parsed value this encodes.
@@ -86,7 +92,9 @@ extension JSON: Hashable {
     /// Structural equality; `.raw` compares by the value it encodes.
     public static func == (lhs: JSON, rhs: JSON) -> Bool {
         switch (lhs, rhs) {
-        case (.raw(let left), .raw(let right)): return left == right
+        // Equal bytes settle it; different ones may still spell canonically equivalent strings,
+        // which `String` equality joins, so compare the values as the other cases do.
+        case (.raw(let left), .raw(let right)): return left == right || left.value == right.value
         case (.raw(let raw), let other), (let other, .raw(let raw)): return raw.value == other
         case (.null, .null): return true
         case (.bool(let left), .bool(let right)): return left == right
@@ -147,6 +155,28 @@ extension JSON {
     /// `UnsafeJSONValue.checkUniqueKeysThroughout()`): the copy without the check.
     package init(uniqueKeys value: UnsafeJSONValue) {
         self.init(value) { _ in }
+    }
+
+    /// An owned copy that keeps an array or object as its canonical bytes (`.raw`); scalars
+    /// become their own cases. One allocation instead of one per string, array and object
+    /// inside, and writing it back is one copy. What a decoded payload keeps of its custom data.
+    /// - Throws: `duplicateKey` when an object repeats a key.
+    package init(encoding value: UnsafeJSONValue) throws(JSONError) {
+        if value.kind == .array || value.kind == .object { try value.checkUniqueKeysThroughout() }
+        self.init(encodingUniqueKeys: value)
+    }
+
+    /// ``init(encoding:)`` for a value whose objects are known to have unique keys.
+    package init(encodingUniqueKeys value: UnsafeJSONValue) {
+        guard value.kind == .array || value.kind == .object else {
+            self.init(uniqueKeys: value)
+            return
+        }
+        var bytes: [UInt8] = []
+        // Escapes in the input mostly shrink when written minimally, so its span is the size.
+        bytes.reserveCapacity(value.byteRange.count)
+        value.writeCanonical(into: &bytes)
+        self = .raw(RawJSON(canonical: bytes))
     }
 
     /// The copy, calling `checkObject` on each object before copying its members.

@@ -131,6 +131,33 @@ struct RoundTripTests {
         }
     }
 
+    @Test("decoding keeps custom arrays and objects as their canonical bytes; scalars stay typed")
+    func decodedCustomDataIsEncoded() throws {
+        let text = #"{"aps":{"content-state":{ "score" : [1, 2] }},"id":"a\/b","n":1.50,"items":[ {"sku":"S\u00e9", "qty":2} ],"m":{}}"#
+        var parser = JSONParser()
+        let payload = try APNsPayload(decoding: Array(text.utf8), parser: &parser)
+        #expect(payload.customKeys.map(\.key) == ["id", "n", "items", "m"])
+        #expect(payload.customKeys[0].value == .string("a/b"))
+        guard case .number(let number) = payload.customKeys[1].value else { Issue.record("n: not a number"); return }
+        #expect(number.spelling == "1.50")
+        guard case .raw(let items) = payload.customKeys[2].value, case .raw(let state)? = payload.aps.contentState else {
+            Issue.record("containers not kept encoded")
+            return
+        }
+        #expect(items.description == #"[{"sku":"Sé","qty":2}]"#)
+        #expect(state.description == #"{"score":[1,2]}"#)
+        #expect(payload.customKeys[2].value == [["sku": "Sé", "qty": 2]])
+        #expect(payload.customKeys[3].value == .object([]))
+        // Written back as the canonical form of the input.
+        let encoded = String(decoding: try payload.encoded(), as: UTF8.self)
+        #expect(encoded == #"{"aps":{"content-state":{"score":[1,2]}},"id":"a/b","n":1.50,"items":[{"sku":"Sé","qty":2}],"m":{}}"#)
+        // A repeated key deep inside custom data is still the error lint reports.
+        let repeated = Array(#"{"aps":{},"items":[{"a":1,"a":2}]}"#.utf8)
+        let lintError = try #require(try APNsLinter.lint(repeated, parser: &parser).first?.error)
+        #expect(lintError.code == .duplicateKey)
+        #expect(throws: lintError) { try APNsPayload(decoding: repeated, parser: &parser) }
+    }
+
     @Test("payloads are values: changing a copy leaves the original alone")
     func valueSemantics() throws {
         var original = APNsPayload(aps: APNsAPS(alert: .text("hello"), badge: 1))

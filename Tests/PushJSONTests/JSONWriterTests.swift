@@ -62,4 +62,15 @@ struct JSONWriterTests {
         #expect(throws: JSONError.self) { try RawJSON("{") }
         #expect(try encode(["r": .raw(raw)]) == #"{"r":{"a":[1,2.50]}}"#)
     }
+
+    @Test("raw JSON compares as the values it spells: canonically equivalent strings are equal, as Strings are")
+    func rawEquality() throws {
+        // "é" precomposed and decomposed: different canonical bytes, equal as Swift Strings.
+        let composed = try RawJSON("[\"\u{E9}\"]"), decomposed = try RawJSON("[\"e\u{301}\"]")
+        #expect(composed.bytes != decomposed.bytes)
+        #expect(JSON.raw(composed) == .raw(decomposed))
+        #expect(JSON.raw(composed) == ["\u{E9}"] && JSON.raw(decomposed) == ["\u{E9}"])
+        #expect(JSON.raw(composed).hashValue == JSON.raw(decomposed).hashValue)
+        #expect(JSON.raw(composed) != .raw(try RawJSON(#"["e"]"#)))
+    }
 }
