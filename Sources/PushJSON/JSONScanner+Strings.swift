@@ -29,7 +29,11 @@ func scanStringContent(_ bytes: UnsafePointer<UInt8>, end: Int, quote: Int) thro
             return (index, flags)
         } else if byte == ASCII.backslash {
             flags |= TapeEntry.stringHasEscapes
-            index = try validateEscape(bytes, end: end, at: index)
+            // Runs of escapes (`\uD83D\uDE00`, `\/`) are checked here without a call; anything
+            // else, errors included, goes to validateEscape.
+            repeat {
+                index = try skipEscape(bytes, end: end, at: index)
+            } while index < end && bytes[index] == ASCII.backslash
         } else if byte < 0x20 {
             throw JSONError(.controlCharacterInString, at: index, "unescaped control character \(describeByte(byte)) in a string")
         } else if byte < 0x80 {
@@ -38,18 +42,59 @@ func scanStringContent(_ bytes: UnsafePointer<UInt8>, end: Int, quote: Int) thro
             // A run of non-ASCII text (accented, CJK, emoji): validate it sequence by sequence
             // without going back to the ASCII skipper after every character.
             flags |= TapeEntry.stringHasNonASCII
-            repeat {
-                // Four two-byte sequences (accented Latin, Greek, Cyrillic, Hebrew, Arabic) per word.
-                while index &+ 8 <= end
-                    && isFourTwoByteSequences(UInt64(littleEndian: UnsafeRawPointer(bytes + index).loadUnaligned(as: UInt64.self)))
-                {
-                    index &+= 8
-                }
-                guard index < end && bytes[index] >= 0x80 else { break }
-                index = try validateUTF8Sequence(bytes, end: end, at: index)
-            } while index < end && bytes[index] >= 0x80
+            index = try skipNonASCIIRun(bytes, end: end, at: index)
         }
     }
+}
+
+/// The offset after the run of well-formed multi-byte UTF-8 sequences at `index`. A function of
+/// its own, called once per run, so the sequence checks inline into its loop.
+@inlinable
+func skipNonASCIIRun(_ bytes: UnsafePointer<UInt8>, end: Int, at index: Int) throws(JSONError) -> Int {
+    var index = index
+    repeat {
+        // Four two-byte sequences (accented Latin, Greek, Cyrillic, Hebrew, Arabic) per word.
+        while index &+ 8 <= end
+            && isFourTwoByteSequences(UInt64(littleEndian: UnsafeRawPointer(bytes + index).loadUnaligned(as: UInt64.self)))
+        {
+            index &+= 8
+        }
+        guard index < end && bytes[index] >= 0x80 else { break }
+        index = try validateUTF8Sequence(bytes, end: end, at: index)
+    } while index < end && bytes[index] >= 0x80
+    return index
+}
+
+/// The offset after the escape at `index` (a backslash): the common well-formed ones decided
+/// inline, a `\u` escape by one table lookup per digit; the rest by ``validateEscape``.
+@inlinable @inline(__always)
+func skipEscape(_ bytes: UnsafePointer<UInt8>, end: Int, at index: Int) throws(JSONError) -> Int {
+    if index &+ 6 <= end {
+        let next = bytes[index &+ 1]
+        if next == ASCII.lowerU {
+            let unit = fourHexDigits(bytes + (index &+ 2))
+            // Valid and outside the surrogates: the common case (accents, CJK, ZWJ, variation selectors).
+            if unit < 0xD800 || (unit > 0xDFFF && unit <= 0xFFFF) { return index &+ 6 }
+            // A high surrogate and a low one: an emoji.
+            if unit <= 0xDBFF && index &+ 12 <= end && bytes[index &+ 6] == ASCII.backslash && bytes[index &+ 7] == ASCII.lowerU {
+                let low = fourHexDigits(bytes + (index &+ 8))
+                if low >= 0xDC00 && low <= 0xDFFF { return index &+ 12 }
+            }
+        } else if next == ASCII.quote || next == ASCII.backslash || next == ASCII.slash || next == UInt8(ascii: "n") {
+            return index &+ 2
+        }
+    }
+    return try validateEscape(bytes, end: end, at: index)
+}
+
+/// The code unit four hexadecimal digits at `pointer` spell, or a value above 0xFFFF when one
+/// is not a hexadecimal digit.
+@inlinable @inline(__always)
+func fourHexDigits(_ pointer: UnsafePointer<UInt8>) -> UInt32 {
+    let first = UInt32(hexDigitValue(pointer[0])), second = UInt32(hexDigitValue(pointer[1]))
+    let third = UInt32(hexDigitValue(pointer[2])), fourth = UInt32(hexDigitValue(pointer[3]))
+    // An invalid digit is 0xFF: its high bits survive the shifts and land above 0xFFFF.
+    return first << 12 | second << 8 | third << 4 | fourth | ((first | second | third | fourth) & 0xF0) << 12
 }
 
 /// Validates the escape at `index` (a backslash); returns the offset after it.
