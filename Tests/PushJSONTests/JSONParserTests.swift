@@ -35,6 +35,32 @@ struct JSONParserTests {
         #expect(error?.offset == offset)
     }
 
+    @Test("\\u escapes: every digit checked, surrogates paired, codes and offsets as for any escape")
+    func unicodeEscapes() throws {
+        var parser = JSONParser()
+        // Each position holding a non-digit, and bytes next to the digit and letter ranges.
+        for digits in ["G000", "0G00", "00G0", "000G", "/000", ":000", "@000", "`000", "g000", "00 0", "\u{E9}00"] {
+            let error = parseError("[\"a\\u\(digits)\"]")
+            #expect(error?.code == .invalidUnicodeEscape, "\(digits)")
+            #expect(error?.offset == 3, "\(digits)")
+        }
+        for (text, offset) in [
+            ("[\"\\ud83d\"]", 2), ("[\"\\ud83d\\u0041\"]", 2), ("[\"\\ud83d\\ud83d\"]", 2), ("[\"x\\udbff\\n\"]", 3),
+            ("[\"\\ude00\"]", 2), ("[\"\\ud83d\\ude00\\udc00\"]", 14),
+        ] {
+            let error = parseError(text)
+            #expect(error?.code == .loneSurrogate, "\(text)")
+            #expect(error?.offset == offset, "\(text)")
+        }
+        #expect(parseError("[\"\\ud83d\\uG000\"]")?.code == .invalidUnicodeEscape)
+        #expect(parseError("[\"\\u00e\"]")?.code == .invalidUnicodeEscape)
+        #expect(parseError("[\"\\u00e")?.code == .unexpectedEnd)
+        // Well-formed: the edges of the ranges, upper and lower case, surrogate pairs back to back.
+        let valid = #"["\u0000\uD7FF\uE000\uffff\uFFFF\ud800\udc00\uDBFF\uDFFF\ud83d\ude00\ud83d\ude00\/\"\\\n\b\f\r\t"]"#
+        let document = try parser.parse(Array(valid.utf8))
+        #expect(document.root[0]?.string == "\u{0}\u{D7FF}\u{E000}\u{FFFF}\u{FFFF}\u{10000}\u{10FFFF}😀😀/\"\\\n\u{8}\u{C}\r\t")
+    }
+
     @Test("invalid UTF-8 is refused at the lead byte")
     func invalidUTF8() throws {
         var parser = JSONParser()
@@ -188,6 +214,38 @@ struct JSONParserTests {
                     }
                 }
             }
+        }
+    }
+
+    @Test("a repeated key anywhere inside a value is found, at any depth; sibling objects may share keys")
+    func duplicateKeysThroughout() throws {
+        var parser = JSONParser()
+        let deep = String(repeating: #"{"a":"#, count: 40) + #"{"b":1,"b":2}"# + String(repeating: "}", count: 40)
+        let wide = "{" + (0..<100).map { "\"key\($0)\":\($0)" }.joined(separator: ",")
+        let cases: [(text: String, duplicateAt: String?)] = [
+            (#"[{"a":1,"b":2},{"a":1,"b":2}]"#, nil),
+            (#"{"a":[{"a":1}],"b":{"a":2,"b":3}}"#, nil),
+            (#"{"a":{"b":1},"b":2}"#, nil),
+            (#"{"a":{"b":1},"a":2}"#, #""a":2"#),
+            (#"{"x":{"a":1},"a":{"a":{"b":1,"b":2}}}"#, #""b":2"#),
+            (#"[{"a":1},{"k":1,"\u006b":2}]"#, #""\u006b""#),
+            (#"[[[{"é":1,"e\#u{301}":2}]]]"#, nil),
+            (deep, #""b":2"#),
+            (wide + "}", nil),
+            (wide + #","key7":0}"#, #""key7":0"#),
+        ]
+        for (text, duplicateAt) in cases {
+            let expected = duplicateAt.map { text.utf8.count - text.split(separator: $0).last!.utf8.count - $0.utf8.count }
+            let thrown: JSONError? = try parser.parse(Array(text.utf8)) { root in
+                do throws(JSONError) {
+                    try root.checkUniqueKeysThroughout()
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            #expect(thrown?.code == (expected == nil ? nil : .duplicateKey), "\(text)")
+            #expect(thrown?.offset == expected, "\(text)")
         }
     }
 
