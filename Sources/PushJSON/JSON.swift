@@ -337,8 +337,52 @@ extension UnsafeJSONValue {
     /// `JSON(_:)` meets them, so the first repeat found is the one an owned copy would throw;
     /// nothing is copied.
     package func checkUniqueKeysThroughout() throws(JSONError) {
+        if keysHaveDistinctShapesThroughout() { return }
         try checkUniqueKeys()
         for value in descendants where value.entry.kind == .object { try value.checkUniqueKeys() }
+    }
+
+    /// ``keysHaveDistinctShapes(from:count:)`` for every object in this value, in one pass over
+    /// its tape entries with a shape set per open container, instead of one walk per object.
+    /// False (so the caller compares keys) at a repeated shape, an escaped key, or nesting
+    /// deeper than the sets kept.
+    @inlinable
+    func keysHaveDistinctShapesThroughout() -> Bool {
+        let end = nextSiblingIndex
+        let maximumDepth = 32
+        return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: maximumDepth) { shapes in
+            var depth = -1
+            for index in self.index..<end {
+                let entry = entries[index]
+                switch entry.kind {
+                case .object, .array:
+                    depth &+= 1
+                    guard depth < maximumDepth else { return false }
+                    shapes[depth] = 0
+                case .objectEnd, .arrayEnd:
+                    depth &-= 1
+                case .string:
+                    guard entry.flags & TapeEntry.isKey != 0 else { continue }
+                    guard entry.flags & TapeEntry.stringHasEscapes == 0 else { return false }
+                    let shape = keyShape(entry)
+                    guard shapes[depth] & shape == 0 else { return false }
+                    shapes[depth] |= shape
+                default:
+                    continue
+                }
+            }
+            return true
+        }
+    }
+
+    /// One bit of 64 for an unescaped key, from its length, first and last byte: keys of
+    /// different shapes differ.
+    @inlinable @inline(__always)
+    func keyShape(_ entry: TapeEntry) -> UInt64 {
+        let length = Int(entry.length)
+        let first = length == 0 ? 0 : Int(input[Int(entry.offset)])
+        let last = length == 0 ? 0 : Int(input[Int(entry.offset) &+ length &- 1])
+        return 1 << UInt64((length &* 7 &+ first &* 3 &+ last) & 63)
     }
 
     /// True when no two of the `count` keys from the tape entry `firstKey` on agree in length,
@@ -352,10 +396,7 @@ extension UnsafeJSONValue {
         for _ in 0..<count {
             let entry = entries[key]
             guard entry.flags & TapeEntry.stringHasEscapes == 0 else { return false }
-            let length = Int(entry.length)
-            let first = length == 0 ? 0 : Int(input[Int(entry.offset)])
-            let last = length == 0 ? 0 : Int(input[Int(entry.offset) &+ length &- 1])
-            let shape: UInt64 = 1 << UInt64((length &* 7 &+ first &* 3 &+ last) & 63)
+            let shape = keyShape(entry)
             guard shapes & shape == 0 else { return false }
             shapes |= shape
             key = UnsafeJSONValue(entries: entries, input: input, index: key &+ 1).nextSiblingIndex
