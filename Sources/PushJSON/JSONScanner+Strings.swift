@@ -66,7 +66,7 @@ func skipNonASCIIRun(_ bytes: UnsafePointer<UInt8>, end: Int, at index: Int) thr
 }
 
 /// The offset after the escape at `index` (a backslash): the common well-formed ones decided
-/// inline, a `\u` escape by one table lookup per digit; the rest by ``validateEscape``.
+/// inline, a `\u` escape by its four digits at once; the rest by ``validateEscape``.
 @inlinable @inline(__always)
 func skipEscape(_ bytes: UnsafePointer<UInt8>, end: Int, at index: Int) throws(JSONError) -> Int {
     if index &+ 6 <= end {
