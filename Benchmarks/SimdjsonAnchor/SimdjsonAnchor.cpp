@@ -5,6 +5,7 @@
 #include <simdjson.h>
 
 #include <cstring>
+#include <string>
 #include <new>
 
 struct simdjson_anchor_parser {
@@ -14,6 +15,34 @@ struct simdjson_anchor_parser {
 size_t simdjson_anchor_padding(void) { return simdjson::SIMDJSON_PADDING; }
 
 simdjson_anchor_parser *simdjson_anchor_parser_create(void) { return new (std::nothrow) simdjson_anchor_parser(); }
+
+simdjson_anchor_parser *simdjson_anchor_parser_create_with_kernel(const char *kernel) {
+    const simdjson::implementation *pinned = simdjson::get_available_implementations()[kernel];
+    if (pinned == nullptr || !pinned->supported_by_runtime_system()) return nullptr;
+    auto *parser = new (std::nothrow) simdjson_anchor_parser();
+    if (parser == nullptr) return nullptr;
+    // A DOM parser takes the active kernel when it first allocates and keeps it when it grows, so
+    // the kernel is swapped in for that allocation only (the bench makes its parsers on one thread).
+    const simdjson::implementation *best = simdjson::get_active_implementation();
+    simdjson::get_active_implementation() = pinned;
+    simdjson::error_code error = parser->parser.allocate(1 << 16);
+    simdjson::get_active_implementation() = best;
+    if (error != simdjson::SUCCESS) {
+        delete parser;
+        return nullptr;
+    }
+    return parser;
+}
+
+const char *simdjson_anchor_best_kernel(void) {
+    static const std::string name = simdjson::get_active_implementation()->name();
+    return name.c_str();
+}
+
+const char *simdjson_anchor_best_kernel_description(void) {
+    static const std::string description = simdjson::get_active_implementation()->description();
+    return description.c_str();
+}
 
 void simdjson_anchor_parser_destroy(simdjson_anchor_parser *parser) { delete parser; }
 

@@ -203,9 +203,10 @@ func simdjsonAccepts(_ bytes: [UInt8]) -> Bool {
 
 /// simdjson's DOM parse of each document and the same walk, through the C++ shim. Each document is
 /// copied once, outside the timed region, into a buffer with the padding simdjson reads past its
-/// end; the parser is reused, as a simdjson user does.
-func parseSimdjson(_ files: [[UInt8]]) -> Implementation {
-    guard let anchor = simdjson_anchor_parser_create() else { fatalError("simdjson: out of memory") }
+/// end; the parser is reused, as a simdjson user does. Two rows where the machine allows: simdjson
+/// with the best kernel it picks at run time, and pinned to its 128-bit one, the vector width
+/// PushCore's scanner is compiled for.
+func parseSimdjson(_ files: [[UInt8]]) -> [Implementation] {
     let padding = simdjson_anchor_padding()
     let documents = files.map { file -> UnsafeBufferPointer<UInt8> in
         let copy = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: file.count + padding)
@@ -213,12 +214,24 @@ func parseSimdjson(_ files: [[UInt8]]) -> Implementation {
         _ = copy.initialize(from: file)
         return UnsafeBufferPointer(rebasing: UnsafeBufferPointer(copy)[..<file.count])
     }
-    return Implementation(name: "anchor.simdjson") {
-        var checksum = 0
-        for document in documents { checksum &+= Int(simdjson_anchor_parse_walk(anchor, document.baseAddress, document.count)) }
-        return checksum
+    func implementation(_ name: String, _ anchor: OpaquePointer) -> Implementation {
+        Implementation(name: name) {
+            var checksum = 0
+            for document in documents { checksum &+= Int(simdjson_anchor_parse_walk(anchor, document.baseAddress, document.count)) }
+            return checksum
+        }
     }
+    guard let best = simdjson_anchor_parser_create() else { fatalError("simdjson: out of memory") }
+    var implementations = [implementation("anchor.simdjson", best)]
+    if simdjsonBestKernel != simdjsonNarrowKernel, let narrow = simdjson_anchor_parser_create_with_kernel(simdjsonNarrowKernel) {
+        implementations.append(implementation("anchor.simdjson.\(simdjsonNarrowKernel)", narrow))
+    }
+    return implementations
 }
+
+let simdjsonBestKernel = String(cString: simdjson_anchor_best_kernel())
+/// simdjson's SSE4.2 kernel: 128-bit vectors, as in PushCore's x86-64 build (whose baseline is SSE2).
+let simdjsonNarrowKernel = "westmere"
 
 let payloadWorkloads: [Workload] = [
     Workload(
@@ -229,7 +242,7 @@ let payloadWorkloads: [Workload] = [
         implementations: [buildPushCore([alertPayload]), buildSerialization([alertFoundation]), buildEncoder([alertCodable])]),
     Workload(
         name: "parse.silent-rich", operations: 1, bytes: silentRichBytes.count,
-        implementations: [parsePushCore([silentRichBytes]), parseSerialization([silentRichData]), parseSimdjson([silentRichBytes])]),
+        implementations: [parsePushCore([silentRichBytes]), parseSerialization([silentRichData])] + parseSimdjson([silentRichBytes])),
 ]
 
 /// The workloads over one corpus; their inputs are prepared here, outside the timed region.
@@ -241,7 +254,7 @@ func corpusWorkloads(_ corpus: Corpus) -> [Workload] {
     var workloads = [
         Workload(
             name: "parse.corpus", corpus: corpus.name, operations: jsonFiles.count, bytes: totalBytes(jsonFiles),
-            implementations: [parsePushCore(jsonFiles), parseSerialization(jsonFiles.map { Data($0) }), parseSimdjson(jsonFiles)])
+            implementations: [parsePushCore(jsonFiles), parseSerialization(jsonFiles.map { Data($0) })] + parseSimdjson(jsonFiles))
     ]
     guard !payloadFiles.isEmpty else { return workloads }
     workloads += [
@@ -362,6 +375,9 @@ if !arguments.json {
     print("xxHash: \(XXH3.usesRuntimeDispatch ? "runtime-dispatched (best of SSE2/AVX2/AVX-512)" : "portable") entry points")
     print("medians of \(options.samples) interleaved samples; ns per payload (min–max); speedup = baseline ÷ pushcore")
     print("(below 1x: the baseline is faster; anchor.simdjson is the C++ simdjson library, the fastest parser there is)")
+    print(
+        "simdjson: \(simdjsonBestKernel) kernel (\(String(cString: simdjson_anchor_best_kernel_description())))"
+            + (simdjsonBestKernel == simdjsonNarrowKernel ? "" : "; anchor.simdjson.\(simdjsonNarrowKernel) pins its 128-bit SSE4.2 kernel"))
     if let compare = arguments.compare { print("change: each row's median against the same row in \(compare.lastPathComponent)") }
     print(
         "\nbenchmark".padding(toLength: 20, withPad: " ", startingAt: 0) + "corpus".padding(toLength: 24, withPad: " ", startingAt: 0)
