@@ -49,9 +49,36 @@ func scanStringContent(_ bytes: UnsafePointer<UInt8>, end: Int, quote: Int) thro
 
 /// The offset after the run of well-formed multi-byte UTF-8 sequences at `index`. A function of
 /// its own, called once per run, so the sequence checks inline into its loop.
+///
+/// Text in any script, ASCII mixed in, goes sixteen bytes at a time while a block holds no
+/// quote, backslash or control byte: its UTF-8 is checked in vector registers at once
+/// (``utf8IsValid(_:at:)``). The block that ends the text, or one the check refuses, is then
+/// taken sequence by sequence from the start of its first character, which reports any error
+/// at the same offset as before.
 @inlinable
 func skipNonASCIIRun(_ bytes: UnsafePointer<UInt8>, end: Int, at index: Int) throws(JSONError) -> Int {
     var index = index
+    // The check reads three bytes back, which only a top-level string's first bytes lack.
+    if index >= 3 && index &+ 16 <= end {
+        let start = index
+        while index &+ 16 <= end {
+            let block = UnsafeRawPointer(bytes + index).loadUnaligned(as: SIMD16<UInt8>.self)
+            guard !hasSpecialByte(block) else { break }
+            // ASCII after a complete character is valid as it stands.
+            if anyHighBit(block) || bytes[index &- 1] >= 0x80 {
+                guard utf8IsValid(block, at: bytes + index) else { break }
+            }
+            index &+= 16
+        }
+        if index != start {
+            // The checks so far vouch for every byte before `index` except a last character
+            // that runs on past it (or stops short, which only the next block's check would
+            // see): take that character again from its lead byte.
+            var lead = index &- 1
+            while lead > start && bytes[lead] & 0xC0 == 0x80 { lead &-= 1 }
+            if bytes[lead] >= 0xC0 { index = lead }
+        }
+    }
     repeat {
         // Four two-byte sequences (accented Latin, Greek, Cyrillic, Hebrew, Arabic) per word.
         while index &+ 8 <= end
@@ -95,6 +122,49 @@ func fourHexDigits(_ pointer: UnsafePointer<UInt8>) -> UInt32 {
     let third = UInt32(hexDigitValue(pointer[2])), fourth = UInt32(hexDigitValue(pointer[3]))
     // An invalid digit is 0xFF: its high bits survive the shifts and land above 0xFFFF.
     return first << 12 | second << 8 | third << 4 | fourth | ((first | second | third | fourth) & 0xF0) << 12
+}
+
+/// True when one of the bytes is a quote, a backslash or below 0x20.
+@inlinable @inline(__always)
+func hasSpecialByte(_ block: SIMD16<UInt8>) -> Bool {
+    let marks =
+        (block .== SIMD16<UInt8>(repeating: ASCII.quote)) .| (block .== SIMD16<UInt8>(repeating: ASCII.backslash))
+        .| (block .< SIMD16<UInt8>(repeating: ASCII.space))
+    return anyHighBit(unsafeBitCast(marks, to: SIMD16<UInt8>.self))
+}
+
+/// True when the 16 bytes `current`, read at `pointer`, continue or start well-formed UTF-8:
+/// continuation bytes exactly where the lead bytes up to three before call for them, no byte
+/// that cannot occur (C0, C1, F5–FF), no overlong form, encoded surrogate or code point above
+/// U+10FFFF. It reads the three bytes before `pointer`, so a block's check covers the sequence
+/// the block before it left open; a sequence this block leaves open is the next check's.
+///
+/// Only `.==`, `.<`, `.&` and `.|` on explicitly typed byte vectors, which compile to a few
+/// vector instructions each; an untyped `SIMD16(repeating:)` compiled to a loop over the lanes.
+@inlinable @inline(__always)
+func utf8IsValid(_ current: SIMD16<UInt8>, at pointer: UnsafePointer<UInt8>) -> Bool {
+    typealias Bytes = SIMD16<UInt8>
+    let raw = UnsafeRawPointer(pointer)
+    let previous1 = (raw - 1).loadUnaligned(as: Bytes.self)
+    let previous2 = (raw - 2).loadUnaligned(as: Bytes.self)
+    let previous3 = (raw - 3).loadUnaligned(as: Bytes.self)
+    let isContinuation = (current & Bytes(repeating: 0xC0)) .== Bytes(repeating: 0x80)
+    let isNotContinuation = (current .< Bytes(repeating: 0x80)) .| (Bytes(repeating: 0xBF) .< current)
+    // A lead of two or more bytes one back, of three or more two back, of four three back.
+    let needsContinuation =
+        (Bytes(repeating: 0xBF) .< previous1) .| (Bytes(repeating: 0xDF) .< previous2) .| (Bytes(repeating: 0xEF) .< previous3)
+    let needsNone =
+        (previous1 .< Bytes(repeating: 0xC0)) .& (previous2 .< Bytes(repeating: 0xE0)) .& (previous3 .< Bytes(repeating: 0xF0))
+    let impossible =
+        (current .== Bytes(repeating: 0xC0)) .| (current .== Bytes(repeating: 0xC1)) .| (Bytes(repeating: 0xF4) .< current)
+    // The second byte's narrower ranges after E0 (overlong), ED (surrogates), F0 (overlong), F4 (above U+10FFFF).
+    let outOfRange =
+        ((previous1 .== Bytes(repeating: 0xE0)) .& (current .< Bytes(repeating: 0xA0)))
+        .| ((previous1 .== Bytes(repeating: 0xED)) .& (Bytes(repeating: 0x9F) .< current))
+        .| ((previous1 .== Bytes(repeating: 0xF0)) .& (current .< Bytes(repeating: 0x90)))
+        .| ((previous1 .== Bytes(repeating: 0xF4)) .& (Bytes(repeating: 0x8F) .< current))
+    let errors = (isContinuation .& needsNone) .| (isNotContinuation .& needsContinuation) .| impossible .| outOfRange
+    return !anyHighBit(unsafeBitCast(errors, to: Bytes.self))
 }
 
 /// Validates the escape at `index` (a backslash); returns the offset after it.

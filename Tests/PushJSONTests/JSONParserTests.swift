@@ -71,6 +71,73 @@ struct JSONParserTests {
         }
     }
 
+    @Test("UTF-8 in long strings: every well-formed and ill-formed sequence at every block offset, against a reference")
+    func utf8AtEveryOffset() throws {
+        // Well-formed sequences, the edges of Table 3-7 of the Unicode Standard among them, ASCII
+        // runs longer than a block, and escapes, which end a block the vector check takes.
+        let valid: [[UInt8]] = [
+            Array("a".utf8), Array("bc".utf8), Array(" plain ASCII, longer than a block ".utf8), Array("é".utf8), Array("駅".utf8),
+            Array("😀".utf8), [0xC2, 0x80], [0xDF, 0xBF], [0xE0, 0xA0, 0x80], [0xED, 0x9F, 0xBF], [0xEE, 0x80, 0x80],
+            [0xEF, 0xBF, 0xBF], [0xF0, 0x90, 0x80, 0x80], [0xF4, 0x8F, 0xBF, 0xBF], [0xF1, 0x80, 0x80, 0x80], Array(#"\n"#.utf8),
+            Array(#"\u00e9"#.utf8),
+        ]
+        // Ill-formed: stray continuations, bytes that never occur, overlong forms, surrogates,
+        // code points above U+10FFFF and truncated sequences.
+        let invalid: [[UInt8]] = [
+            [0x80], [0xBF], [0xC0, 0x80], [0xC1, 0xBF], [0xE0, 0x9F, 0xBF], [0xED, 0xA0, 0x80], [0xF0, 0x8F, 0xBF, 0xBF],
+            [0xF4, 0x90, 0x80, 0x80], [0xF5, 0x80, 0x80, 0x80], [0xFF], [0xC3], [0xE9, 0xA7], [0xF0, 0x9F, 0x98], [0xC3, 0xC3, 0xA9],
+            [0xE9, 0x41, 0x85], [0xF0, 0x9F, 0x98, 0x80, 0x80],
+        ]
+        var random = SeededGenerator(seed: 0x0075_7466_38)
+        var parser = JSONParser()
+        for iteration in 0..<100_000 {
+            var text: [UInt8] = []
+            let pieces = Int.random(in: 0...40, using: &random)
+            let invalidAt = Int.random(in: 0..<3, using: &random) == 0 ? Int.random(in: 0...pieces, using: &random) : -1
+            for piece in 0...pieces {
+                text += piece == invalidAt ? invalid.randomElement(using: &random)! : valid.randomElement(using: &random)!
+            }
+            let prefix = [UInt8](repeating: 0x20, count: Int.random(in: 0...17, using: &random))
+            let document = prefix + Array(#"[""#.utf8) + text + Array(#""]"#.utf8)
+            let expected = Self.firstIllFormedSequence(in: text).map { JSONError(.invalidUTF8, at: prefix.count + 2 + $0, "") }
+            do {
+                let root = try parser.parse(document).root
+                #expect(expected == nil, "\(iteration): accepted \(text)")
+                if expected == nil { #expect(root[0]?.withRawStringBytes { Array($0) } == text, "\(iteration)") }
+            } catch {
+                #expect(error == expected, "\(iteration): \(text)")
+            }
+        }
+    }
+
+    /// The offset of the first ill-formed UTF-8 sequence in `bytes` (escapes read as ASCII), at its
+    /// first byte, by Table 3-7 of the Unicode Standard.
+    static func firstIllFormedSequence(in bytes: [UInt8]) -> Int? {
+        var index = 0
+        while index < bytes.count {
+            let lead = bytes[index]
+            if lead < 0x80 {
+                index += 1
+                continue
+            }
+            var length = 3, second: ClosedRange<UInt8> = 0x80...0xBF
+            switch lead {
+            case 0xC2...0xDF: length = 2
+            case 0xE0: second = 0xA0...0xBF
+            case 0xE1...0xEC, 0xEE...0xEF: break
+            case 0xED: second = 0x80...0x9F
+            case 0xF0: length = 4; second = 0x90...0xBF
+            case 0xF1...0xF3: length = 4
+            case 0xF4: length = 4; second = 0x80...0x8F
+            default: return index
+            }
+            guard index + length <= bytes.count, second.contains(bytes[index + 1]) else { return index }
+            if bytes[(index + 2)..<(index + length)].contains(where: { $0 & 0xC0 != 0x80 }) { return index }
+            index += length
+        }
+        return nil
+    }
+
     @Test("input size limit")
     func inputTooLarge() {
         let error = parseError("[" + String(repeating: "1,", count: 100) + "1]", options: JSONParser.Options(maximumInputSize: 64))
