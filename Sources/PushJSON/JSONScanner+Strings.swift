@@ -50,25 +50,37 @@ func scanStringContent(_ bytes: UnsafePointer<UInt8>, end: Int, quote: Int) thro
 /// The offset after the run of well-formed multi-byte UTF-8 sequences at `index`. A function of
 /// its own, called once per run, so the sequence checks inline into its loop.
 ///
-/// Text in any script, ASCII mixed in, goes sixteen bytes at a time while a block holds no
-/// quote, backslash or control byte: its UTF-8 is checked in vector registers at once
-/// (``utf8IsValid(_:at:)``). The block that ends the text, or one the check refuses, is then
-/// taken sequence by sequence from the start of its first character, which reports any error
-/// at the same offset as before.
+/// Text in any script, ASCII mixed in, goes sixteen bytes at a time: its UTF-8 is checked in
+/// vector registers at once (``utf8IsValid(_:at:lanes:)``), up to the first quote, backslash or
+/// control byte, where the run ends and the caller takes over. A block the check refuses, or
+/// the last few bytes of the input, are taken sequence by sequence from the start of their
+/// first character, which reports any error at the same offset as before.
 @inlinable
 func skipNonASCIIRun(_ bytes: UnsafePointer<UInt8>, end: Int, at index: Int) throws(JSONError) -> Int {
     var index = index
     // The check reads three bytes back, which only a top-level string's first bytes lack.
     if index >= 3 && index &+ 16 <= end {
         let start = index
+        let allLanes = SIMD16<UInt8>(repeating: 0xFF)
         while index &+ 16 <= end {
             let block = UnsafeRawPointer(bytes + index).loadUnaligned(as: SIMD16<UInt8>.self)
-            guard !hasSpecialByte(block) else { break }
-            // ASCII after a complete character is valid as it stands.
-            if anyHighBit(block) || bytes[index &- 1] >= 0x80 {
-                guard utf8IsValid(block, at: bytes + index) else { break }
+            let special = specialBytes(block)
+            if special[0] | special[1] == 0 {
+                // ASCII after a complete character is valid as it stands.
+                if anyHighBit(block) || bytes[index &- 1] >= 0x80 {
+                    guard utf8IsValid(block, at: bytes + index, lanes: allLanes) else { break }
+                }
+                index &+= 16
+                continue
             }
-            index &+= 16
+            // The text ends at the first special byte; the check covers it too, which finds a
+            // character the text leaves unfinished.
+            let first = special[0] != 0 ? special[0].trailingZeroBitCount &>> 3 : 8 &+ special[1].trailingZeroBitCount &>> 3
+            let lanes = unsafeBitCast(
+                SIMD16<UInt8>(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+                    .< SIMD16<UInt8>(repeating: UInt8(truncatingIfNeeded: first &+ 1)), to: SIMD16<UInt8>.self)
+            guard utf8IsValid(block, at: bytes + index, lanes: lanes) else { break }
+            return index &+ first
         }
         if index != start {
             // The checks so far vouch for every byte before `index` except a last character
@@ -124,16 +136,18 @@ func fourHexDigits(_ pointer: UnsafePointer<UInt8>) -> UInt32 {
     return first << 12 | second << 8 | third << 4 | fourth | ((first | second | third | fourth) & 0xF0) << 12
 }
 
-/// True when one of the bytes is a quote, a backslash or below 0x20.
+/// 0xFF in each byte of the two words that is a quote, a backslash or below 0x20 (little-endian:
+/// the lowest set byte is the first).
 @inlinable @inline(__always)
-func hasSpecialByte(_ block: SIMD16<UInt8>) -> Bool {
+func specialBytes(_ block: SIMD16<UInt8>) -> SIMD2<UInt64> {
     let marks =
         (block .== SIMD16<UInt8>(repeating: ASCII.quote)) .| (block .== SIMD16<UInt8>(repeating: ASCII.backslash))
         .| (block .< SIMD16<UInt8>(repeating: ASCII.space))
-    return anyHighBit(unsafeBitCast(marks, to: SIMD16<UInt8>.self))
+    return unsafeBitCast(marks, to: SIMD2<UInt64>.self)
 }
 
-/// True when the 16 bytes `current`, read at `pointer`, continue or start well-formed UTF-8:
+/// True when the 16 bytes `current`, read at `pointer`, continue or start well-formed UTF-8 in
+/// the `lanes` that are 0xFF:
 /// continuation bytes exactly where the lead bytes up to three before call for them, no byte
 /// that cannot occur (C0, C1, F5–FF), no overlong form, encoded surrogate or code point above
 /// U+10FFFF. It reads the three bytes before `pointer`, so a block's check covers the sequence
@@ -142,7 +156,7 @@ func hasSpecialByte(_ block: SIMD16<UInt8>) -> Bool {
 /// Only `.==`, `.<`, `.&` and `.|` on explicitly typed byte vectors, which compile to a few
 /// vector instructions each; an untyped `SIMD16(repeating:)` compiled to a loop over the lanes.
 @inlinable @inline(__always)
-func utf8IsValid(_ current: SIMD16<UInt8>, at pointer: UnsafePointer<UInt8>) -> Bool {
+func utf8IsValid(_ current: SIMD16<UInt8>, at pointer: UnsafePointer<UInt8>, lanes: SIMD16<UInt8>) -> Bool {
     typealias Bytes = SIMD16<UInt8>
     let raw = UnsafeRawPointer(pointer)
     let previous1 = (raw - 1).loadUnaligned(as: Bytes.self)
@@ -164,7 +178,7 @@ func utf8IsValid(_ current: SIMD16<UInt8>, at pointer: UnsafePointer<UInt8>) -> 
         .| ((previous1 .== Bytes(repeating: 0xF0)) .& (current .< Bytes(repeating: 0x90)))
         .| ((previous1 .== Bytes(repeating: 0xF4)) .& (Bytes(repeating: 0x8F) .< current))
     let errors = (isContinuation .& needsNone) .| (isNotContinuation .& needsContinuation) .| impossible .| outOfRange
-    return !anyHighBit(unsafeBitCast(errors, to: Bytes.self))
+    return !anyHighBit(unsafeBitCast(errors, to: Bytes.self) & lanes)
 }
 
 /// Validates the escape at `index` (a backslash); returns the offset after it.
