@@ -128,7 +128,8 @@ func skipEscape(_ bytes: UnsafePointer<UInt8>, end: Int, at index: Int) throws(J
 
 /// The code unit four hexadecimal digits at `pointer` spell, or a value above 0xFFFF when one
 /// is not a hexadecimal digit.
-@inlinable @inline(__always)
+// Transparent: in scanStringContent, `@inline(__always)` left it a call.
+@_transparent @usableFromInline
 func fourHexDigits(_ pointer: UnsafePointer<UInt8>) -> UInt32 {
     let first = UInt32(hexDigitValue(pointer[0])), second = UInt32(hexDigitValue(pointer[1]))
     let third = UInt32(hexDigitValue(pointer[2])), fourth = UInt32(hexDigitValue(pointer[3]))
