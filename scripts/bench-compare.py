@@ -13,7 +13,8 @@ import sys
 def load(path):
     with open(path) as f:
         rows = (json.loads(line) for line in f if line.startswith("{"))
-        return {row["benchmark"]: row for row in rows if row["implementation"] == "pushcore"}
+        # A *.corpus workload has a row per corpus.
+        return {(row["benchmark"], row.get("corpus", "")): row for row in rows if row["implementation"] == "pushcore"}
 
 
 def cell(row):
@@ -35,4 +36,5 @@ for workload in pairs[0][0]:
             continue
         change = after[workload]["ns_per_op"] / before[workload]["ns_per_op"] - 1
         cells += [cell(before[workload]), cell(after[workload]), "%+.1f%%" % (100 * change)]
-    print(f"| {workload} | " + " | ".join(cells) + " |")
+    name = " ".join(part for part in workload if part)
+    print(f"| {name} | " + " | ".join(cells) + " |")
