@@ -39,7 +39,7 @@ func scanStringContent(_ bytes: UnsafePointer<UInt8>, end: Int, quote: Int) thro
         } else if byte < 0x80 {
             index &+= 1
         } else {
-            // A run of non-ASCII text (accented, CJK, emoji): validate it sequence by sequence
+            // Text outside ASCII (accented, CJK, emoji), ASCII mixed in: checked as one run,
             // without going back to the ASCII skipper after every character.
             flags |= TapeEntry.stringHasNonASCII
             index = try skipNonASCIIRun(bytes, end: end, at: index)
@@ -148,11 +148,11 @@ func specialBytes(_ block: SIMD16<UInt8>) -> SIMD2<UInt64> {
 }
 
 /// True when the 16 bytes `current`, read at `pointer`, continue or start well-formed UTF-8 in
-/// the `lanes` that are 0xFF:
-/// continuation bytes exactly where the lead bytes up to three before call for them, no byte
-/// that cannot occur (C0, C1, F5–FF), no overlong form, encoded surrogate or code point above
-/// U+10FFFF. It reads the three bytes before `pointer`, so a block's check covers the sequence
-/// the block before it left open; a sequence this block leaves open is the next check's.
+/// the `lanes` that are 0xFF: continuation bytes exactly where the lead bytes up to three before
+/// call for them, no byte that cannot occur (C0, C1, F5–FF), no overlong form, encoded surrogate
+/// or code point above U+10FFFF. It reads the three bytes before `pointer`, so a block's check
+/// covers the sequence the block before it left open; a sequence this block leaves open is the
+/// next check's.
 ///
 /// Only `.==`, `.<`, `.&` and `.|` on explicitly typed byte vectors, which compile to a few
 /// vector instructions each; an untyped `SIMD16(repeating:)` compiled to a loop over the lanes.
