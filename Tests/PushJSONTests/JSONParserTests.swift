@@ -74,9 +74,11 @@ struct JSONParserTests {
     @Test("UTF-8 in long strings: every well-formed and ill-formed sequence at every block offset, against a reference")
     func utf8AtEveryOffset() throws {
         // Well-formed sequences, the edges of Table 3-7 of the Unicode Standard among them, ASCII
-        // runs longer than a block, and escapes, which end a block the vector check takes.
+        // and two-byte runs longer than a block, and escapes, which end a block the vector check
+        // takes.
         let valid: [[UInt8]] = [
-            Array("a".utf8), Array("bc".utf8), Array(" plain ASCII, longer than a block ".utf8), Array("é".utf8), Array("駅".utf8),
+            Array("a".utf8), Array("bc".utf8), Array(" plain ASCII, longer than a block ".utf8), Array("двадцатьдва".utf8),
+            Array("é".utf8), Array("駅".utf8),
             Array("😀".utf8), [0xC2, 0x80], [0xDF, 0xBF], [0xE0, 0xA0, 0x80], [0xED, 0x9F, 0xBF], [0xEE, 0x80, 0x80],
             [0xEF, 0xBF, 0xBF], [0xF0, 0x90, 0x80, 0x80], [0xF4, 0x8F, 0xBF, 0xBF], [0xF1, 0x80, 0x80, 0x80], Array(#"\n"#.utf8),
             Array(#"\u00e9"#.utf8),
