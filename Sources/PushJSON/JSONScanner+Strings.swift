@@ -320,13 +320,7 @@ func blockNeedsAttention(_ pointer: UnsafeRawPointer, nonASCII: Bool) -> Bool {
 func blocksNeedAttention(_ firstHalf: UnsafeRawPointer, _ secondHalf: UnsafeRawPointer, nonASCII: Bool) -> Bool {
     let first = firstHalf.loadUnaligned(as: SIMD16<UInt8>.self)
     let second = secondHalf.loadUnaligned(as: SIMD16<UInt8>.self)
-    let quote = SIMD16<UInt8>(repeating: ASCII.quote)
-    let backslash = SIMD16<UInt8>(repeating: ASCII.backslash)
-    let space = SIMD16<UInt8>(repeating: ASCII.space)
-    let marks =
-        (first .== quote) .| (first .== backslash) .| (first .< space)
-        .| (second .== quote) .| (second .== backslash) .| (second .< space)
-    let flagged = unsafeBitCast(marks, to: SIMD16<UInt8>.self)
+    let flagged = unsafeBitCast(specialBytes(first) | specialBytes(second), to: SIMD16<UInt8>.self)
     // Non-ASCII bytes have their high bit set already.
     return anyHighBit(nonASCII ? flagged | first | second : flagged)
 }
