@@ -39,6 +39,19 @@ struct APNsSigningKeyPair: Sendable {
     let verification: APNsVerificationKey
 }
 
+/// How long the tests' clients wait to connect and for each answer. These tests are about which
+/// answer a request gets, not when: under ASan on two busy cores, some of 200 sends went unanswered
+/// for over the 10 s default, and a request that timed out kept a token the test expected deleted.
+/// Tests of timeouts set their own.
+let patientTimeout: TimeAmount = .seconds(60)
+
+/// An HTTP client for a test's own requests to an emulator, as patient as the APNs clients.
+func patientHTTPClient(_ tls: TLSConfiguration) -> HTTPClient {
+    HTTPClient(
+        eventLoopGroup: .singletonMultiThreadedEventLoopGroup,
+        configuration: .init(tlsConfiguration: tls, timeout: .init(connect: patientTimeout, read: patientTimeout)))
+}
+
 /// An emulator on a free port with a fresh certificate, and a client that trusts it, for `body`.
 func withEmulatorAndClient<R: Sendable>(
     clock: SharedClock, refreshAge: Int64 = 50 * 60, retry: APNsRetryPolicy = APNsRetryPolicy(baseDelay: .milliseconds(10)),
@@ -63,7 +76,8 @@ func withEmulatorAndClient<R: Sendable>(
         let client = APNsClient(
             configuration: APNsClientConfiguration(
                 endpoint: "https://127.0.0.1:\(port)", authentication: .token(cache),
-                trustRoots: [try NIOSSLCertificate(bytes: Array(identity.certificatePEM.utf8), format: .pem)], retry: retry))
+                trustRoots: [try NIOSSLCertificate(bytes: Array(identity.certificatePEM.utf8), format: .pem)],
+                requestTimeout: patientTimeout, connectTimeout: patientTimeout, retry: retry))
         do {
             let result = try await body(emulator, client, cache, port)
             try await client.shutdown()
@@ -138,7 +152,9 @@ struct APNsClientTests {
             let trust = [try NIOSSLCertificate(bytes: Array(identity.certificatePEM.utf8), format: .pem)]
             func client(_ cache: APNsTokenCache) -> APNsClient {
                 APNsClient(
-                    configuration: APNsClientConfiguration(endpoint: "https://127.0.0.1:\(port)", authentication: .token(cache), trustRoots: trust))
+                    configuration: APNsClientConfiguration(
+                        endpoint: "https://127.0.0.1:\(port)", authentication: .token(cache), trustRoots: trust,
+                        requestTimeout: patientTimeout, connectTimeout: patientTimeout))
             }
             // A cache that re-mints after a minute, as a misbehaving provider would.
             let eager = APNsTokenCache(key: TestKey.privateKey.signing, refreshAge: 60, minimumMintInterval: 0, clock: clock.clock)
@@ -168,7 +184,8 @@ struct APNsClientTests {
             let client = APNsClient(
                 configuration: APNsClientConfiguration(
                     endpoint: "https://127.0.0.1:\(port)", authentication: .token(cache),
-                    trustRoots: [try NIOSSLCertificate(bytes: Array(identity.certificatePEM.utf8), format: .pem)], connections: 3))
+                    trustRoots: [try NIOSSLCertificate(bytes: Array(identity.certificatePEM.utf8), format: .pem)], connections: 3,
+                    requestTimeout: patientTimeout, connectTimeout: patientTimeout))
             let results = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: (0..<300).map(deviceToken))
             try await client.shutdown()
             #expect(results.allSatisfy { $0.isDelivered })
@@ -370,7 +387,7 @@ func httpDate(unixSeconds: Int64) -> String {
 func sendRaw(port: Int, token: String, device: String, returnVersion: Bool = false) async throws -> Int {
     var tls = TLSConfiguration.makeClientConfiguration()
     tls.certificateVerification = .none
-    let http = HTTPClient(eventLoopGroup: .singletonMultiThreadedEventLoopGroup, configuration: .init(tlsConfiguration: tls))
+    let http = patientHTTPClient(tls)
     var request = HTTPClientRequest(url: "https://127.0.0.1:\(port)/3/device/\(device)")
     request.method = .POST
     request.headers = ["authorization": "bearer \(token)", "apns-push-type": "alert", "apns-topic": TestKey.bundleID]
@@ -378,7 +395,7 @@ func sendRaw(port: Int, token: String, device: String, returnVersion: Bool = fal
     // Shut down before it is released, whatever happens: AsyncHTTPClient traps on a client released running.
     let response: HTTPClientResponse
     do {
-        response = try await http.execute(request, timeout: .seconds(10))
+        response = try await http.execute(request, timeout: patientTimeout)
     } catch {
         try? await http.shutdown()
         throw error

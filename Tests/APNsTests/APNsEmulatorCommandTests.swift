@@ -37,7 +37,7 @@ struct APNsEmulatorCommandTests {
         let client = APNsClient(
             configuration: .init(
                 endpoint: endpoint, authentication: .token(APNsTokenCache(key: key)),
-                trustRoots: try NIOSSLCertificate.fromPEMFile(certificatePath)))
+                trustRoots: try NIOSSLCertificate.fromPEMFile(certificatePath), requestTimeout: patientTimeout, connectTimeout: patientTimeout))
         let payload = APNsPayload(aps: APNsAPS(alert: .text("Hi")))
         let results = try await client.send(
             payload, headers: APNsHeaders(for: payload, topic: "com.example.app"), to: [String(repeating: "ab", count: 32)])

@@ -121,19 +121,19 @@ struct BroadcastChannelTests {
     func subscribe(_ devices: [String], to channelID: String, port: Int, emulator: APNsEmulator) async throws {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.certificateVerification = .none
-        let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: .init(tlsConfiguration: tls))
+        let http = patientHTTPClient(tls)
         do {
             var body: [UInt8] = []
             try JSON.object([JSONMember("channel", .string(channelID)), JSONMember("devices", .array(devices.map(JSON.string)))]).write(into: &body)
             var request = HTTPClientRequest(url: "https://127.0.0.1:\(port)/_emulator/subscriptions")
             request.method = .POST
             request.body = .bytes(ByteBuffer(bytes: body))
-            let response = try await http.execute(request, timeout: .seconds(10))
+            let response = try await http.execute(request, timeout: patientTimeout)
             #expect(response.status == .noContent)
             var unknown = HTTPClientRequest(url: "https://127.0.0.1:\(port)/_emulator/subscriptions")
             unknown.method = .POST
             unknown.body = .bytes(ByteBuffer(string: #"{"channel":"AAAA","devices":[]}"#))
-            #expect(try await http.execute(unknown, timeout: .seconds(10)).status == .notFound)
+            #expect(try await http.execute(unknown, timeout: patientTimeout).status == .notFound)
             try await http.shutdown()
         } catch {
             try? await http.shutdown()

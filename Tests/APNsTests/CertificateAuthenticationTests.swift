@@ -79,11 +79,12 @@ struct CertificateAuthenticationTests {
 
     func send(
         port: Int, trusting root: NIOSSLCertificate, authentication: APNsClientConfiguration.Authentication, device: String,
-        connectTimeout: TimeAmount = .seconds(10)
+        connectTimeout: TimeAmount = patientTimeout
     ) async throws -> APNsSendResult {
         let client = APNsClient(
             configuration: APNsClientConfiguration(
-                endpoint: "https://127.0.0.1:\(port)", authentication: authentication, trustRoots: [root], connectTimeout: connectTimeout,
+                endpoint: "https://127.0.0.1:\(port)", authentication: authentication, trustRoots: [root], requestTimeout: patientTimeout,
+                connectTimeout: connectTimeout,
                 retry: APNsRetryPolicy(maximumAttempts: 1)))
         let results: [APNsSendResult]
         do {
@@ -100,13 +101,13 @@ struct CertificateAuthenticationTests {
     func sendWithoutCredential(port: Int, trusting root: NIOSSLCertificate, device: String) async throws -> (UInt, String) {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates([root])
-        let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: .init(tlsConfiguration: tls))
+        let http = patientHTTPClient(tls)
         do {
             var request = HTTPClientRequest(url: "https://127.0.0.1:\(port)/3/device/\(device)")
             request.method = .POST
             request.headers.add(name: "apns-topic", value: TestKey.bundleID)
             request.body = .bytes(alertPayload)
-            let response = try await http.execute(request, timeout: .seconds(5))
+            let response = try await http.execute(request, timeout: patientTimeout)
             let body = try await response.body.collect(upTo: 4096)
             try await http.shutdown()
             return (response.status.code, String(buffer: body))

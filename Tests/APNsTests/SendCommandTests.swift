@@ -28,14 +28,14 @@ struct SendCommandTests {
         func subscribe(_ devices: [String], to channelID: String) async throws {
             var tls = TLSConfiguration.makeClientConfiguration()
             tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(certificatePath))
-            let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: .init(tlsConfiguration: tls))
+            let http = patientHTTPClient(tls)
             var request = HTTPClientRequest(url: endpoint + "/_emulator/subscriptions")
             request.method = .POST
             var body: [UInt8] = []
             try JSON.object([JSONMember("channel", .string(channelID)), JSONMember("devices", .array(devices.map(JSON.string)))]).write(into: &body)
             request.body = .bytes(ByteBuffer(bytes: body))
             do {
-                let response = try await http.execute(request, timeout: .seconds(10))
+                let response = try await http.execute(request, timeout: patientTimeout)
                 try #require(response.status == .noContent)
                 try await http.shutdown()
             } catch {
@@ -48,10 +48,10 @@ struct SendCommandTests {
         func deliveries() async throws -> [(deviceToken: String, pushType: String, topic: String, payload: String)] {
             var tls = TLSConfiguration.makeClientConfiguration()
             tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(certificatePath))
-            let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: .init(tlsConfiguration: tls))
+            let http = patientHTTPClient(tls)
             let bytes: [UInt8]
             do {
-                let response = try await http.execute(HTTPClientRequest(url: endpoint + "/_emulator/deliveries"), timeout: .seconds(10))
+                let response = try await http.execute(HTTPClientRequest(url: endpoint + "/_emulator/deliveries"), timeout: patientTimeout)
                 bytes = Array(try await response.body.collect(upTo: 1 << 20).readableBytesView)
                 try await http.shutdown()
             } catch {
@@ -99,7 +99,7 @@ struct SendCommandTests {
         try PushCoreBinary.run(
             [
                 "send", "--key-file", emulator.keyPath, "--key-id", keyID, "--team-id", teamID, "--topic", topic,
-                "--endpoint", emulator.endpoint, "--ca-file", emulator.certificatePath,
+                "--endpoint", emulator.endpoint, "--ca-file", emulator.certificatePath, "--timeout", "60", "--connect-timeout", "60",
             ] + arguments, stdin: stdin)
     }
 
@@ -178,7 +178,7 @@ struct SendCommandTests {
                 try PushCoreBinary.run(
                     ["channels"] + arguments.prefix(1) + [
                         "--key-file", emulator.keyPath, "--key-id", keyID, "--team-id", teamID, "--topic", topic, "--endpoint", emulator.endpoint,
-                        "--ca-file", emulator.certificatePath,
+                        "--ca-file", emulator.certificatePath, "--timeout", "60", "--connect-timeout", "60",
                     ] + arguments.dropFirst())
             }
             let created = try channels(["create", "--storage", "most-recent"])
