@@ -19,17 +19,14 @@ struct APNsEmulatorCommandTests {
         let certificatePath = folder.appendingPathComponent("emulator.pem").path
         try signing.publicKey.pemRepresentation.write(toFile: publicKeyPath, atomically: true, encoding: .utf8)
 
-        let process = Process()
-        process.executableURL = PushCoreBinary.builtExecutable("apns-emulator")
-        process.arguments = [
-            "--port", "0", "--team-id", "DEF123GHIJ", "--key-id", "ABC123DEFG", "--key-file", publicKeyPath, "--topic", "com.example.app",
-            "--certificate-out", certificatePath,
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
+        let (process, lines) = try await ServerProcess.start(
+            PushCoreBinary.builtExecutable("apns-emulator"),
+            [
+                "--port", "0", "--team-id", "DEF123GHIJ", "--key-id", "ABC123DEFG", "--key-file", publicKeyPath, "--topic", "com.example.app",
+                "--certificate-out", certificatePath,
+            ], readingLines: 1)
         defer { process.terminate() }
-        let first = await readLines(1, from: output.fileHandleForReading).first ?? ""
+        let first = lines.first ?? ""
         #expect(first.hasPrefix("listening on https://127.0.0.1:"))
         let endpoint = String(first.dropFirst("listening on ".count))
 

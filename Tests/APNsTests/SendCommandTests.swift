@@ -79,18 +79,14 @@ struct SendCommandTests {
         let publicKeyPath = folder.appendingPathComponent("AuthKey.pub.pem").path
         try key.publicKey.pemRepresentation.write(toFile: publicKeyPath, atomically: true, encoding: .utf8)
 
-        let process = Process()
-        process.executableURL = PushCoreBinary.builtExecutable("apns-emulator")
-        process.arguments = [
-            "--port", "0", "--team-id", teamID, "--key-id", keyID, "--key-file", publicKeyPath, "--topic", topic,
-            "--certificate-out", folder.appendingPathComponent("emulator.pem").path,
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let (process, lines) = try await ServerProcess.start(
+            PushCoreBinary.builtExecutable("apns-emulator"),
+            [
+                "--port", "0", "--team-id", teamID, "--key-id", keyID, "--key-file", publicKeyPath, "--topic", topic,
+                "--certificate-out", folder.appendingPathComponent("emulator.pem").path,
+            ], readingLines: 1)
         defer { process.terminate() }
-        let first = await readLines(1, from: output.fileHandleForReading).first ?? ""
+        let first = lines.first ?? ""
         try #require(first.hasPrefix("listening on https://127.0.0.1:"))
         try await body(Emulator(folder: folder, endpoint: String(first.dropFirst("listening on ".count)), process: process))
     }

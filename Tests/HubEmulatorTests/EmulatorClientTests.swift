@@ -214,14 +214,10 @@ struct EmulatorClientTests {
 struct HubEmulatorCommandTests {
     @Test("It prints its address first, verifies tokens that pushcore signs, and records the delivery")
     func command() async throws {
-        let process = Process()
-        process.executableURL = PushCoreBinary.builtExecutable("hub-emulator")
-        process.arguments = ["--port", "0", "--hub", "hub", "--connection-string", fullAccess]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
+        let (process, lines) = try await ServerProcess.start(
+            PushCoreBinary.builtExecutable("hub-emulator"), ["--port", "0", "--hub", "hub", "--connection-string", fullAccess], readingLines: 1)
         defer { process.terminate() }
-        let first = await readLines(1, from: output.fileHandleForReading).first ?? ""
+        let first = lines.first ?? ""
         #expect(first.hasPrefix("listening on http://127.0.0.1:"))
         let base = String(first.dropFirst("listening on ".count))
 

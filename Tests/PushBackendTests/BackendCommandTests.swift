@@ -20,14 +20,9 @@ struct BackendCommandTests {
     func serve(
         _ arguments: [String], emulator label: String
     ) async throws -> (process: Process, base: String, emulator: String, metrics: String) {
-        let process = Process()
-        process.executableURL = Self.binary
-        process.arguments = ["serve", "--port", "0", "--log-level", "warning"] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
         let withMetrics = arguments.contains("--metrics-port")
-        let lines = await readLines(withMetrics ? 3 : 2, from: output.fileHandleForReading)
+        let (process, lines) = try await ServerProcess.start(
+            Self.binary, ["serve", "--port", "0", "--log-level", "warning"] + arguments, readingLines: withMetrics ? 3 : 2)
         guard lines.count == (withMetrics ? 3 : 2), lines[0].hasPrefix("listening on http://127.0.0.1:"), lines[1].hasPrefix(label),
             !withMetrics || lines[2].hasPrefix("metrics on http://127.0.0.1:")
         else {

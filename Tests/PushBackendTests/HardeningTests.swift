@@ -393,14 +393,10 @@ struct EmulatorHookTests {
     @Test("push-backend --demo serves no fault hook")
     func demoHasNoFaultHook() async throws {
         let directory = try temporaryDirectory()
-        let process = Process()
-        process.executableURL = PushCoreBinary.builtExecutable("push-backend")
-        process.arguments = ["serve", "--data-dir", directory, "--port", "0", "--demo", "--log-level", "critical"]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
+        let (process, lines) = try await ServerProcess.start(
+            PushCoreBinary.builtExecutable("push-backend"),
+            ["serve", "--data-dir", directory, "--port", "0", "--demo", "--log-level", "critical"], readingLines: 2)
         defer { if process.isRunning { process.terminate() } }
-        let lines = await readLines(2, from: output.fileHandleForReading)
         try #require(lines.count == 2 && lines[1].hasPrefix("hub emulator on http://127.0.0.1:"))
         let emulatorPort = try #require(Int(lines[1].split(separator: ":").last ?? ""))
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(emulatorPort)/_emulator/faults")

@@ -80,6 +80,29 @@ package enum PushCoreBinary {
     }
 }
 
+/// A server binary of this package (`push-backend serve`, `hub-emulator`, `apns-emulator`) started
+/// for a test.
+package enum ServerProcess {
+    /// Starts `executable arguments…` and reads the first `count` lines it prints (its addresses);
+    /// fewer if it exits first. Its standard error is copied to the test's, not inherited: a server
+    /// still running when the test process dies (a sanitizer report aborts it) would otherwise hold
+    /// `swift test`'s pipe open, and the run would never end.
+    package static func start(_ executable: URL, _ arguments: [String], readingLines count: Int) async throws -> (Process, [String]) {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let reader = errors.fileHandleForReading
+        Thread.detachNewThread {
+            while let chunk = try? reader.read(upToCount: 4096), !chunk.isEmpty { FileHandle.standardError.write(chunk) }
+        }
+        return (process, await readLines(count, from: output.fileHandleForReading))
+    }
+}
+
 /// A process's peak resident set (VmHWM) in KiB; nil once it has exited.
 package func residentPeakKiB(_ pid: Int32) -> Int? {
     guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
@@ -90,7 +113,7 @@ package func residentPeakKiB(_ pid: Int32) -> Int? {
 
 /// The first `count` lines written to `handle`, read on a thread of its own (a blocking read must
 /// not hold one of the few threads the concurrent tests share).
-package func readLines(_ count: Int, from handle: FileHandle) async -> [String] {
+private func readLines(_ count: Int, from handle: FileHandle) async -> [String] {
     await withCheckedContinuation { continuation in
         Thread.detachNewThread {
             var lines: [String] = []
