@@ -45,6 +45,9 @@ struct APNsSigningKeyPair: Sendable {
 /// Tests of timeouts set their own.
 let patientTimeout: TimeAmount = .seconds(60)
 
+/// `patientTimeout` as the options of `pushcore send` and `pushcore channels`.
+let patientTimeoutOptions = ["--timeout", "--connect-timeout"].flatMap { [$0, "\(patientTimeout.nanoseconds / 1_000_000_000)"] }
+
 /// An HTTP client for a test's own requests to an emulator, as patient as the APNs clients.
 func patientHTTPClient(_ tls: TLSConfiguration) -> HTTPClient {
     HTTPClient(

@@ -95,8 +95,8 @@ struct SendCommandTests {
         try PushCoreBinary.run(
             [
                 "send", "--key-file", emulator.keyPath, "--key-id", keyID, "--team-id", teamID, "--topic", topic,
-                "--endpoint", emulator.endpoint, "--ca-file", emulator.certificatePath, "--timeout", "60", "--connect-timeout", "60",
-            ] + arguments, stdin: stdin)
+                "--endpoint", emulator.endpoint, "--ca-file", emulator.certificatePath,
+            ] + patientTimeoutOptions + arguments, stdin: stdin)
     }
 
     @Test("A payload from flags, from a file and from stdin: one line per device, exit 1 when any failed")
@@ -174,8 +174,8 @@ struct SendCommandTests {
                 try PushCoreBinary.run(
                     ["channels"] + arguments.prefix(1) + [
                         "--key-file", emulator.keyPath, "--key-id", keyID, "--team-id", teamID, "--topic", topic, "--endpoint", emulator.endpoint,
-                        "--ca-file", emulator.certificatePath, "--timeout", "60", "--connect-timeout", "60",
-                    ] + arguments.dropFirst())
+                        "--ca-file", emulator.certificatePath,
+                    ] + patientTimeoutOptions + arguments.dropFirst())
             }
             let created = try channels(["create", "--storage", "most-recent"])
             #expect(created.status == 0, "\(created.err)")
