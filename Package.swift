@@ -247,6 +247,7 @@ let package = Package(
                 serverProduct("Hummingbird", "hummingbird"), serverProduct("HummingbirdTesting", "hummingbird"),
                 serverProduct("SQLiteNIO", "sqlite-nio"), serverProduct("Logging", "swift-log"),
                 serverProduct("Tracing", "swift-distributed-tracing"), serverProduct("InMemoryTracing", "swift-distributed-tracing"),
+                serverProduct("MetricsTestKit", "swift-metrics"),
             ]
         ),
         .testTarget(

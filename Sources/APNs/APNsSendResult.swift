@@ -55,6 +55,18 @@ public enum APNsRejectionReason: Hashable, Sendable, CustomStringConvertible {
         default: false
         }
     }
+
+    /// What every device answers when the sender is misconfigured (the wrong environment, topic,
+    /// key or certificate), so that most of a send failing with it blames the sender, not the
+    /// devices.
+    public var pointsAtConfiguration: Bool {
+        switch self {
+        case .badDeviceToken, .deviceTokenNotForTopic, .topicDisallowed, .badTopic, .invalidProviderToken, .badCertificateEnvironment,
+            .badCertificate:
+            true
+        default: false
+        }
+    }
 }
 
 /// What happened to one device's notification.

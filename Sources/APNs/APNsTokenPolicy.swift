@@ -18,7 +18,7 @@ public enum APNsTokenAction: Hashable, Sendable {
 public enum APNsTokenDeletionReason: Hashable, Sendable {
     /// 410: the app was removed or stopped taking notifications after the token was registered.
     case unregistered
-    /// 400 `BadDeviceToken` (in both environments, when the other was asked).
+    /// 400 `BadDeviceToken` in both environments.
     case badDeviceToken
     /// 400 `DeviceTokenNotForTopic`: the token belongs to another app.
     case notForTopic
@@ -29,6 +29,12 @@ public enum APNsTokenDeletionReason: Hashable, Sendable {
 /// Turns per-device results into actions on stored registrations. Only answers that say the token
 /// itself is dead delete anything; timeouts, throttling, server errors and authentication failures
 /// say nothing about the token and keep it.
+///
+/// `BadDeviceToken` is also what every token answers when the server points at the wrong
+/// environment, so it deletes a well-formed token only on a second opinion: the other environment
+/// refusing the same token. Without one the token is kept. A send that a configuration error fails
+/// for most devices (``APNsRejectionReason/pointsAtConfiguration``) should delete nothing at all;
+/// that judgement spans a whole send, so it is the caller's.
 public struct APNsTokenPolicy: Sendable {
     public init() {}
 
@@ -37,7 +43,7 @@ public struct APNsTokenPolicy: Sendable {
     ///   - registeredAt: When the app last registered this token with the server. A 410 whose
     ///     timestamp is not later than this predates a re-registration, which wins.
     ///   - otherEnvironment: The same token's result from the other environment, when a
-    ///     `BadDeviceToken` was checked there.
+    ///     `BadDeviceToken` was checked there; without it a well-formed token is kept.
     public func action(for result: APNsSendResult, registeredAt: Date, otherEnvironment: APNsSendResult? = nil) -> APNsTokenAction {
         switch result.outcome {
         case .delivered:
@@ -52,11 +58,21 @@ public struct APNsTokenPolicy: Sendable {
             guard let since = result.unregisteredSince else { return .delete(.unregistered) }
             return since > registeredAt ? .delete(.unregistered) : .keep
         case .rejected(_, .badDeviceToken, _):
-            return otherEnvironment?.isDelivered == true ? .environmentMismatch : .delete(.badDeviceToken)
+            // No environment takes a token that is not hexadecimal digits; there is nobody to ask.
+            guard Self.isHexadecimal(result.deviceToken) else { return .delete(.malformed) }
+            switch otherEnvironment?.outcome {
+            case .delivered?: return .environmentMismatch
+            case .rejected(_, let reason, _)? where reason.meansTokenIsDead: return .delete(.badDeviceToken)
+            default: return .keep
+            }
         case .rejected(_, .deviceTokenNotForTopic, _):
             return .delete(.notForTopic)
         case .rejected:
             return .keep
         }
+    }
+
+    static func isHexadecimal(_ token: String) -> Bool {
+        !token.isEmpty && token.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x66) }
     }
 }

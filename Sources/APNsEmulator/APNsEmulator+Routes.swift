@@ -82,8 +82,15 @@ public struct APNsEmulatorRequestContext: RequestContext {
         channel = source.channel
     }
 
+    /// Whether the request came on an HTTP/2 stream. A stream's parent is its connection, whose
+    /// own parent is the listener; an HTTP/1 connection's parent is the listener itself.
+    var isHTTP2: Bool { channel.parent?.parent != nil }
+
     /// The HTTP/2 connection (the stream's parent), or the channel itself over HTTP/1.
-    var connection: any Channel { channel.parent ?? channel }
+    var connection: any Channel {
+        guard isHTTP2, let parent = channel.parent else { return channel }
+        return parent
+    }
 }
 
 extension HTTPField.Name {
@@ -114,6 +121,7 @@ extension APNsEmulator {
             return Response(status: .noContent)
         }
         hooks.get("requests") { [self] _, _ in json(Array(String(requestCount).utf8)) }
+        guard allowsFaultInjection else { return router }
         hooks.put("devices/:device") { [self] request, context in
             let device = try context.parameters.require("device")
             guard Self.isWellFormedDeviceToken(device) else { throw HookRefusal(400, "a device token is 64 to 200 hexadecimal digits") }
@@ -156,10 +164,12 @@ extension APNsEmulator {
 
     // MARK: Sends
 
-    /// Counts the request and applies the next queued fault, if its turn has come, around `handle`.
+    /// Refuses HTTP/1, as APNs does; counts the request and applies the next queued fault, if its
+    /// turn has come, around `handle`.
     func applyingFaults(
         context: APNsEmulatorRequestContext, _ handle: () async throws -> Response
     ) async throws -> Response {
+        guard context.isHTTP2 else { throw HookRefusal(505, "APNs takes requests over HTTP/2 only") }
         let fault = state.withLock { storage -> APNsFault? in
             storage.requests += 1
             guard !storage.faults.isEmpty else { return nil }
@@ -244,9 +254,10 @@ extension APNsEmulator {
         // The device.
         guard Self.isWellFormedDeviceToken(deviceToken) else { throw APNsRefusal(400, "BadDeviceToken", apnsID: apnsID) }
         let device = deviceToken.lowercased()
-        let accepted = state.withLock { storage -> APNsDeviceState in
+        let accepted = state.withLock { storage -> APNsDeviceState? in
             let deviceState = storage.devices[device] ?? .active
             guard deviceState == .active else { return deviceState }
+            if let app = storage.deviceApps[device], app != bundleID { return nil }
             let delivery = APNsDelivery(
                 sequence: storage.nextSequence, connection: connection, deviceToken: device, apnsID: apnsID, topic: topic, pushType: pushType,
                 priority: priority, collapseID: apnsHeaders.collapseID, expiration: expiration, payload: payload, tokenIssuedAt: tokenIssuedAt,
@@ -255,6 +266,8 @@ extension APNsEmulator {
             return .active
         }
         switch accepted {
+        case nil:
+            throw APNsRefusal(400, "DeviceTokenNotForTopic", apnsID: apnsID)
         case .active:
             var fields: HTTPFields = [.apnsID: apnsID]
             if isDevelopment { fields[.apnsUniqueID] = UUID().uuidString.lowercased() }

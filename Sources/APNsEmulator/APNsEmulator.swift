@@ -81,6 +81,9 @@ public final class APNsEmulator: Sendable {
     struct Storage {
         var deliveries: [APNsDelivery] = []
         var devices: [String: APNsDeviceState] = [:]
+        /// The app (bundle id) each bound device token belongs to; a push on another app's topic
+        /// is answered `DeviceTokenNotForTopic`. Unbound tokens belong to every app.
+        var deviceApps: [String: String] = [:]
         var faults: [QueuedFault] = []
         var requests = 0
         /// Per connection and team: the token last accepted and when (emulator seconds) it
@@ -142,6 +145,9 @@ public final class APNsEmulator: Sendable {
     /// Whether answers carry `apns-unique-id`, as the development environment's do.
     public let isDevelopment: Bool
     public let deliveryCapacity: Int
+    /// Whether the fault and device-state hooks are served: off where anyone who reaches the port
+    /// could otherwise break sends or have the backend prune registrations (`serve --demo`).
+    public let allowsFaultInjection: Bool
     let state = Mutex(Storage())
 
     /// - Parameters:
@@ -149,10 +155,12 @@ public final class APNsEmulator: Sendable {
     ///   - bundleIDs: The topics the team may send to (each also with its push types' suffixes).
     ///   - clientCertificateRoots: When given, a client may present a certificate that chains to one
     ///     of them instead of sending provider tokens (certificate-based authentication).
+    ///   - allowsFaultInjection: Serve `POST /_emulator/faults` and `PUT /_emulator/devices/{token}`.
     public init(
         keys: [APNsVerificationKey], bundleIDs: [String], clientCertificateRoots: [NIOSSLCertificate] = [], clock: APNsTokenClock = .system,
-        isDevelopment: Bool = true, deliveryCapacity: Int = 100_000
+        isDevelopment: Bool = true, deliveryCapacity: Int = 100_000, allowsFaultInjection: Bool = true
     ) {
+        self.allowsFaultInjection = allowsFaultInjection
         self.clientCertificateRoots = clientCertificateRoots
         verifier = APNsTokenVerifier(keys: keys, maximumAge: 60 * 60, clockSkew: 60)
         self.bundleIDs = Set(bundleIDs)
@@ -216,6 +224,14 @@ public final class APNsEmulator: Sendable {
 
     public func setState(_ deviceState: APNsDeviceState, for deviceToken: String) {
         state.withLock { $0.devices[deviceToken.lowercased()] = deviceState }
+    }
+
+    /// Binds device tokens to one app, as APNs binds a token to the app that asked for it: a push
+    /// to them on any other of the team's topics is answered `DeviceTokenNotForTopic`.
+    public func bind(_ deviceTokens: [String], toApp bundleID: String) {
+        state.withLock { storage in
+            for token in deviceTokens { storage.deviceApps[token.lowercased()] = bundleID }
+        }
     }
 
     /// Subscribes devices to a channel, as ActivityKit does for a Live Activity that asks for one.

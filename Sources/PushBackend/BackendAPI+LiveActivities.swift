@@ -107,8 +107,9 @@ extension BackendAPI {
             throw APIError(status: 500, code: "internal", "the push could not be sent: \(error.message)")
         }
         if result.isDelivered { return .json(200, .object([JSONMember("apnsId", .string(result.apnsID ?? ""))])) }
-        let registeredAt = Date(timeIntervalSince1970: Double(activity.updatedAt) / 1000)
-        if case .delete(let reason) = apns.policy.action(for: result, registeredAt: registeredAt),
+        let actions = await tokenActions(
+            for: [result], registeredAt: [activity.updatedAt], apns: apns, askOtherEnvironment: false, logger: logger)
+        if case .delete(let reason) = actions[0],
             try await store.deleteActivity(id: activity.id, owner: nil)
         {
             logger.notice("pruned a dead activity token", metadata: ["activity": "\(activity.id)", "reason": "\(reason)"])

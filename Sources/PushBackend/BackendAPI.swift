@@ -25,17 +25,40 @@ package enum PushSender: Sendable {
 }
 
 /// APNs straight from the backend: the client, the app's bundle ID, and the Live Activity types
-/// pushes must decode into.
+/// pushes must decode into; and a client of the other environment, with the same key, for a
+/// second opinion on the tokens this one calls bad.
 package struct DirectAPNs: Sendable {
     let client: APNsClient
+    let otherEnvironment: APNsClient?
     let topic: String
     let liveActivity: APNsLiveActivitySchema?
     let policy = APNsTokenPolicy()
 
-    package init(client: APNsClient, topic: String, liveActivity: APNsLiveActivitySchema?) {
+    package init(client: APNsClient, otherEnvironment: APNsClient?, topic: String, liveActivity: APNsLiveActivitySchema?) {
         self.client = client
+        self.otherEnvironment = otherEnvironment
         self.topic = topic
         self.liveActivity = liveActivity
+    }
+
+    /// What asks the other environment about a token: a background push with no content, so
+    /// that a device of that environment is woken at most, and shown nothing.
+    static let probe = APNsPayload(aps: APNsAPS(contentAvailable: true))
+
+    /// The other environment's answers for the tokens this one called `BadDeviceToken`, by index
+    /// into `results`; empty without a client of the other environment, or when it could not be
+    /// asked (a token without an answer is then kept).
+    func secondOpinions(on results: [APNsSendResult]) async -> [Int: APNsSendResult] {
+        guard let otherEnvironment else { return [:] }
+        let suspects = results.indices.filter {
+            if case .rejected(_, .badDeviceToken, _) = results[$0].outcome { true } else { false }
+        }
+        guard !suspects.isEmpty else { return [:] }
+        let headers = APNsHeaders(for: Self.probe, topic: topic)
+        guard let answers = try? await otherEnvironment.send(Self.probe, headers: headers, to: suspects.map { results[$0].deviceToken }) else {
+            return [:]
+        }
+        return Dictionary(uniqueKeysWithValues: zip(suspects, answers))
     }
 }
 
@@ -68,7 +91,9 @@ package struct BackendAPI: Sendable {
     let sender: PushSender
     let images: ResourceRegistry
     let defaultImage: String
-    let metrics = BackendMetrics()
+    let metrics: BackendMetrics
+    /// Holds pruning back when a send's answers blame the configuration.
+    let pruningBrake = PruningBrake()
     /// Registrations of one device token, one at a time in this process: each stores its row and
     /// brings the hub in line before the next starts, so the hub's writes keep the rows' order.
     private let registrations = KeyedSerializer<String>()
@@ -79,9 +104,10 @@ package struct BackendAPI: Sendable {
 
     package init(
         store: any BackendStore, authenticator: Authenticator, sender: PushSender, images: ResourceRegistry, defaultImage: String,
-        sendQuota: RateLimit
+        sendQuota: RateLimit, metricsFactory: any MetricsFactory = MetricsSystem.factory
     ) {
         self.store = store
+        metrics = BackendMetrics(factory: metricsFactory)
         self.authenticator = authenticator
         self.sender = sender
         self.images = images
@@ -296,12 +322,12 @@ package struct BackendAPI: Sendable {
         }
     }
 
-    /// Deletes the registrations whose results the token policy calls dead. A registration made
-    /// again since it was read has a new id, so it is not touched.
+    /// Deletes the registrations whose results the token policy calls dead, unless the brake holds.
+    /// A registration made again since it was read has a new id, so it is not touched.
     func prune(_ results: [APNsSendResult], of registrations: [RegistrationRecord], apns: DirectAPNs, logger: Logger) async {
-        for (result, registration) in zip(results, registrations) {
-            let registeredAt = Date(timeIntervalSince1970: Double(registration.updatedAt) / 1000)
-            switch apns.policy.action(for: result, registeredAt: registeredAt) {
+        let actions = await tokenActions(for: results, registeredAt: registrations.map(\.updatedAt), apns: apns, logger: logger)
+        for (action, registration) in zip(actions, registrations) {
+            switch action {
             case .keep:
                 continue
             case .environmentMismatch:
@@ -315,6 +341,31 @@ package struct BackendAPI: Sendable {
                         "device": "\(APNsClient.shortened(registration.deviceToken))", "reason": "\(reason)", "owner": "\(registration.owner)",
                     ])
             }
+        }
+    }
+
+    /// The token policy's action for each result, every one `.keep` when the brake holds; device
+    /// tokens this environment calls bad are first put to the other one.
+    /// - Parameters:
+    ///   - registeredAt: When each token was last registered, in Unix milliseconds.
+    ///   - askOtherEnvironment: False for Live Activity tokens, which take no background push to
+    ///     ask with; a `BadDeviceToken` then keeps the token.
+    func tokenActions(
+        for results: [APNsSendResult], registeredAt: [Int64], apns: DirectAPNs, askOtherEnvironment: Bool = true, logger: Logger
+    ) async -> [APNsTokenAction] {
+        if let blamed = pruningBrake.judge(results) {
+            metrics.pruningHeld(blaming: blamed)
+            if pruningBrake.logIsDue() {
+                logger.error(
+                    "APNs configuration suspect: most devices answered the same refusal, so no registration is pruned; check the environment, topic and key",
+                    metadata: ["reason": "\(blamed)", "devices": "\(results.count)", "topic": "\(apns.topic)"])
+            }
+            return results.map { _ in .keep }
+        }
+        let others = askOtherEnvironment ? await apns.secondOpinions(on: results) : [:]
+        return zip(results.indices, registeredAt).map { index, milliseconds in
+            apns.policy.action(
+                for: results[index], registeredAt: Date(timeIntervalSince1970: Double(milliseconds) / 1000), otherEnvironment: others[index])
         }
     }
 

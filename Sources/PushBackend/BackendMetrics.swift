@@ -1,3 +1,4 @@
+import APNs
 import Metrics
 import Tracing
 
@@ -12,10 +13,25 @@ import Tracing
 /// - `push_backend_pushes_total{kind, outcome}`: `notification`, `live_activity` or `broadcast`;
 ///   `sent` or `failed` (the hub or APNs call threw, or APNs reached none of the devices).
 /// - `push_backend_store_duration_seconds{operation}`: each store call (``InstrumentedStore``).
+/// - `push_backend_pruning_held_total{reason}`: sends whose answers blamed the configuration, so
+///   that no registration was pruned (``PruningBrake``); `reason` is APNs' spelling.
 struct BackendMetrics: Sendable {
-    let loginCacheHits = Counter(label: "push_backend_logins_total", dimensions: [("result", "cache_hit")])
-    let loginsChecked = Counter(label: "push_backend_logins_total", dimensions: [("result", "checked")])
-    let loginsRefused = Counter(label: "push_backend_logins_total", dimensions: [("result", "refused")])
+    let factory: any MetricsFactory
+    let loginCacheHits: Counter
+    let loginsChecked: Counter
+    let loginsRefused: Counter
+
+    /// - Parameter factory: The metrics system's, unless a test hands in its own.
+    init(factory: any MetricsFactory = MetricsSystem.factory) {
+        self.factory = factory
+        loginCacheHits = Counter(label: "push_backend_logins_total", dimensions: [("result", "cache_hit")], factory: factory)
+        loginsChecked = Counter(label: "push_backend_logins_total", dimensions: [("result", "checked")], factory: factory)
+        loginsRefused = Counter(label: "push_backend_logins_total", dimensions: [("result", "refused")], factory: factory)
+    }
+
+    func pruningHeld(blaming reason: APNsRejectionReason) {
+        Counter(label: "push_backend_pruning_held_total", dimensions: [("reason", reason.rawValue)], factory: factory).increment()
+    }
 
     enum PushKind: String {
         case notification
@@ -39,7 +55,7 @@ struct BackendMetrics: Sendable {
             span.recordError(error)
             outcome = "failed"
         }
-        Counter(label: "push_backend_pushes_total", dimensions: [("kind", kind.rawValue), ("outcome", outcome)]).increment()
+        Counter(label: "push_backend_pushes_total", dimensions: [("kind", kind.rawValue), ("outcome", outcome)], factory: factory).increment()
         return try result.get()
     }
 

@@ -35,17 +35,38 @@ public struct APNsSettings: Sendable {
     public var trustRoots: [NIOSSLCertificate]?
     /// The app's Live Activity types; pushes that would not decode are refused before sending.
     public var liveActivity: APNsLiveActivitySchema?
+    /// The other environment, asked before a token this one calls `BadDeviceToken` is deleted;
+    /// without one such tokens are kept. Defaults to the other of Apple's two environments when
+    /// ``endpoint`` is one of them.
+    public var otherEnvironmentEndpoint: String?
+    /// A device known to be registered for ``topic``: at start the backend sends it one background
+    /// push and refuses to start unless APNs takes it.
+    public var checkDevice: String?
 
     public init(
         signingKey: APNsSigningKey, topic: String, endpoint: String = APNsClientConfiguration.production, trustRoots: [NIOSSLCertificate]? = nil,
-        liveActivity: APNsLiveActivitySchema? = nil
+        liveActivity: APNsLiveActivitySchema? = nil, otherEnvironmentEndpoint: String? = nil, checkDevice: String? = nil
     ) {
         self.signingKey = signingKey
         self.topic = topic
         self.endpoint = endpoint
         self.trustRoots = trustRoots
         self.liveActivity = liveActivity
+        self.otherEnvironmentEndpoint =
+            otherEnvironmentEndpoint
+            ?? [
+                APNsClientConfiguration.production: APNsClientConfiguration.development,
+                APNsClientConfiguration.development: APNsClientConfiguration.production,
+            ][endpoint]
+        self.checkDevice = checkDevice
     }
+}
+
+/// The APNs settings cannot work: the key does not sign, or the check device's push was refused
+/// for a reason that blames the settings. The message names the setting to look at, never the key.
+public struct APNsConfigurationError: Error, CustomStringConvertible {
+    public let message: String
+    public var description: String { message }
 }
 
 /// Where the backend's pushes go.
@@ -54,7 +75,9 @@ public enum PushDelivery: Sendable {
     case apns(APNsSettings)
 }
 
-public struct BackendConfiguration: Sendable {
+/// Its description and mirror name the database without its password, which must never reach a
+/// log line (the service group logs its services at debug level).
+public struct BackendConfiguration: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public var dataDirectory: String
     /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`: PostgreSQL instead of SQLite in ``dataDirectory``.
     public var databaseURL: String?
@@ -91,6 +114,31 @@ public struct BackendConfiguration: Sendable {
         self.retentionSweepInterval = retentionSweepInterval
     }
 
+    public var description: String {
+        "BackendConfiguration(dataDirectory: \(dataDirectory), databaseURL: \(redactedDatabaseURL ?? "nil"), host: \(host), port: \(port))"
+    }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "dataDirectory": dataDirectory, "databaseURL": redactedDatabaseURL as Any, "host": host, "port": port, "server": server,
+                "logins": logins, "sendQuota": sendQuota, "retention": retention,
+            ], displayStyle: .struct)
+    }
+
+    /// ``databaseURL`` with any password replaced by `<redacted>`.
+    public var redactedDatabaseURL: String? {
+        guard let databaseURL else { return nil }
+        // postgres://USER:PASSWORD@HOST…: the password runs from the first ':' after the scheme to the last '@'.
+        guard let scheme = databaseURL.firstRange(of: "://"), let at = databaseURL.lastIndex(of: "@"), scheme.upperBound <= at,
+            let colon = databaseURL[scheme.upperBound..<at].firstIndex(of: ":")
+        else { return databaseURL }
+        return String(databaseURL[...colon]) + "<redacted>" + String(databaseURL[at...])
+    }
+
     /// 30 at once, then one a second.
     public static let defaultSendQuota = RateLimit(burst: 30, perSecond: 1)
     /// 30 days.
@@ -102,7 +150,7 @@ public struct BackendConfiguration: Sendable {
 ///
 /// The delivery may be given late: the demo wiring in `push-backend` starts an emulator in the
 /// same service group and hands its address over once the emulator listens.
-public struct PushBackendService: Service {
+public struct PushBackendService: Service, CustomStringConvertible {
     let configuration: BackendConfiguration
     let delivery: @Sendable () async throws -> PushDelivery
     let logger: Logger
@@ -125,6 +173,8 @@ public struct PushBackendService: Service {
         self.onListening = onListening
     }
 
+    public var description: String { "PushBackendService(\(configuration))" }
+
     public func run() async throws {
         let (configuration, logger, onListening) = (self.configuration, self.logger, self.onListening)
         _ = try RichPushImages.registry.resource(named: configuration.defaultImage)
@@ -136,7 +186,7 @@ public struct PushBackendService: Service {
                     base: try await SQLiteBackendStore.open(dataDirectory: configuration.dataDirectory, logger: logger), system: "sqlite")
             }
         let authenticator = Authenticator(store: store, limits: configuration.logins)
-        var apnsClient: APNsClient?
+        var apnsClients: [APNsClient] = []
         do {
             let sender: PushSender
             switch try await delivery() {
@@ -145,13 +195,20 @@ public struct PushBackendService: Service {
                     try NotificationHubClient(
                         connectionString: hub.connectionString, hubName: hub.hubName, endpointOverride: hub.endpoint, logger: logger))
             case .apns(let settings):
-                let client = APNsClient(
-                    configuration: APNsClientConfiguration(
-                        endpoint: settings.endpoint, authentication: .token(APNsTokenCache(key: settings.signingKey)), trustRoots: settings.trustRoots
-                    ),
-                    logger: logger)
-                apnsClient = client
-                sender = .apns(DirectAPNs(client: client, topic: settings.topic, liveActivity: settings.liveActivity))
+                // One token cache for both environments: a provider token is good in either.
+                let tokens = APNsTokenCache(key: settings.signingKey)
+                func client(_ endpoint: String) -> APNsClient {
+                    let client = APNsClient(
+                        configuration: APNsClientConfiguration(endpoint: endpoint, authentication: .token(tokens), trustRoots: settings.trustRoots),
+                        logger: logger)
+                    apnsClients.append(client)
+                    return client
+                }
+                let apns = DirectAPNs(
+                    client: client(settings.endpoint), otherEnvironment: settings.otherEnvironmentEndpoint.map(client), topic: settings.topic,
+                    liveActivity: settings.liveActivity)
+                try await Self.checkAPNs(apns, tokens: tokens, device: settings.checkDevice, logger: logger)
+                sender = .apns(apns)
             }
             let api = BackendAPI(
                 store: store, authenticator: authenticator, sender: sender, images: RichPushImages.registry,
@@ -178,15 +235,61 @@ public struct PushBackendService: Service {
                 group.cancelAll()  // the sweep
             }
         } catch {
-            try? await apnsClient?.shutdown()
+            for client in apnsClients { try? await client.shutdown() }
             await authenticator.shutdown()
             await store.close()
             throw error
         }
-        try? await apnsClient?.shutdown()
+        for client in apnsClients { try? await client.shutdown() }
         await authenticator.shutdown()
         await store.close()
         logger.notice("stopped")
+    }
+
+    /// Refuses to start with APNs settings that cannot work: the key must sign, and the check
+    /// device, when given, must take a background push (or be known to APNs as uninstalled).
+    package static func checkAPNs(_ apns: DirectAPNs, tokens: APNsTokenCache, device: String?, logger: Logger) async throws(APNsConfigurationError) {
+        do throws(APNsTokenError) {
+            _ = try tokens.token()
+        } catch {
+            throw APNsConfigurationError(message: "the APNs key cannot sign a provider token: \(error.message)")
+        }
+        guard let device else { return }
+        let headers = APNsHeaders(for: DirectAPNs.probe, topic: apns.topic)
+        let result: APNsSendResult
+        do throws(APNsClientError) {
+            result = try await apns.client.send(DirectAPNs.probe, headers: headers, to: [device])[0]
+        } catch {
+            throw APNsConfigurationError(message: "the check device's push could not be sent: \(error.message)")
+        }
+        let shortened = APNsClient.shortened(device)
+        switch result.outcome {
+        case .delivered:
+            logger.notice("APNs settings checked: the check device took a background push", metadata: ["device": "\(shortened)"])
+        case .rejected(_, .unregistered, _), .rejected(_, .expiredToken, _):
+            // APNs knows the token for this topic and environment: the settings are right, the app is gone.
+            logger.warning("APNs settings checked, but the check device's app is no longer installed", metadata: ["device": "\(shortened)"])
+        case .rejected(_, .badDeviceToken, _):
+            let other = await apns.secondOpinions(on: [result])[0]
+            if other?.isDelivered == true {
+                throw APNsConfigurationError(
+                    message:
+                        "APNs answered BadDeviceToken for the check device \(shortened), and the other environment took it: the server points at the wrong environment (--apns-development)"
+                )
+            }
+            guard apns.otherEnvironment != nil else {
+                throw APNsConfigurationError(
+                    message: "APNs answered BadDeviceToken for the check device \(shortened), and no other environment is configured to ask")
+            }
+            throw APNsConfigurationError(
+                message:
+                    "APNs answered BadDeviceToken for the check device \(shortened) in this environment and the other: it is not a token of this app")
+        case .rejected(let status, let reason, _):
+            throw APNsConfigurationError(
+                message: "APNs refused the check device's push with \(status) \(reason): check the topic (\(apns.topic)), key id and team id")
+        case .failed(let failure, _):
+            throw APNsConfigurationError(message: "APNs did not answer the check device's push (\(failure)): check the endpoint")
+        }
     }
 
     /// Deletes notifications older than `retention`, now and then every `interval`, until cancelled.

@@ -52,7 +52,10 @@ struct DataDirectory: ParsableArguments {
     var path: String = environment("PUSH_BACKEND_DATA_DIR") ?? "./push-backend-data"
     @Option(
         name: .customLong("database-url"),
-        help: "PostgreSQL instead of SQLite: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require].")
+        help: """
+            PostgreSQL instead of SQLite: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require]. \
+            A password given here is visible to every local user in `ps`; PUSH_BACKEND_DATABASE_URL is not.
+            """)
     var databaseURLOption: String?
 
     /// `--database-url`, else `PUSH_BACKEND_DATABASE_URL`.
@@ -110,6 +113,16 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("apns-endpoint"), help: "Send to this APNs address instead (an emulator), https://host[:port].")
     var apnsEndpoint: String?
     @Option(name: .customLong("apns-ca-file"), help: "Trust the APNs endpoint's certificate from this PEM file.") var apnsCAFile: String?
+    @Option(
+        name: .customLong("apns-other-endpoint"),
+        help:
+            "The other environment, asked before a token APNs calls BadDeviceToken is pruned (default: the other of Apple's two; none with --apns-endpoint)."
+    )
+    var apnsOtherEndpoint: String?
+    @Option(
+        name: .customLong("apns-check-device"),
+        help: "At start, send this known device one background push and refuse to start unless APNs takes it.")
+    var apnsCheckDevice: String?
     @Option(name: .customLong("content-state-schema"), help: "The app's Live Activity ContentState fields and types, a JSON file.")
     var contentStateSchema: String?
     @Option(name: .customLong("attributes-schema"), help: "The app's ActivityAttributes fields and types, a JSON file.")
@@ -132,6 +145,9 @@ struct Serve: AsyncParsableCommand {
         name: .customLong("metrics-port"),
         help: "Serve Prometheus metrics at GET /metrics on this port of --host (0 picks a free one); off when not given.")
     var metricsPort: Int?
+
+    /// How long SIGTERM waits for requests in flight.
+    static let gracefulShutdownSeconds: Int64 = 20
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
@@ -206,7 +222,9 @@ struct Serve: AsyncParsableCommand {
             trustRoots = roots
         }
         let endpoint = apnsEndpoint ?? (apnsDevelopment ? APNsClientConfiguration.development : APNsClientConfiguration.production)
-        return APNsSettings(signingKey: key, topic: topic, endpoint: endpoint, trustRoots: trustRoots, liveActivity: liveActivity)
+        return APNsSettings(
+            signingKey: key, topic: topic, endpoint: endpoint, trustRoots: trustRoots, liveActivity: liveActivity,
+            otherEnvironmentEndpoint: apnsOtherEndpoint, checkDevice: apnsCheckDevice)
     }
 
     private var resolvedHub: (connectionString: String?, name: String?, endpoint: String?) {
@@ -256,9 +274,12 @@ struct Serve: AsyncParsableCommand {
             var emulatorLogger = Logger(label: "apns-emulator")
             emulatorLogger[metadataKey: "component"] = "apns-emulator"
             let demoAPNs = try DemoAPNs(topic: resolvedAPNs.topic ?? DemoAPNs.defaultTopic, logger: emulatorLogger)
-            services.append(demoAPNs.service)
+            services.append(contentsOf: demoAPNs.services)
             Logger(label: "push-backend").notice("demo mode: pushes go to the APNs emulator", metadata: ["topic": "\(demoAPNs.topic)"])
-            backend = PushBackendService(configuration, delivery: { .apns(try await demoAPNs.settings(liveActivity: liveActivity)) }) { port in
+            let checkDevice = apnsCheckDevice
+            backend = PushBackendService(
+                configuration, delivery: { .apns(try await demoAPNs.settings(liveActivity: liveActivity, checkDevice: checkDevice)) }
+            ) { port in
                 await announce(port, demoAPNs.port.map { "apns emulator on https://127.0.0.1:\($0)" })
             }
         } else if !demo, let connectionString = hub.connectionString, let name = hub.name {
@@ -276,12 +297,18 @@ struct Serve: AsyncParsableCommand {
         }
         // The backend last, so that it stops first: requests in flight may still send to the emulator.
         services.append(backend)
-        let group = ServiceGroup(
-            configuration: ServiceGroupConfiguration(
-                services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "push-backend")))
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "push-backend"))
+        // A request that never finishes (a body trickling in, an emulator answering late) must not
+        // hold the process: past this, what is still running is cancelled.
+        groupConfiguration.maximumGracefulShutdownDuration = .seconds(Self.gracefulShutdownSeconds)
+        groupConfiguration.maximumCancellationDuration = .seconds(5)
+        let group = ServiceGroup(configuration: groupConfiguration)
         do {
             try await group.run()
         } catch let error as StoreError {
+            throw fail("\(error)")
+        } catch let error as APNsConfigurationError {
             throw fail("\(error)")
         }
     }

@@ -33,9 +33,10 @@ struct TokenPolicyTests {
                     token = "not/a token \(index)"
                     expected[token] = .delete(.malformed)
                 } else if index % 100 == 71 {
-                    // Path-safe, but not hexadecimal: APNs answers BadDeviceToken.
+                    // Path-safe, but not hexadecimal: APNs answers BadDeviceToken, and no
+                    // environment could take it, so it goes without a second opinion.
                     token = "zz" + token.dropFirst(2)
-                    expected[token] = .delete(.badDeviceToken)
+                    expected[token] = .delete(.malformed)
                 } else {
                     expected[token] = .keep
                 }
@@ -70,7 +71,8 @@ struct TokenPolicyTests {
             (.rejected(status: 410, reason: .unregistered, unregisteredSinceMilliseconds: exactly), .keep),
             (.rejected(status: 410, reason: .unregistered, unregisteredSinceMilliseconds: nil), .delete(.unregistered)),
             (.rejected(status: 410, reason: .expiredToken, unregisteredSinceMilliseconds: after), .delete(.unregistered)),
-            (.rejected(status: 400, reason: .badDeviceToken, unregisteredSinceMilliseconds: nil), .delete(.badDeviceToken)),
+            // Without the other environment's word, a well-formed token APNs calls bad is kept.
+            (.rejected(status: 400, reason: .badDeviceToken, unregisteredSinceMilliseconds: nil), .keep),
             (.rejected(status: 400, reason: .deviceTokenNotForTopic, unregisteredSinceMilliseconds: nil), .delete(.notForTopic)),
             (.failed(.invalidDeviceToken, mayHaveBeenDelivered: false), .delete(.malformed)),
             // Nothing here is about the token.
@@ -88,12 +90,23 @@ struct TokenPolicyTests {
         }
     }
 
-    @Test("BadDeviceToken here and accepted in the other environment is a mismatch to report, not a deletion")
+    @Test("BadDeviceToken deletes only when the other environment refuses the token too; accepted there, it is a mismatch to report")
     func environmentMismatch() {
         let bad = result(.rejected(status: 400, reason: .badDeviceToken, unregisteredSinceMilliseconds: nil))
         #expect(policy.action(for: bad, registeredAt: registeredAt, otherEnvironment: result(.delivered)) == .environmentMismatch)
         #expect(policy.action(for: bad, registeredAt: registeredAt, otherEnvironment: bad) == .delete(.badDeviceToken))
-        let unanswered = result(.failed(.timeout, mayHaveBeenDelivered: true))
-        #expect(policy.action(for: bad, registeredAt: registeredAt, otherEnvironment: unanswered) == .delete(.badDeviceToken))
+        let goneThere = result(.rejected(status: 410, reason: .unregistered, unregisteredSinceMilliseconds: 1))
+        #expect(policy.action(for: bad, registeredAt: registeredAt, otherEnvironment: goneThere) == .delete(.badDeviceToken))
+        // No clear answer there is no second opinion.
+        for other in [
+            APNsSendOutcome.failed(.timeout, mayHaveBeenDelivered: true),
+            .rejected(status: 429, reason: .tooManyRequests, unregisteredSinceMilliseconds: nil),
+            .rejected(status: 403, reason: .invalidProviderToken, unregisteredSinceMilliseconds: nil),
+        ] {
+            #expect(policy.action(for: bad, registeredAt: registeredAt, otherEnvironment: result(other)) == .keep, "\(other)")
+        }
+        #expect(policy.action(for: bad, registeredAt: registeredAt) == .keep)
+        let notHex = APNsSendResult(deviceToken: "zz" + deviceToken(1).dropFirst(2), outcome: bad.outcome)
+        #expect(policy.action(for: notHex, registeredAt: registeredAt) == .delete(.malformed))
     }
 }

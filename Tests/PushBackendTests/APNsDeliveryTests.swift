@@ -6,6 +6,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import MetricsTestKit
 import NIOCore
 import NIOSSL
 import PushAPNsTokens
@@ -13,13 +14,18 @@ import PushBackend
 import PushCore
 import RichPushImages
 import ServiceLifecycle
+import Synchronization
 import Testing
 
-/// The backend sending straight to an in-process APNs emulator, driven through its router.
+/// The backend sending straight to an in-process APNs emulator, driven through its router; `other`
+/// is the other environment, which the backend asks before it prunes a token the first calls bad.
 struct APNsBackend: BackendEndpoint {
     let client: any TestClientProtocol
     let emulator: APNsEmulator
+    let other: APNsEmulator
     let store: SQLiteBackendStore
+    let logs: CapturedLogs
+    let metrics: TestMetrics
 
     static let topic = "com.example.pushcore"
 
@@ -34,57 +40,112 @@ struct APNsBackend: BackendEndpoint {
     }
 }
 
-/// Runs `body` against a backend with APNs delivery to an emulator, and the users of ``backendUsers``.
-func withAPNsBackend(liveActivity: APNsLiveActivitySchema? = nil, _ body: @Sendable (APNsBackend) async throws -> Void) async throws {
-    var quiet = Logger(label: "push-backend")
-    quiet.logLevel = .warning
-    let logger = quiet
+/// Log messages at notice level and above, for tests of what the backend says.
+final class CapturedLogs: LogHandler, @unchecked Sendable {
+    private let lines = Mutex<[(level: Logger.Level, message: String)]>([])
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .notice
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        lines.withLock { $0.append((event.level, "\(event.message)")) }
+    }
+
+    var messages: [String] { lines.withLock { $0.map(\.message) } }
+}
+
+/// A verifying emulator of each environment, served on free ports from one identity, and an APNs
+/// client of each.
+struct EmulatorPair {
+    let development: APNsEmulator
+    let production: APNsEmulator
+    let signingKey: APNsSigningKey
+
+    init(bundleIDs: [String] = [APNsBackend.topic]) throws {
+        let key = P256.Signing.PrivateKey()
+        signingKey = try APNsSigningKey(privateKey: key, keyID: "TESTKEY001", teamID: "TEAM123456")
+        let verification = try APNsVerificationKey(publicKey: key.publicKey, keyID: "TESTKEY001", teamID: "TEAM123456")
+        development = APNsEmulator(keys: [verification], bundleIDs: bundleIDs, isDevelopment: true)
+        production = APNsEmulator(keys: [verification], bundleIDs: bundleIDs, isDevelopment: false)
+    }
+
+    /// Runs both until `body` returns; `body` gets a client of each (development first).
+    func run(logger: Logger, _ body: @Sendable (APNsClient, APNsClient) async throws -> Void) async throws {
+        let identity = try APNsEmulatorIdentity.generate()
+        let (ports, continuation) = AsyncStream.makeStream(of: (Int, Bool).self)
+        // Stopped gracefully, as a deployment stops them: cancelling a server whose connections are
+        // still closing can trap inside NIO (an async channel dropped unfinished).
+        let services = ServiceGroup(
+            services: [
+                try development.application(port: 0, identity: identity, logger: logger) { continuation.yield(($0, true)) },
+                try production.application(port: 0, identity: identity, logger: logger) { continuation.yield(($0, false)) },
+            ], logger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await services.run() }
+            var endpoints: [Bool: String] = [:]
+            for await (port, isDevelopment) in ports {
+                endpoints[isDevelopment] = "https://127.0.0.1:\(port)"
+                if endpoints.count == 2 { break }
+            }
+            let tokens = APNsTokenCache(key: signingKey)
+            let roots = [try NIOSSLCertificate(bytes: Array(identity.certificatePEM.utf8), format: .pem)]
+            let clients = try [true, false].map { isDevelopment in
+                APNsClient(
+                    configuration: APNsClientConfiguration(
+                        endpoint: try #require(endpoints[isDevelopment]), authentication: .token(tokens), trustRoots: roots,
+                        // Answers, not timing, are under test: under ASan on two busy cores a send to 1,000
+                        // devices can keep some requests waiting past the 10 s default.
+                        requestTimeout: .seconds(60), connectTimeout: .seconds(60), retry: APNsRetryPolicy(baseDelay: .milliseconds(10))),
+                    logger: logger)
+            }
+            let result: Result<Void, any Error>
+            do {
+                try await body(clients[0], clients[1])
+                result = .success(())
+            } catch {
+                result = .failure(error)
+            }
+            for client in clients { try? await client.shutdown() }
+            await services.triggerGracefulShutdown()
+            try await group.waitForAll()
+            try result.get()
+        }
+    }
+}
+
+/// Runs `body` against a backend with APNs delivery to a development emulator (its production twin
+/// the other environment), and the users of ``backendUsers``.
+/// - Parameter topic: The backend's topic: another of the team's apps than the devices' to
+///   misconfigure it.
+func withAPNsBackend(
+    liveActivity: APNsLiveActivitySchema? = nil, topic: String = APNsBackend.topic, _ body: @Sendable (APNsBackend) async throws -> Void
+) async throws {
+    let logs = CapturedLogs()
+    let logger = Logger(label: "push-backend", factory: { _ in logs })
     let directory = try temporaryDirectory()
     let store = try await SQLiteBackendStore.open(dataDirectory: directory, logger: logger)
     for (name, role) in backendUsers {
         try await store.addUser(
             UserRecord(name: name, passwordHash: PasswordHash(hashing: password(name), parameters: .cheapForTests).encoded, role: role))
     }
-    let key = P256.Signing.PrivateKey()
-    let signingKey = try APNsSigningKey(privateKey: key, keyID: "TESTKEY001", teamID: "TEAM123456")
-    let emulator = APNsEmulator(
-        keys: [try APNsVerificationKey(publicKey: key.publicKey, keyID: "TESTKEY001", teamID: "TEAM123456")], bundleIDs: [APNsBackend.topic])
-    let identity = try APNsEmulatorIdentity.generate()
-    let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+    let emulators = try EmulatorPair(bundleIDs: Array(Set([APNsBackend.topic, topic])))
     let authenticator = Authenticator(store: store, limits: LoginLimits())
-    // Stopped gracefully, as a deployment stops it: cancelling a server whose connections are
-    // still closing can trap inside NIO (an async channel dropped unfinished).
-    let emulatorService = ServiceGroup(
-        services: [try emulator.application(port: 0, identity: identity, logger: logger) { continuation.yield($0) }], logger: logger)
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask { try await emulatorService.run() }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw CancellationError() }
-        let client = APNsClient(
-            configuration: APNsClientConfiguration(
-                endpoint: "https://127.0.0.1:\(port)", authentication: .token(APNsTokenCache(key: signingKey)),
-                trustRoots: [try NIOSSLCertificate(bytes: Array(identity.certificatePEM.utf8), format: .pem)],
-                // Answers, not timing, are under test: under ASan on two busy cores a send to 1,000
-                // devices can keep some requests waiting past the 10 s default.
-                requestTimeout: .seconds(60), connectTimeout: .seconds(60), retry: APNsRetryPolicy(baseDelay: .milliseconds(10))),
-            logger: logger)
+    let metrics = TestMetrics()
+    try await emulators.run(logger: logger) { client, other in
         let api = BackendAPI(
             store: store, authenticator: authenticator,
-            sender: .apns(DirectAPNs(client: client, topic: APNsBackend.topic, liveActivity: liveActivity)), images: RichPushImages.registry,
-            defaultImage: BackendConfiguration(dataDirectory: directory).defaultImage, sendQuota: RateLimit(burst: 10_000, perSecond: 1000))
-        let result: Result<Void, any Error>
-        do {
-            try await Application(router: api.router(), logger: logger).test(.router) { testClient in
-                try await body(APNsBackend(client: testClient, emulator: emulator, store: store))
-            }
-            result = .success(())
-        } catch {
-            result = .failure(error)
+            sender: .apns(DirectAPNs(client: client, otherEnvironment: other, topic: topic, liveActivity: liveActivity)),
+            images: RichPushImages.registry, defaultImage: BackendConfiguration(dataDirectory: directory).defaultImage,
+            sendQuota: RateLimit(burst: 10_000, perSecond: 1000), metricsFactory: metrics)
+        try await Application(router: api.router(), logger: logger).test(.router) { testClient in
+            try await body(
+                APNsBackend(
+                    client: testClient, emulator: emulators.development, other: emulators.production, store: store, logs: logs, metrics: metrics))
         }
-        try? await client.shutdown()
-        await emulatorService.triggerGracefulShutdown()
-        try await group.waitForAll()
-        try result.get()
     }
     await authenticator.shutdown()
     await store.close()
@@ -216,6 +277,7 @@ struct APNsDeliveryTests {
                     pruned.insert(device)
                 } else if index % 50 == 11 {
                     backend.emulator.setState(.bad, for: device)
+                    backend.other.setState(.bad, for: device)
                     pruned.insert(device)
                 }
             }
@@ -232,6 +294,130 @@ struct APNsDeliveryTests {
             let remaining = Set(try await backend.store.registrations(owner: "alice").map(\.deviceToken))
             #expect(remaining == Set(devices).subtracting(pruned))
             #expect(remaining.contains(reRegistered))
+        }
+    }
+
+    /// Registers `count` devices for alice and returns their tokens.
+    func registerDevices(_ count: Int, on backend: APNsBackend, prefix: String = "d") async throws -> [String] {
+        let devices = (0..<count).map { token($0, prefix: prefix) }
+        for device in devices {
+            _ = try backend.created(try await backend.call(.POST, "/api/register", as: "alice", json: #"{"deviceToken":"\#(device)"}"#))
+        }
+        return devices
+    }
+
+    func registeredDevices(_ backend: APNsBackend) async throws -> Set<String> {
+        Set(try await backend.store.registrations(owner: "alice").map(\.deviceToken))
+    }
+
+    @Test("Ten devices all answering BadDeviceToken, as every token does against the wrong environment: all ten are kept")
+    func wrongEnvironmentKeepsEverything() async throws {
+        try await withAPNsBackend { backend in
+            let devices = try await registerDevices(10, on: backend)
+            // The devices' app was built for the other environment: this one calls each token bad.
+            for device in devices { backend.emulator.setState(.bad, for: device) }
+            _ = try await backend.notify(as: "bob", #"{"kind":"secure","payload":"hi","to":"alice"}"#)
+            #expect(try await registeredDevices(backend) == Set(devices))
+            #expect(backend.emulator.deliveries.isEmpty)
+        }
+    }
+
+    @Test("3 bad of 10 in the right environment: the other environment refuses them too, and exactly those 3 are pruned")
+    func badTokensConfirmedElsewhere() async throws {
+        try await withAPNsBackend { backend in
+            let devices = try await registerDevices(10, on: backend)
+            let bad = Set(devices[2...4])
+            for device in bad {
+                backend.emulator.setState(.bad, for: device)
+                backend.other.setState(.bad, for: device)
+            }
+            // Bad here and accepted there: the app of the other environment; kept, not pruned.
+            backend.emulator.setState(.bad, for: devices[7])
+            _ = try await backend.notify(as: "bob", #"{"kind":"secure","payload":"hi","to":"alice"}"#)
+            #expect(try await registeredDevices(backend) == Set(devices).subtracting(bad))
+            #expect(backend.emulator.deliveries.count == 6)
+            // The other environment was asked about the four bad tokens alone, with a push that shows nothing.
+            let asked = backend.other.deliveries
+            #expect(asked.map(\.deviceToken) == [devices[7]])
+            #expect(backend.other.requestCount == 4)
+            #expect(asked.allSatisfy { $0.pushType == .background && $0.priority == 5 })
+            #expect(asked.allSatisfy { String(decoding: $0.payload, as: UTF8.self) == #"{"aps":{"content-available":1}}"# })
+            #expect(backend.logs.messages.filter { $0 == "device token of the other APNs environment" }.count == 1)
+        }
+    }
+
+    @Test("A wrong topic (another app of the team) prunes nothing; the brake's log line appears once and its metric counts each send")
+    func wrongTopicPrunesNothing() async throws {
+        try await withAPNsBackend(topic: APNsBackend.topic + ".other") { backend in
+            let devices = try await registerDevices(10, on: backend)
+            backend.emulator.bind(devices, toApp: APNsBackend.topic)
+            for _ in 0..<2 {
+                _ = try await backend.notify(as: "bob", #"{"kind":"secure","payload":"hi","to":"alice"}"#)
+            }
+            #expect(try await registeredDevices(backend) == Set(devices))
+            #expect(backend.emulator.requestCount == 20 && backend.emulator.deliveries.isEmpty)
+            let suspect = backend.logs.messages.filter { $0.hasPrefix("APNs configuration suspect") }
+            #expect(suspect.count == 1, "\(backend.logs.messages)")
+            #expect(!backend.logs.messages.contains { $0.hasPrefix("pruned") })
+            let held = backend.metrics.counterTotal(label: "push_backend_pruning_held_total", dimensions: [("reason", "DeviceTokenNotForTopic")])
+            #expect(held == 2)
+        }
+    }
+
+    @Test("After a healthy history, one device answering DeviceTokenNotForTopic is pruned; in a fresh process it waits")
+    func brakeWeighsHistory() async throws {
+        try await withAPNsBackend { backend in
+            let devices = try await registerDevices(1, on: backend, prefix: "e")
+            backend.emulator.bind(devices, toApp: APNsBackend.topic + ".other")
+            // Nothing answered yet: one refusal is all this process has seen, and it is not trusted.
+            _ = try await backend.notify(as: "bob", #"{"kind":"secure","payload":"hi","to":"alice"}"#)
+            #expect(try await registeredDevices(backend) == Set(devices))
+            // Forty deliveries to carol's devices, then the same refusal is the device's own.
+            for index in 0..<40 {
+                _ = try backend.created(
+                    try await backend.call(.POST, "/api/register", as: "carol", json: #"{"deviceToken":"\#(token(index, prefix: "f"))"}"#))
+            }
+            _ = try await backend.notify(as: "bob", #"{"kind":"secure","payload":"hi","to":"carol"}"#)
+            _ = try await backend.notify(as: "bob", #"{"kind":"secure","payload":"hi","to":"alice"}"#)
+            #expect(try await registeredDevices(backend).isEmpty)
+        }
+    }
+
+    @Test("The start-up check: a key that signs and a check device APNs takes pass; the wrong environment, topic or device refuse to start")
+    func startupCheck() async throws {
+        let emulators = try EmulatorPair(bundleIDs: [APNsBackend.topic, APNsBackend.topic + ".other"])
+        let logger = Logger(label: "push-backend", factory: { _ in SwiftLogNoOpLogHandler() })
+        try await emulators.run(logger: logger) { development, production in
+            let tokens = APNsTokenCache(key: emulators.signingKey)
+            func check(_ device: String?, topic: String = APNsBackend.topic, otherEnvironment: Bool = true) async -> String? {
+                let apns = DirectAPNs(
+                    client: development, otherEnvironment: otherEnvironment ? production : nil, topic: topic, liveActivity: nil)
+                do {
+                    try await PushBackendService.checkAPNs(apns, tokens: tokens, device: device, logger: logger)
+                    return nil
+                } catch {
+                    return error.message
+                }
+            }
+            #expect(await check(nil) == nil)
+            #expect(emulators.development.requestCount == 0)  // without a check device, nothing is sent
+            let device = token(1, prefix: "9")
+            #expect(await check(device) == nil)
+            let delivered = try #require(emulators.development.deliveries.last)
+            #expect(delivered.deviceToken == device && delivered.pushType == .background)
+
+            emulators.development.setState(.bad, for: device)
+            #expect(await check(device)?.contains("the server points at the wrong environment") == true)
+            #expect(await check(device, otherEnvironment: false)?.contains("no other environment is configured") == true)
+            emulators.production.setState(.bad, for: device)
+            #expect(await check(device)?.contains("in this environment and the other") == true)
+            emulators.development.setState(.active, for: device)
+            emulators.development.bind([device], toApp: APNsBackend.topic)
+            #expect(await check(device, topic: APNsBackend.topic + ".other")?.contains("400 DeviceTokenNotForTopic") == true)
+            #expect(await check(device, topic: "com.example.notours")?.contains("400 TopicDisallowed") == true)
+            // The app is gone, but APNs knew the token for this topic: the settings are right.
+            emulators.development.setState(.unregistered(sinceMilliseconds: 1), for: device)
+            #expect(await check(device) == nil)
         }
     }
 
