@@ -133,6 +133,8 @@ struct Serve: AsyncParsableCommand {
     var idleTimeout: Int = 30
     @Option(name: .customLong("request-head-timeout"), help: "Seconds a request head may take once its first byte arrived.")
     var requestHeadTimeout: Int = 10
+    @Option(name: .customLong("request-body-timeout"), help: "Seconds a request body may take once its head arrived.")
+    var requestBodyTimeout: Int = 30
     @Option(name: .customLong("max-connections"), help: "Connections served at once (lowered to fit the file descriptor limit).")
     var maxConnections: Int = 4096
     @Option(name: .customLong("send-burst"), help: "Notifications a user may create at once.")
@@ -155,8 +157,8 @@ struct Serve: AsyncParsableCommand {
             guard (0...65_535).contains(metricsPort) else { throw ValidationError("--metrics-port must be 0 to 65535") }
             guard metricsPort == 0 || metricsPort != port else { throw ValidationError("--metrics-port must differ from --port") }
         }
-        guard (1...3600).contains(idleTimeout), (1...3600).contains(requestHeadTimeout) else {
-            throw ValidationError("--idle-timeout and --request-head-timeout are 1 to 3600 seconds")
+        guard (1...3600).contains(idleTimeout), (1...3600).contains(requestHeadTimeout), (1...3600).contains(requestBodyTimeout) else {
+            throw ValidationError("--idle-timeout, --request-head-timeout and --request-body-timeout are 1 to 3600 seconds")
         }
         guard (1...1_000_000).contains(maxConnections) else { throw ValidationError("--max-connections is 1 to 1000000") }
         guard (1...100_000).contains(sendBurst), (1...100_000).contains(sendPerMinute) else {
@@ -247,7 +249,8 @@ struct Serve: AsyncParsableCommand {
         let configuration = BackendConfiguration(
             dataDirectory: dataDirectory.path, databaseURL: dataDirectory.databaseURL, host: host, port: port,
             server: ServerLimits(
-                idleTimeout: .seconds(idleTimeout), requestHeadTimeout: .seconds(requestHeadTimeout), maximumConnections: maxConnections),
+                idleTimeout: .seconds(idleTimeout), requestHeadTimeout: .seconds(requestHeadTimeout),
+                requestBodyTimeout: .seconds(requestBodyTimeout), maximumConnections: maxConnections),
             sendQuota: RateLimit(burst: sendBurst, perSecond: Double(sendPerMinute) / 60),
             retention: .seconds(retentionDays * 24 * 3600))
         var services: [any Service] = []

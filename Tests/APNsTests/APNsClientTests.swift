@@ -49,10 +49,10 @@ let patientTimeout: TimeAmount = .seconds(60)
 let patientTimeoutOptions = ["--timeout", "--connect-timeout"].flatMap { [$0, "\(patientTimeout.nanoseconds / 1_000_000_000)"] }
 
 /// An HTTP client for a test's own requests to an emulator, as patient as the APNs clients.
-func patientHTTPClient(_ tls: TLSConfiguration) -> HTTPClient {
-    HTTPClient(
-        eventLoopGroup: .singletonMultiThreadedEventLoopGroup,
-        configuration: .init(tlsConfiguration: tls, timeout: .init(connect: patientTimeout, read: patientTimeout)))
+func patientHTTPClient(_ tls: TLSConfiguration, httpVersion: HTTPClient.Configuration.HTTPVersion = .automatic) -> HTTPClient {
+    var configuration = HTTPClient.Configuration(tlsConfiguration: tls, timeout: .init(connect: patientTimeout, read: patientTimeout))
+    configuration.httpVersion = httpVersion
+    return HTTPClient(eventLoopGroup: .singletonMultiThreadedEventLoopGroup, configuration: configuration)
 }
 
 /// An emulator on a free port with a fresh certificate, and a client that trusts it, for `body`.
@@ -355,6 +355,25 @@ struct APNsClientTests {
         }
     }
 
+    @Test("HTTP/1.1 is refused with 505 before any fault applies; a connection fault then acts on the request's own HTTP/2 connection")
+    func http1Refused() async throws {
+        try await withEmulatorAndClient(clock: SharedClock()) { emulator, client, cache, port in
+            emulator.inject([.dropConnection])
+            for index in 0..<3 {
+                let status = try await sendRaw(port: port, token: try cache.token(), device: deviceToken(index), httpVersion: .http1Only)
+                #expect(status == 505)
+            }
+            #expect(emulator.requestCount == 0 && emulator.deliveries.isEmpty)
+            // The fault is still queued, for an HTTP/2 request: it drops that request's connection,
+            // never the listener, and the next connection is served.
+            let dropped = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: [deviceToken(7)])
+            #expect(dropped[0].outcome == .failed(.connectionLost, mayHaveBeenDelivered: true))
+            let next = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: [deviceToken(8)])
+            #expect(next[0].isDelivered)
+            #expect(try await sendRaw(port: port, token: try cache.token(), device: deviceToken(9)) == 200)
+        }
+    }
+
     @Test("HTTP/2 over TLS, and the certificate is trusted only when given")
     func transport() async throws {
         let clock = SharedClock()
@@ -387,10 +406,12 @@ func httpDate(unixSeconds: Int64) -> String {
 }
 
 /// One request outside the client: its status, or with `returnVersion` the HTTP major version.
-func sendRaw(port: Int, token: String, device: String, returnVersion: Bool = false) async throws -> Int {
+func sendRaw(
+    port: Int, token: String, device: String, returnVersion: Bool = false, httpVersion: HTTPClient.Configuration.HTTPVersion = .automatic
+) async throws -> Int {
     var tls = TLSConfiguration.makeClientConfiguration()
     tls.certificateVerification = .none
-    let http = patientHTTPClient(tls)
+    let http = patientHTTPClient(tls, httpVersion: httpVersion)
     var request = HTTPClientRequest(url: "https://127.0.0.1:\(port)/3/device/\(device)")
     request.method = .POST
     request.headers = ["authorization": "bearer \(token)", "apns-push-type": "alert", "apns-topic": TestKey.bundleID]

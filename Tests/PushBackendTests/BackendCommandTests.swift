@@ -138,15 +138,19 @@ struct BackendCommandTests {
         try await expectGracefulStop(process)
     }
 
-    @Test("serve --demo --delivery apns: the APNs emulator's address second, a push and a Live Activity update delivered, SIGTERM stops it")
+    @Test(
+        "serve --demo --delivery apns: the emulator's address second, the check device's push, a push and a Live Activity update delivered; no fault or device hook; SIGTERM stops it"
+    )
     func serveDemoAPNs() async throws {
         let directory = try temporaryDirectory()
         #expect(try run(["user", "add", "bob", "--role", "sender", "--data-dir", directory], stdin: "bob-pw\n").0 == 0)
         let schema = directory + "/state.json"
         try #"{"score":"integer"}"#.write(toFile: schema, atomically: true, encoding: .utf8)
 
+        let checkDevice = String(repeating: "c4", count: 32)
         let (process, base, emulator, _) = try await serve(
-            ["--data-dir", directory, "--demo", "--delivery", "apns", "--content-state-schema", schema], emulator: "apns emulator on ")
+            ["--data-dir", directory, "--demo", "--delivery", "apns", "--content-state-schema", schema, "--apns-check-device", checkDevice],
+            emulator: "apns emulator on ")
         defer { if process.isRunning { process.terminate() } }
         #expect(emulator.hasPrefix("https://127.0.0.1:"))
         let backend = RemoteBackend(base: base)
@@ -168,21 +172,62 @@ struct BackendCommandTests {
         tls.certificateVerification = .none
         let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: .init(tlsConfiguration: tls))
         let pushed: JSONDocument
+        var hooks: [Int] = []
         do {
             let response = try await http.execute(HTTPClientRequest(url: emulator + "/_emulator/deliveries"), timeout: .seconds(5))
             var parser = JSONParser()
             pushed = try parser.parse(Array(try await response.body.collect(upTo: 1 << 20).readableBytesView))
+            // Anyone on the machine reaches these ports: no hook may break sends or mark devices for pruning.
+            var fault = HTTPClientRequest(url: emulator + "/_emulator/faults")
+            fault.method = .POST
+            fault.body = .bytes(ByteBuffer(string: #"{"connection":"drop"}"#))
+            var deviceState = HTTPClientRequest(url: emulator + "/_emulator/devices/\(device)")
+            deviceState.method = .PUT
+            deviceState.body = .bytes(ByteBuffer(string: #"{"state":"bad"}"#))
+            for request in [fault, deviceState] {
+                hooks.append(Int(try await http.execute(request, timeout: .seconds(5)).status.code))
+            }
             try await http.shutdown()
         } catch {
             try? await http.shutdown()
             throw error
         }
-        #expect(pushed.root.count == 2)
-        #expect(pushed.root[0]?["pushType"]?.string == "background" && pushed.root[0]?["payload"]?.string?.contains(id) == true)
+        #expect(hooks == [404, 404])
+        #expect(pushed.root.count == 3)
+        #expect(pushed.root[0]?["deviceToken"]?.string == checkDevice && pushed.root[0]?["payload"]?.string == #"{"aps":{"content-available":1}}"#)
+        #expect(pushed.root[1]?["pushType"]?.string == "background" && pushed.root[1]?["payload"]?.string?.contains(id) == true)
         #expect(
-            pushed.root[1]?["pushType"]?.string == "liveactivity" && pushed.root[1]?["topic"]?.string?.hasSuffix(".push-type.liveactivity") == true)
+            pushed.root[2]?["pushType"]?.string == "liveactivity" && pushed.root[2]?["topic"]?.string?.hasSuffix(".push-type.liveactivity") == true)
 
         try await expectGracefulStop(process)
+    }
+
+    @Test("SIGTERM with a request body trickling in: the body deadline ends it, and the process exits 0 promptly")
+    func stopWithTrickledBody() async throws {
+        let directory = try temporaryDirectory()
+        #expect(try run(["user", "add", "alice", "--data-dir", directory], stdin: "alice-pw\n").0 == 0)
+        let (process, base, _, _) = try await serve(
+            ["--data-dir", directory, "--demo", "--request-body-timeout", "3"], emulator: "hub emulator on ")
+        defer { if process.isRunning { process.terminate() } }
+        let port = try #require(Int(base.split(separator: ":").last ?? ""))
+        let trickle = try RawConnection(port: port)
+        let credentials = Data("alice:alice-pw".utf8).base64EncodedString()
+        try trickle.send(
+            "POST /api/register HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Basic \(credentials)\r\n"
+                + "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n{\r\n")
+        try await Task.sleep(for: .milliseconds(500))
+        let stopping = ContinuousClock.now
+        kill(process.processIdentifier, SIGTERM)
+        let feeder = Task {
+            for _ in 0..<60 where !Task.isCancelled {
+                guard (try? trickle.send("1\r\n \r\n")) != nil else { return }
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+        try await waitForExit(process)
+        feeder.cancel()
+        #expect(!process.isRunning && process.terminationStatus == 0)
+        #expect(ContinuousClock.now - stopping < .seconds(15), "SIGTERM waited \(ContinuousClock.now - stopping) for a trickled body")
     }
 
     @Test("serve --metrics-port 0: its address third; /metrics counts requests by route and status, logins, pushes and store calls")
@@ -260,6 +305,24 @@ struct BackendCommandTests {
         let unreachable = try run(["user", "list", "--database-url", "postgres://u:s3cret-pw@127.0.0.1:1/db?sslmode=disable"])
         #expect(unreachable.0 == 1 && unreachable.2.contains("cannot reach the database at postgres://u@127.0.0.1:1/db"))
         #expect(!(added.1 + added.2 + listed.2 + unreachable.2).contains("s3cret"))
+    }
+
+    @Test("At --log-level debug the service group's description of the backend names the database without its password")
+    func databasePasswordNeverLogged() throws {
+        let directory = try temporaryDirectory()
+        let url = "postgres://pusher:s3cret-pw@127.0.0.1:1/db?sslmode=disable"
+        let (status, _, stderr) = try run(["serve", "--port", "0", "--data-dir", directory, "--log-level", "debug", "--database-url", url])
+        #expect(status == 1 && stderr.contains("cannot reach the database"), "\(stderr)")
+        #expect(stderr.contains("postgres://pusher:<redacted>@127.0.0.1:1/db"), "\(stderr)")
+        #expect(!stderr.contains("s3cret"))
+        let configuration = BackendConfiguration(dataDirectory: directory, databaseURL: url)
+        for text in [
+            String(describing: configuration), String(reflecting: configuration),
+            "\(PushBackendService(configuration, hub: HubSettings(connectionString: "", hubName: "")))",
+            String(describing: Mirror(reflecting: configuration).children.map(\.value)),
+        ] {
+            #expect(!text.contains("s3cret") && text.contains("<redacted>"), "\(text)")
+        }
     }
 
     @Test("SIGKILL of one instance during a burst of POSTs: every 201 is in the database, and the other instance keeps answering")

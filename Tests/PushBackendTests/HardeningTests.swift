@@ -63,6 +63,45 @@ struct FloodTests {
         }
     }
 
+    @Test("A request body trickled in chunks is cut at the body deadline; one that arrives in time is answered")
+    func trickledBody() async throws {
+        try await withBackend(
+            overSockets: true,
+            configure: { $0.server = ServerLimits(idleTimeout: .seconds(60), requestHeadTimeout: .seconds(5), requestBodyTimeout: .seconds(2)) }
+        ) { backend in
+            let credentials = Data("alice:\(password("alice"))".utf8).base64EncodedString()
+            let head =
+                "POST /api/register HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Basic \(credentials)\r\n"
+                + "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+            let trickle = try RawConnection(port: backend.port)
+            try trickle.send(head)
+            let started = ContinuousClock.now
+            var closed = false
+            // A byte every 300 ms keeps the idle timer from firing, but not the body deadline.
+            for _ in 0..<100 where !closed {
+                do {
+                    try trickle.send("1\r\n \r\n")
+                } catch {
+                    closed = true  // reset by the server
+                }
+                if !closed { closed = try await trickle.closed(within: .milliseconds(300)).closed }
+            }
+            #expect(closed && ContinuousClock.now - started < .seconds(15), "a trickled body was held open")
+
+            // The same body, slowly but within the deadline.
+            let slow = try RawConnection(port: backend.port)
+            try slow.send(head)
+            let body = #"{"deviceToken":"\#(String(repeating: "ab", count: 32))"}"#
+            for part in [body.prefix(20), body.dropFirst(20)] {
+                try await Task.sleep(for: .milliseconds(500))
+                try slow.send(String(part.utf8.count, radix: 16) + "\r\n" + part + "\r\n")
+            }
+            try slow.send("0\r\n\r\n")
+            let reply = String(decoding: try await slow.closed(within: .seconds(10)).bytes, as: UTF8.self)
+            #expect(reply.hasPrefix("HTTP/1.1 201"), "\(reply.prefix(200))")
+        }
+    }
+
     @Test("During a wrong-password flood from 127.0.0.2, a first login from 127.0.0.1 succeeds within a second; the flood gets 429s")
     func loginFlood() async throws {
         try await withBackend(overSockets: true) { backend in
