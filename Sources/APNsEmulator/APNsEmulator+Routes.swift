@@ -143,11 +143,13 @@ extension APNsEmulator {
         return router
     }
 
-    /// At most `limit` bytes; `nil` when there were more.
+    /// At most `limit` bytes; `nil` when there were more (declared up front or counted).
     func body(of request: Request, limit: Int) async throws -> [UInt8]? {
         var request = request
         do {
             return Array(try await request.collectBody(upTo: limit).readableBytesView)
+        } catch is NIOTooManyBytesError {
+            return nil
         } catch let error as HTTPError where error.status == .contentTooLarge {
             return nil
         }

@@ -374,6 +374,16 @@ struct APNsClientTests {
         }
     }
 
+    @Test("A payload over the push type's limit, its length declared up front, is answered 413 with APNs' reason")
+    func oversizePayload() async throws {
+        try await withEmulatorAndClient(clock: SharedClock()) { emulator, _, cache, port in
+            let large = Array(#"{"aps":{"alert":""#.utf8) + [UInt8](repeating: UInt8(ascii: "x"), count: 5000) + Array(#""}}"#.utf8)
+            let (status, body) = try await sendRawReply(port: port, token: try cache.token(), device: deviceToken(1), payload: large)
+            #expect(status == 413 && body == #"{"reason":"PayloadTooLarge"}"#, "\(body)")
+            #expect(emulator.deliveries.isEmpty)
+        }
+    }
+
     @Test("HTTP/2 over TLS, and the certificate is trusted only when given")
     func transport() async throws {
         let clock = SharedClock()
@@ -407,23 +417,34 @@ func httpDate(unixSeconds: Int64) -> String {
 
 /// One request outside the client: its status, or with `returnVersion` the HTTP major version.
 func sendRaw(
-    port: Int, token: String, device: String, returnVersion: Bool = false, httpVersion: HTTPClient.Configuration.HTTPVersion = .automatic
+    port: Int, token: String, device: String, returnVersion: Bool = false, httpVersion: HTTPClient.Configuration.HTTPVersion = .automatic,
+    payload: [UInt8] = alertPayload
 ) async throws -> Int {
+    try await sendRawReply(port: port, token: token, device: device, returnVersion: returnVersion, httpVersion: httpVersion, payload: payload).0
+}
+
+/// ``sendRaw(port:token:device:returnVersion:httpVersion:payload:)`` with the answer's body.
+func sendRawReply(
+    port: Int, token: String, device: String, returnVersion: Bool = false, httpVersion: HTTPClient.Configuration.HTTPVersion = .automatic,
+    payload: [UInt8] = alertPayload
+) async throws -> (Int, String) {
     var tls = TLSConfiguration.makeClientConfiguration()
     tls.certificateVerification = .none
     let http = patientHTTPClient(tls, httpVersion: httpVersion)
     var request = HTTPClientRequest(url: "https://127.0.0.1:\(port)/3/device/\(device)")
     request.method = .POST
     request.headers = ["authorization": "bearer \(token)", "apns-push-type": "alert", "apns-topic": TestKey.bundleID]
-    request.body = .bytes(ByteBuffer(bytes: alertPayload))
+    request.body = .bytes(ByteBuffer(bytes: payload))
     // Shut down before it is released, whatever happens: AsyncHTTPClient traps on a client released running.
     let response: HTTPClientResponse
+    let body: ByteBuffer
     do {
         response = try await http.execute(request, timeout: patientTimeout)
+        body = try await response.body.collect(upTo: 1 << 16)
     } catch {
         try? await http.shutdown()
         throw error
     }
     try await http.shutdown()
-    return returnVersion ? Int(response.version.major) : Int(response.status.code)
+    return (returnVersion ? Int(response.version.major) : Int(response.status.code), String(buffer: body))
 }
