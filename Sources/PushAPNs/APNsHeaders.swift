@@ -89,6 +89,10 @@ public struct APNsHeaders: Sendable, Hashable {
             guard !collapseID.isEmpty else {
                 throw ValidationError(.invalidCollapseID, header: "apns-collapse-id", "must not be empty")
             }
+            // A header value cannot carry them, and a CR or LF would start a header of its own.
+            guard !collapseID.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+                throw ValidationError(.invalidCollapseID, header: "apns-collapse-id", "must not contain control characters")
+            }
         }
         if let id, !Self.isUUID(id) {
             throw ValidationError(.invalidID, header: "apns-id", "must be a UUID such as 123e4567-e89b-12d3-a456-4266554400a0")

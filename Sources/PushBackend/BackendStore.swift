@@ -43,8 +43,9 @@ public protocol BackendStore: Sendable {
     /// The recipient's notifications, newest first.
     func notifications(recipient: String, limit: Int) async throws(StoreError) -> [NotificationRecord]
     func deleteNotification(id: String) async throws(StoreError)
-    /// Deletes the notifications created before `time`; how many there were.
-    func deleteNotifications(createdBefore time: Int64) async throws(StoreError) -> Int
+    /// Deletes at most `limit` of the notifications created before `time`, oldest first; how many
+    /// it deleted. Callers delete a backlog in batches, so that no statement holds the database long.
+    func deleteNotifications(createdBefore time: Int64, limit: Int) async throws(StoreError) -> Int
 
     func close() async
 }

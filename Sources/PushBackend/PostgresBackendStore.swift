@@ -165,7 +165,7 @@ public final class PostgresBackendStore: BackendStore {
     }
 
     public func schemaVersion() async throws(StoreError) -> Int {
-        try await run {
+        try await run { [self] in
             for try await version in try await client.query("SELECT coalesce(max(version), 0) FROM schema_migrations", logger: logger)
                 .decode(Int.self)
             {
@@ -179,7 +179,8 @@ public final class PostgresBackendStore: BackendStore {
     /// connection, so that a second instance waits and then finds nothing left to do.
     private func migrate() async throws(StoreError) {
         let logger = self.logger
-        try await run {
+        // A migration may rebuild an index over many rows: it has the whole connect timeout of `open`.
+        try await run(deadline: nil) { [self] in
             try await client.withConnection { connection in
                 try await connection.query("SELECT pg_advisory_lock(\(Self.migrationLock))", logger: logger)
                 do {
@@ -240,7 +241,7 @@ public final class PostgresBackendStore: BackendStore {
     }
 
     private func users(_ query: PostgresQuery) async throws(StoreError) -> [UserRecord] {
-        try await run {
+        try await run { [self] in
             var users: [UserRecord] = []
             for try await (name, hash, role) in try await client.query(query, logger: logger).decode((String, String, String).self) {
                 guard let role = UserRole(rawValue: role) else { continue }
@@ -282,7 +283,7 @@ public final class PostgresBackendStore: BackendStore {
     }
 
     private func registrations(_ query: PostgresQuery) async throws(StoreError) -> [RegistrationRecord] {
-        try await run {
+        try await run { [self] in
             var records: [RegistrationRecord] = []
             for try await (id, owner, token, installation, updated) in try await client.query(query, logger: logger)
                 .decode((String, String, String, String?, Int64).self)
@@ -306,7 +307,7 @@ public final class PostgresBackendStore: BackendStore {
     }
 
     public func activity(id: String) async throws(StoreError) -> ActivityRecord? {
-        try await run {
+        try await run { [self] in
             for try await (owner, kind, token, updated) in try await client.query(
                 "SELECT owner, kind, token, updated_at FROM activities WHERE id = \(id)", logger: logger
             ).decode((String, String, String, Int64).self) {
@@ -331,7 +332,7 @@ public final class PostgresBackendStore: BackendStore {
     }
 
     public func channel(id: String) async throws(StoreError) -> ChannelRecord? {
-        try await run {
+        try await run { [self] in
             for try await (apnsID, creator, policy, created) in try await client.query(
                 "SELECT apns_channel_id, creator, storage_policy, created_at FROM channels WHERE id = \(id)", logger: logger
             ).decode((String, String, Int, Int64).self) {
@@ -383,14 +384,16 @@ public final class PostgresBackendStore: BackendStore {
         _ = try await count("DELETE FROM notifications WHERE id = \(id) RETURNING id")
     }
 
-    public func deleteNotifications(createdBefore time: Int64) async throws(StoreError) -> Int {
-        try await count("DELETE FROM notifications WHERE created_at < \(time) RETURNING id")
+    public func deleteNotifications(createdBefore time: Int64, limit: Int) async throws(StoreError) -> Int {
+        try await count(
+            "DELETE FROM notifications WHERE id IN (SELECT id FROM notifications WHERE created_at < \(time) ORDER BY created_at LIMIT \(limit)) RETURNING id"
+        )
     }
 
     static let columns = "SELECT id, sender, recipient, kind, rich_type, resource, message, payload, created_at, read_at"
 
     private func notifications(_ query: PostgresQuery) async throws(StoreError) -> [NotificationRecord] {
-        try await run {
+        try await run { [self] in
             var records: [NotificationRecord] = []
             for try await row in try await client.query(query, logger: logger) {
                 let (id, sender, recipient, kind, richType, resource, message, payload, created, read) = try row.decode(
@@ -417,18 +420,38 @@ public final class PostgresBackendStore: BackendStore {
 
     /// Rows a statement returned (its `RETURNING` rows), read to the end.
     private func count(_ query: PostgresQuery) async throws(StoreError) -> Int {
-        try await run {
+        try await run { [self] in
             var rows = 0
             for try await _ in try await client.query(query, logger: logger) { rows += 1 }
             return rows
         }
     }
 
-    /// Runs `body`, turning the driver's errors into ``StoreError``s: a unique key taken is a
-    /// conflict; the database's own text, which may quote values, is never passed on.
-    private func run<Result>(_ body: () async throws -> Result) async throws(StoreError) -> Result {
+    /// How long a store call may take, waiting for a connection included. With the database down
+    /// the pool would queue a request until its own breaker opens, about a minute; a request
+    /// answers `503 storageUnavailable` after this instead.
+    package static let operationTimeout = Duration.seconds(5)
+
+    /// Runs `body` within `deadline`, turning the driver's errors into ``StoreError``s: a unique key
+    /// taken is a conflict; the database's own text, which may quote values, is never passed on.
+    private func run<Result: Sendable>(
+        deadline: Duration? = operationTimeout, _ body: @escaping @Sendable () async throws -> Result
+    ) async throws(StoreError) -> Result {
         do {
-            return try await body()
+            guard let deadline else { return try await body() }
+            return try await withThrowingTaskGroup(of: Result?.self) { group in
+                group.addTask { try await body() }
+                group.addTask {
+                    try await Task.sleep(for: deadline)
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard let result = try await group.next() ?? nil else {
+                    logger.error("PostgreSQL did not answer in time", metadata: ["database": "\(description)", "seconds": "\(deadline)"])
+                    throw StoreError(.unavailable, "the database at \(description) did not answer within \(deadline)")
+                }
+                return result
+            }
         } catch let error as StoreError {
             throw error
         } catch let error as PSQLError {

@@ -129,15 +129,8 @@ public struct BackendConfiguration: Sendable, CustomStringConvertible, CustomDeb
             ], displayStyle: .struct)
     }
 
-    /// ``databaseURL`` with any password replaced by `<redacted>`.
-    public var redactedDatabaseURL: String? {
-        guard let databaseURL else { return nil }
-        // postgres://USER:PASSWORD@HOST…: the password runs from the first ':' after the scheme to the last '@'.
-        guard let scheme = databaseURL.firstRange(of: "://"), let at = databaseURL.lastIndex(of: "@"), scheme.upperBound <= at,
-            let colon = databaseURL[scheme.upperBound..<at].firstIndex(of: ":")
-        else { return databaseURL }
-        return String(databaseURL[...colon]) + "<redacted>" + String(databaseURL[at...])
-    }
+    /// ``databaseURL`` without its password (nor its query).
+    var redactedDatabaseURL: String? { databaseURL.map(PostgresBackendStore.redacted) }
 
     /// 30 at once, then one a second.
     public static let defaultSendQuota = RateLimit(burst: 30, perSecond: 1)
@@ -292,16 +285,27 @@ public struct PushBackendService: Service, CustomStringConvertible {
         }
     }
 
+    /// Notifications one statement of the retention sweep deletes: a backlog of a million goes in
+    /// short statements, with requests served between them.
+    static let retentionBatch = 1000
+
     /// Deletes notifications older than `retention`, now and then every `interval`, until cancelled.
     static func sweepExpiredNotifications(_ store: any BackendStore, retention: Duration, every interval: Duration, logger: Logger) async {
         let retentionMilliseconds = retention.components.seconds * 1000 + retention.components.attoseconds / 1_000_000_000_000_000
         while !Task.isCancelled {
+            let cutoff = unixMilliseconds() - retentionMilliseconds
+            var deleted = 0
             do {
-                let deleted = try await store.deleteNotifications(createdBefore: unixMilliseconds() - retentionMilliseconds)
-                if deleted > 0 { logger.info("deleted notifications past their retention", metadata: ["count": "\(deleted)"]) }
+                while !Task.isCancelled {
+                    let batch = try await store.deleteNotifications(createdBefore: cutoff, limit: retentionBatch)
+                    deleted += batch
+                    if batch < retentionBatch { break }
+                    await Task.yield()
+                }
             } catch {
                 logger.error("retention sweep failed: \(error)")
             }
+            if deleted > 0 { logger.info("deleted notifications past their retention", metadata: ["count": "\(deleted)"]) }
             try? await Task.sleep(for: interval)
         }
     }

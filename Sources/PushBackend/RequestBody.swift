@@ -50,9 +50,12 @@ enum RequestBody {
         return value
     }
 
+    /// The string at `key`, refused when it holds U+0000: PostgreSQL cannot store one in text, and
+    /// both engines must answer the same.
     static func optionalString(_ key: String, in object: JSONValue) throws(APIError) -> String? {
         guard let value = object[key], !value.isNull else { return nil }
         guard let string = value.string else { throw .badRequest("invalidField", "\(key) must be a string") }
+        guard !string.utf8.contains(0) else { throw .badRequest("invalidField", "\(key) must not contain U+0000") }
         return string
     }
 }

@@ -98,15 +98,29 @@ public final class SQLiteBackendStore: BackendStore {
     ///
     /// The database and its `-wal` and `-shm` files are readable by their owner only (0600),
     /// whatever the directory and the umask: they hold password hashes and secure payloads. A
-    /// directory that others may enter is logged as a warning.
+    /// directory that others may enter is logged as a warning; one that others may write to, or
+    /// that another user owns, is refused, since whoever can write there can plant a symbolic link
+    /// in place of a file. A file that is a symbolic link is refused too.
     public static func open(
         dataDirectory: String, logger: Logger = Logger(label: "push-backend.store")
     ) async throws(StoreError) -> SQLiteBackendStore {
         try createDirectory(dataDirectory)
+        var info = stat()
+        guard stat(dataDirectory, &info) == 0 else {
+            throw StoreError(.unavailable, "cannot read the data directory \(dataDirectory): \(String(cString: strerror(errno)))")
+        }
+        guard info.st_uid == geteuid() else {
+            throw StoreError(.unavailable, "the data directory \(dataDirectory) belongs to another user (uid \(info.st_uid)); use one of your own")
+        }
+        guard info.st_mode & 0o022 == 0 else {
+            throw StoreError(
+                .unavailable,
+                "the data directory \(dataDirectory) is writable by other users (mode \(String(info.st_mode & 0o777, radix: 8))), who could replace its files: chmod 700 it"
+            )
+        }
         let path = dataDirectory.hasSuffix("/") ? dataDirectory + fileName : dataDirectory + "/" + fileName
         try restrictFiles(path)
-        var info = stat()
-        if stat(dataDirectory, &info) == 0, info.st_mode & 0o077 != 0 {
+        if info.st_mode & 0o077 != 0 {
             logger.warning(
                 "the data directory is open to other users; it holds password hashes and secure payloads: chmod 700 it",
                 metadata: ["directory": "\(dataDirectory)", "mode": "\(String(info.st_mode & 0o777, radix: 8))"])
@@ -327,8 +341,11 @@ public final class SQLiteBackendStore: BackendStore {
         _ = try await run("DELETE FROM notifications WHERE id = ?", [.text(id)])
     }
 
-    public func deleteNotifications(createdBefore time: Int64) async throws(StoreError) -> Int {
-        try await run("DELETE FROM notifications WHERE created_at < ? RETURNING id", [.integer(Int(time))]).count
+    public func deleteNotifications(createdBefore time: Int64, limit: Int) async throws(StoreError) -> Int {
+        try await run(
+            "DELETE FROM notifications WHERE id IN (SELECT id FROM notifications WHERE created_at < ? ORDER BY created_at LIMIT ?) RETURNING id",
+            [.integer(Int(time)), .integer(limit)]
+        ).count
     }
 
     private static func notification(from row: SQLiteRow) -> NotificationRecord? {
@@ -366,12 +383,14 @@ public final class SQLiteBackendStore: BackendStore {
 
     /// Creates the database file with mode 0600 before SQLite does (SQLite gives the `-wal` and
     /// `-shm` files the database's mode), and takes group and other access from files already there.
+    /// None of them may be a symbolic link.
     private static func restrictFiles(_ path: String) throws(StoreError) {
-        if let number = createPrivateFile(path) {
-            throw StoreError(.unavailable, "cannot create \(path) with mode 0600: \(String(cString: strerror(number)))")
-        }
-        for suffix in ["-wal", "-shm"] where chmod(path + suffix, 0o600) != 0 && errno != ENOENT {
-            throw StoreError(.unavailable, "cannot make \(path + suffix) private: \(String(cString: strerror(errno)))")
+        for (file, create) in [(path, true), (path + "-wal", false), (path + "-shm", false)] {
+            switch makePrivate(file, create: create) {
+            case nil, ENOENT?: continue
+            case ELOOP?: throw StoreError(.unavailable, "\(file) is a symbolic link; the store opens only files of its own")
+            case let number?: throw StoreError(.unavailable, "cannot make \(file) private (mode 0600): \(String(cString: strerror(number)))")
+            }
         }
     }
 
@@ -388,10 +407,10 @@ public final class SQLiteBackendStore: BackendStore {
     }
 }
 
-/// Creates `path` when missing and gives it mode 0600; errno on failure. (Out here, `open` and
-/// `close` are the system's, not the store's.)
-private func createPrivateFile(_ path: String) -> Int32? {
-    let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+/// Gives `path` mode 0600, creating it first when asked; errno on failure (`ELOOP` for a symbolic
+/// link, which is never followed). (Out here, `open` and `close` are the system's, not the store's.)
+private func makePrivate(_ path: String, create: Bool) -> Int32? {
+    let descriptor = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT : 0), 0o600)
     guard descriptor >= 0 else { return errno }
     defer { close(descriptor) }
     return fchmod(descriptor, 0o600) == 0 ? nil : errno

@@ -15,7 +15,9 @@ public struct SASTokenInfo: Sendable, Hashable, CustomStringConvertible {
         "resource: \(Self.escapingControls(resource))\nkey name: \(Self.escapingControls(keyName))\nexpiry: \(expiry)\nsignature: <redacted>"
     }
 
-    static func escapingControls(_ text: String) -> String {
+    /// `text` with control characters written as `\u{…}` and `\` doubled, safe to print on a line
+    /// of its own.
+    package static func escapingControls(_ text: String) -> String {
         var result = ""
         for scalar in text.unicodeScalars {
             if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar == "\\" {

@@ -91,7 +91,7 @@ struct SendCommand: ParsableCommand {
                 throw CommandFailure.invalid
             }
             try? await client.shutdown()
-            Terminal.write("\(channel) \(result.summary)")
+            Terminal.write("\(SASTokenInfo.escapingControls(channel)) \(result.summary)")
             if !result.isDelivered { throw CommandFailure.invalid }
             return
         }
@@ -104,7 +104,8 @@ struct SendCommand: ParsableCommand {
             throw CommandFailure.invalid
         }
         try? await client.shutdown()
-        for result in results { Terminal.write("\(result.deviceToken) \(result.summary)") }
+        // Tokens are printed as given, but a control character in one cannot start a forged line.
+        for result in results { Terminal.write("\(SASTokenInfo.escapingControls(result.deviceToken)) \(result.summary)") }
         if !results.allSatisfy(\.isDelivered) { throw CommandFailure.invalid }
     }
 

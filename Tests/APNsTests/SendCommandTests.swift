@@ -164,6 +164,16 @@ struct SendCommandTests {
                 "--endpoint", emulator.endpoint, "--connect-timeout", "2", "--title", "Hi", active,
             ])
             #expect(untrusted.status == 1 && untrusted.out == "\(active) - TLS-handshake-failed -\n", "\(untrusted.out)")
+
+            // A token with a terminal escape and a newline cannot forge a result line.
+            let forged = try send(emulator, ["--title", "Hi", "\u{1b}[2K\(other)\n\(active) 200 - forged"])
+            #expect(forged.status == 1)
+            #expect(
+                forged.out.split(separator: "\n").count == 1 && forged.out.hasPrefix("\\u{1b}[2K\(other)\\u{a}\(active) 200 - forged "),
+                "\(forged.out)")
+            #expect(!forged.out.contains("\u{1b}"))
+            let collapse = try send(emulator, ["--title", "Hi", "--collapse-id", "a\r\napns-priority: 10", active])
+            #expect(collapse.status == 1 && collapse.err.contains("invalidCollapseID"), "\(collapse.err)")
         }
     }
 

@@ -87,6 +87,9 @@ struct HeaderTests {
             }
         }
         #expect(code(APNsHeaders(pushType: .alert, collapseID: String(repeating: "c", count: 65))) == "invalidCollapseID")
+        #expect(code(APNsHeaders(pushType: .alert, collapseID: "news\r\napns-priority: 10")) == "invalidCollapseID")
+        #expect(code(APNsHeaders(pushType: .alert, collapseID: "tab\tbed")) == "invalidCollapseID")
+        #expect(code(APNsHeaders(pushType: .alert, collapseID: "score-update é")) == nil)
         #expect(code(APNsHeaders(pushType: .alert, id: "not-a-uuid")) == "invalidID")
         #expect(code(APNsHeaders(pushType: .alert, expiration: -1)) == "invalidExpiration")
         #expect(code(APNsHeaders(pushType: .background, priority: 10)) == "invalidPriority")

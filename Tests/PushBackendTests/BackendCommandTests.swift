@@ -313,7 +313,7 @@ struct BackendCommandTests {
         let url = "postgres://pusher:s3cret-pw@127.0.0.1:1/db?sslmode=disable"
         let (status, _, stderr) = try run(["serve", "--port", "0", "--data-dir", directory, "--log-level", "debug", "--database-url", url])
         #expect(status == 1 && stderr.contains("cannot reach the database"), "\(stderr)")
-        #expect(stderr.contains("postgres://pusher:<redacted>@127.0.0.1:1/db"), "\(stderr)")
+        #expect(stderr.contains("databaseURL: postgres://pusher@127.0.0.1:1/db"), "\(stderr)")
         #expect(!stderr.contains("s3cret"))
         let configuration = BackendConfiguration(dataDirectory: directory, databaseURL: url)
         for text in [
@@ -321,7 +321,7 @@ struct BackendCommandTests {
             "\(PushBackendService(configuration, hub: HubSettings(connectionString: "", hubName: "")))",
             String(describing: Mirror(reflecting: configuration).children.map(\.value)),
         ] {
-            #expect(!text.contains("s3cret") && text.contains("<redacted>"), "\(text)")
+            #expect(!text.contains("s3cret") && text.contains("postgres://pusher@127.0.0.1:1/db"), "\(text)")
         }
     }
 

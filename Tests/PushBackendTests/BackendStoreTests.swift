@@ -114,7 +114,15 @@ struct BackendStoreTests {
             #expect(try await store.notification(id: "n1", recipient: "alice")?.readAt == 150)
             #expect(try await store.notifications(recipient: "alice", limit: 10).map(\.id) == ["n4", "n3", "n2", "n1"])
             #expect(try await store.notifications(recipient: "alice", limit: 2).map(\.id) == ["n4", "n3"])
-            #expect(try await store.deleteNotifications(createdBefore: 150) == 1)
+            // The sweep deletes in batches, oldest first.
+            for index in 0..<5 {
+                try await store.addNotification(
+                    NotificationRecord(
+                        id: "old\(index)", sender: "bob", recipient: "alice", content: .secure(payload: "o"), createdAt: 10 + Int64(index)))
+            }
+            for _ in 0..<3 { #expect(try await store.deleteNotifications(createdBefore: 150, limit: 2) == 2) }
+            #expect(try await store.deleteNotifications(createdBefore: 150, limit: 2) == 0)
+            #expect(try await store.notification(id: "n1", recipient: "alice") == nil)
             try await store.deleteNotification(id: "n3")
             #expect(try await store.notifications(recipient: "alice", limit: 10).map(\.id) == ["n4", "n2"])
         }
@@ -167,6 +175,29 @@ struct BackendStoreTests {
             let all = try await store.notifications(recipient: "alice", limit: 1000)
             #expect(all.count == 200 && Set(all.map(\.id)).count == 200 && all.first?.createdAt == 199)
         }
+    }
+
+    @Test("PostgreSQL gone mid-run: a store call is refused as unavailable within its deadline, not after the pool's minute of retries")
+    func postgresGone() async throws {
+        let url = try await TestPostgres.makeDatabase()
+        let database = String(url.split(separator: "/").last!.split(separator: "?").first!)
+        let store = try await PostgresBackendStore.open(url: url, connectTimeout: .seconds(60))
+        try await store.addUser(UserRecord(name: "alice", passwordHash: "h", role: .user))
+        // As good as stopped for this store: its connections end and new ones are refused.
+        try await TestPostgres.execute("ALTER DATABASE \(database) WITH ALLOW_CONNECTIONS false", database: "postgres")
+        try await TestPostgres.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(database)'", database: "postgres")
+        let started = ContinuousClock.now
+        do throws(StoreError) {
+            _ = try await store.user(named: "alice")
+            Issue.record("a store with no database answered")
+        } catch {
+            #expect(error.code == .unavailable && APIError.storage(error).status == 503, "\(error)")
+        }
+        let waited = ContinuousClock.now - started
+        #expect(waited < PostgresBackendStore.operationTimeout + .seconds(5), "the call waited \(waited)")
+        await store.close()
+        try await TestPostgres.execute("ALTER DATABASE \(database) WITH ALLOW_CONNECTIONS true", database: "postgres")
     }
 
     @Test("PostgreSQL: instances opening a new database at once migrate it once; a newer schema is refused; the password is never shown")

@@ -312,7 +312,7 @@ struct QuotaTests {
                 NotificationRecord(
                     id: String(format: "%032x", index), sender: "alice", recipient: "alice", content: .secure(payload: "n"), createdAt: created))
         }
-        #expect(try await store.deleteNotifications(createdBefore: 250) == 2)
+        #expect(try await store.deleteNotifications(createdBefore: 250, limit: 1000) == 2)
         #expect(try await store.notifications(recipient: "alice", limit: 10).map(\.createdAt) == [300])
         await store.close()
     }
@@ -337,6 +337,52 @@ struct QuotaTests {
         var info = stat()
         #expect(stat(directory + "/" + SQLiteBackendStore.fileName, &info) == 0 && info.st_mode & 0o777 == 0o600)
         await reopened.close()
+    }
+
+    @Test("U+0000 in a message, a secure payload or a token is refused with 400 before the store sees it")
+    func nulCharacters() async throws {
+        try await withBackend { backend in
+            for body in [
+                #"{"kind": "secure", "payload": "a\u0000b"}"#, #"{"kind": "rich", "message": "\u0000"}"#,
+                #"{"kind": "secure", "payload": "x", "to": "al\u0000ice"}"#,
+            ] {
+                let reply = try await backend.call(.POST, "/api/notifications", as: "alice", json: body)
+                #expect(reply.status == 400 && reply.errorCode == "invalidField" && reply.text.contains("U+0000"), "\(body): \(reply.text)")
+            }
+            let register = try await backend.call(.POST, "/api/register", as: "alice", json: #"{"deviceToken": "ab\u0000cd"}"#)
+            #expect(register.status == 400, "\(register.text)")
+            #expect(try await backend.call(.GET, "/api/notifications", as: "alice").json().root["notifications"]?.count == 0)
+        }
+    }
+
+    @Test("A data directory others may write to is refused, and so is a database file planted as a symbolic link; its target is untouched")
+    func plantedFiles() async throws {
+        func refusal(_ directory: String) async -> String? {
+            do {
+                let store = try await SQLiteBackendStore.open(dataDirectory: directory)
+                await store.close()
+                return nil
+            } catch {
+                return error.message
+            }
+        }
+        let open = try temporaryDirectory()
+        for mode: mode_t in [0o777, 0o775, 0o1777] {
+            #expect(chmod(open, mode) == 0)
+            #expect(await refusal(open)?.contains("writable by other users") == true, "\(String(mode, radix: 8))")
+        }
+        #expect(chmod(open, 0o700) == 0)
+        #expect(await refusal(open) == nil)
+
+        // Someone who could write there once left a link where SQLite will put its log.
+        let directory = try temporaryDirectory()
+        let target = try temporaryFile(Array("not the store's".utf8))
+        #expect(chmod(target, 0o644) == 0)
+        #expect(symlink(target, directory + "/" + SQLiteBackendStore.fileName + "-wal") == 0)
+        #expect(await refusal(directory)?.contains("is a symbolic link") == true)
+        var info = stat()
+        #expect(stat(target, &info) == 0 && info.st_mode & 0o777 == 0o644)
+        #expect(try String(contentsOfFile: target, encoding: .utf8) == "not the store's")
     }
 
     @Test("Content-Type must be application/json exactly (parameters allowed); a missing one is refused")
