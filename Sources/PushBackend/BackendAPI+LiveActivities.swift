@@ -171,7 +171,7 @@ extension BackendAPI {
     private func deleteChannel(id: String, caller: Authenticator.User) async throws -> Response {
         let apns = try directAPNs()
         try requireSender(caller)
-        guard let record = try await store.channel(id: id) else { throw APIError.notFound("no such channel") }
+        let record = try await ownChannel(id: id, caller: caller)
         do throws(APNsChannelError) {
             try await apns.client.deleteChannel(record.apnsChannelID, bundleID: apns.topic)
         } catch  where error.failure == .rejected(status: 404, reason: .channelNotRegistered) {
@@ -189,7 +189,7 @@ extension BackendAPI {
         guard update.event != .start else {
             throw APIError.badRequest("invalidField", "a broadcast updates or ends activities; start them with input-push-channel")
         }
-        guard let record = try await store.channel(id: id) else { throw APIError.notFound("no such channel") }
+        let record = try await ownChannel(id: id, caller: caller)
         let payload = try checked(update.payload(), apns: apns)
         let result: APNsBroadcastResult
         do throws(APNsClientError) {
@@ -209,6 +209,12 @@ extension BackendAPI {
             throw Self.apnsFailure(result.outcome)
         }
         return .json(200, .object([JSONMember("requestId", .string(result.requestID ?? ""))]))
+    }
+
+    /// The caller's channel: another sender's is answered as missing, as another user's activity is.
+    private func ownChannel(id: String, caller: Authenticator.User) async throws -> ChannelRecord {
+        guard let record = try await store.channel(id: id), record.creator == caller.name else { throw APIError.notFound("no such channel") }
+        return record
     }
 
     private static func apnsFailure(_ error: APNsChannelError) -> APIError {

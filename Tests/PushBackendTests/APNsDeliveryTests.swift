@@ -251,6 +251,15 @@ struct APNsDeliveryTests {
             #expect(broken.status == 422 && broken.errorCode == "contentStateMismatch")
             let notSender = try await backend.call(.POST, "/api/channels", as: "alice", json: "{}")
             #expect(notSender.status == 403)
+            // Another sender can neither broadcast on bob's channel nor delete it.
+            try await backend.store.addUser(
+                UserRecord(name: "dave", passwordHash: PasswordHash(hashing: password("dave"), parameters: .cheapForTests).encoded, role: .sender))
+            let requests = backend.emulator.requestCount
+            let foreign = try await backend.call(
+                .POST, "/api/channels/\(id)/broadcasts", as: "dave", json: #"{"event":"update","contentState":{"score":3,"team":"Reds"}}"#)
+            #expect(foreign.status == 404, "\(foreign.text)")
+            #expect(try await backend.call(.DELETE, "/api/channels/\(id)", as: "dave").status == 404)
+            #expect(backend.emulator.requestCount == requests && backend.emulator.channelIDs == [channelID])
             #expect(try await backend.call(.DELETE, "/api/channels/\(id)", as: "bob").status == 204)
             #expect(backend.emulator.channelIDs.isEmpty)
             #expect(try await backend.call(.DELETE, "/api/channels/\(id)", as: "bob").status == 404)
