@@ -98,7 +98,7 @@ let package = Package(
             name: "HubEmulator",
             dependencies: [
                 "PushCore", "NotificationHubs", serverProduct("Hummingbird", "hummingbird"),
-                serverProduct("Logging", "swift-log"), serverProduct("NIOCore", "swift-nio"),
+                serverProduct("HummingbirdCore", "hummingbird"), serverProduct("Logging", "swift-log"), serverProduct("NIOCore", "swift-nio"),
             ]
         ),
         // The direct APNs client: HTTP/2 sends with per-device results, on AsyncHTTPClient.
@@ -115,7 +115,8 @@ let package = Package(
             name: "APNsEmulator",
             dependencies: [
                 "PushAPNs", "PushAPNsTokens", "PushJSON", serverProduct("Hummingbird", "hummingbird"),
-                serverProduct("HummingbirdHTTP2", "hummingbird"), serverProduct("Logging", "swift-log"), serverProduct("NIOCore", "swift-nio"),
+                serverProduct("HummingbirdCore", "hummingbird"), serverProduct("HummingbirdHTTP2", "hummingbird"),
+                serverProduct("Logging", "swift-log"), serverProduct("NIOCore", "swift-nio"),
                 serverProduct("NIOSSL", "swift-nio-ssl"),
             ]
         ),

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import HummingbirdHTTP2
 import Logging
 import NIOCore
@@ -181,10 +182,15 @@ public final class APNsEmulator: Sendable {
         try await application(port: port, identity: identity, logger: logger, onListening: onListening).run()
     }
 
+    /// How long a connection without a request in progress stays open.
+    public static let idleTimeout = Duration.seconds(30)
+
     /// The server as a service, for a `ServiceGroup`.
+    /// - Parameter connectionCap: Decides when to stop accepting connections (a process that
+    ///   serves other things caps each of its listeners).
     public func application(
         port: Int = 0, identity: APNsEmulatorIdentity, logger: Logger = Logger(label: "apns-emulator"),
-        onListening: @escaping @Sendable (Int) async -> Void
+        connectionCap: (any AvailableConnectionsDelegate)? = nil, onListening: @escaping @Sendable (Int) async -> Void
     ) throws -> some ApplicationProtocol {
         var tls = TLSConfiguration.makeServerConfiguration(
             certificateChain: [.certificate(identity.certificate)], privateKey: .privateKey(identity.privateKey))
@@ -195,8 +201,11 @@ public final class APNsEmulator: Sendable {
         }
         return Application(
             router: router(),
-            server: try .http2Upgrade(tlsConfiguration: tls),
-            configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: port), serverName: "apns-emulator"),
+            server: try .http2Upgrade(
+                tlsConfiguration: tls,
+                configuration: .init(idleTimeout: Self.idleTimeout, streamConfiguration: .init(idleTimeout: TimeAmount(Self.idleTimeout)))),
+            configuration: ApplicationConfiguration(
+                address: .hostname("127.0.0.1", port: port), serverName: "apns-emulator", availableConnectionsDelegate: connectionCap),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
             logger: logger
         )

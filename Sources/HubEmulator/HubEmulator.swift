@@ -1,4 +1,5 @@
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import NotificationHubs
@@ -100,14 +101,18 @@ public final class HubEmulator: Sendable {
     }
 
     /// The server as a service, for a `ServiceGroup` that shuts it down gracefully with others.
+    /// - Parameter connectionCap: Decides when to stop accepting connections (a process that
+    ///   serves other things caps each of its listeners).
     public func application(
-        port: Int = 0, logger: Logger = Logger(label: "hub-emulator"), onListening: @escaping @Sendable (Int) async -> Void
+        port: Int = 0, logger: Logger = Logger(label: "hub-emulator"), connectionCap: (any AvailableConnectionsDelegate)? = nil,
+        onListening: @escaping @Sendable (Int) async -> Void
     ) -> some ApplicationProtocol {
         Application(
             router: router(),
             // A silent connection does not hold a socket for ever (also in `push-backend --demo`).
             server: .http1(configuration: .init(idleTimeout: .seconds(30))),
-            configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: port), serverName: "hub-emulator"),
+            configuration: ApplicationConfiguration(
+                address: .hostname("127.0.0.1", port: port), serverName: "hub-emulator", availableConnectionsDelegate: connectionCap),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
             logger: logger
         )

@@ -60,31 +60,32 @@ public struct ServerLimits: Sendable, Hashable {
 }
 
 /// The connection cap, logging each time it is reached (once until connections fall below it again).
-struct ConnectionCap: AvailableConnectionsDelegate {
+/// Every listener of `push-backend` has one: the API's, the metrics', the in-process emulators'.
+package struct ConnectionCap: AvailableConnectionsDelegate {
     let maximum: Int
     let logger: Logger
     private var open = 0
 
-    init(maximum: Int, logger: Logger) {
+    package init(maximum: Int, logger: Logger) {
         self.maximum = maximum
         self.logger = logger
     }
 
-    mutating func connectionOpened() {
+    package mutating func connectionOpened() {
         open += 1
         if open == maximum {
             logger.warning("connection cap reached: not accepting until one closes", metadata: ["connections": "\(open)"])
         }
     }
 
-    mutating func connectionClosed() { open -= 1 }
+    package mutating func connectionClosed() { open -= 1 }
 
-    func isAcceptingNewConnections() -> Bool { open < maximum }
+    package func isAcceptingNewConnections() -> Bool { open < maximum }
 }
 
 extension HTTPServerBuilder {
     /// HTTP/1.1 with the idle timeout and the request head and body deadlines of `limits`.
-    static func http1(limits: ServerLimits) -> HTTPServerBuilder {
+    package static func http1(limits: ServerLimits) -> HTTPServerBuilder {
         .init { responder in LimitedHTTP1Channel(responder: responder, limits: limits) }
     }
 }

@@ -53,8 +53,12 @@ final class DemoAPNs: Sendable {
             continuation.finish()
         }
         services = [
-            try development.application(port: 0, identity: identity, logger: logger) { bound(development: $0, production: nil) },
-            try production.application(port: 0, identity: identity, logger: logger) { bound(development: nil, production: $0) },
+            try development.application(port: 0, identity: identity, logger: logger, connectionCap: demoConnectionCap(logger)) {
+                bound(development: $0, production: nil)
+            },
+            try production.application(port: 0, identity: identity, logger: logger, connectionCap: demoConnectionCap(logger)) {
+                bound(development: nil, production: $0)
+            },
         ]
     }
 

@@ -27,7 +27,7 @@ final class DemoHub: Sendable {
         let boundPort = BoundPort()
         self.listening = listening
         self.boundPort = boundPort
-        service = emulator.application(port: 0, logger: logger) { port in
+        service = emulator.application(port: 0, logger: logger, connectionCap: demoConnectionCap(logger)) { port in
             boundPort.value.withLock { $0 = port }
             continuation.yield(port)
             continuation.finish()
@@ -47,6 +47,11 @@ final class DemoHub: Sendable {
         throw CancellationError()
     }
 }
+
+/// The cap on each in-process emulator's connections: the backend's clients need a few, a person
+/// trying the demo a few more; idle ones beyond it wait in the kernel's backlog rather than take
+/// the process's descriptors.
+func demoConnectionCap(_ logger: Logger) -> ConnectionCap { ConnectionCap(maximum: 256, logger: logger) }
 
 /// The port an emulator bound, once it listens.
 final class BoundPort: Sendable {

@@ -3,6 +3,7 @@ import Logging
 import Metrics
 import NIOCore
 import Prometheus
+import PushBackend
 import ServiceLifecycle
 
 /// `serve --metrics-port`: swift-metrics bootstrapped with Prometheus, and `GET /metrics` in
@@ -10,6 +11,10 @@ import ServiceLifecycle
 final class MetricsEndpoint: Sendable {
     let service: any Service
     private let listening: AsyncStream<Int>
+
+    /// What a scraper needs, and no more: a few connections, short deadlines.
+    static let limits = ServerLimits(
+        idleTimeout: .seconds(30), requestHeadTimeout: .seconds(10), requestBodyTimeout: .seconds(10), maximumConnections: 64)
 
     /// Bootstraps the process's metrics system: call once, before the backend starts.
     init(host: String, port: Int, logger: Logger) {
@@ -36,7 +41,10 @@ final class MetricsEndpoint: Sendable {
         self.listening = listening
         service = Application(
             router: router,
-            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "push-backend-metrics"),
+            server: .http1(limits: Self.limits),
+            configuration: ApplicationConfiguration(
+                address: .hostname(host, port: port), serverName: "push-backend-metrics",
+                availableConnectionsDelegate: ConnectionCap(maximum: Self.limits.maximumConnections, logger: logger)),
             onServerRunning: { channel in
                 continuation.yield(channel.localAddress?.port ?? port)
                 continuation.finish()

@@ -147,6 +147,8 @@ struct Serve: AsyncParsableCommand {
         name: .customLong("metrics-port"),
         help: "Serve Prometheus metrics at GET /metrics on this port of --host (0 picks a free one); off when not given.")
     var metricsPort: Int?
+    @Option(name: .customLong("metrics-host"), help: "The address the metrics port binds: loopback unless a scraper elsewhere needs it.")
+    var metricsHost = "127.0.0.1"
 
     /// How long SIGTERM waits for requests in flight.
     static let gracefulShutdownSeconds: Int64 = 20
@@ -256,16 +258,16 @@ struct Serve: AsyncParsableCommand {
         var services: [any Service] = []
         var metrics: MetricsEndpoint?
         if let metricsPort {
-            let endpoint = MetricsEndpoint(host: host, port: metricsPort, logger: Logger(label: "push-backend"))
+            let endpoint = MetricsEndpoint(host: metricsHost, port: metricsPort, logger: Logger(label: "push-backend"))
             services.append(endpoint.service)
             metrics = endpoint
         }
         // stdout's lines, in this order, are what scripts read: the API, an emulator, the metrics.
-        let host = self.host
+        let (host, metricsHost) = (self.host, self.metricsHost)
         let announce: @Sendable (_ port: Int, _ emulator: String?) async -> Void = { [metrics] port, emulator in
             print("listening on http://\(host):\(port)")
             if let emulator { print(emulator) }
-            if let port = await metrics?.port() { print("metrics on http://\(host):\(port)") }
+            if let port = await metrics?.port() { print("metrics on http://\(metricsHost):\(port)") }
             fflush(nil)  // stdout is a pipe when scripts read it
         }
         let backend: PushBackendService

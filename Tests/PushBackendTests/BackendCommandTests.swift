@@ -202,6 +202,29 @@ struct BackendCommandTests {
         try await expectGracefulStop(process)
     }
 
+    @Test("Idle sockets to the metrics port and to the in-process emulator stop at their caps; the API keeps answering")
+    func listenerCaps() async throws {
+        let directory = try temporaryDirectory()
+        #expect(try run(["user", "add", "alice", "--data-dir", directory], stdin: "alice-pw\n").0 == 0)
+        let (process, base, emulator, metrics) = try await serve(
+            ["--data-dir", directory, "--demo", "--metrics-port", "0"], emulator: "hub emulator on ")
+        defer { if process.isRunning { process.terminate() } }
+        #expect(metrics.hasPrefix("http://127.0.0.1:"))  // --metrics-host defaults to loopback
+        func descriptors() throws -> Int { try FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd").count }
+        func port(_ address: String) throws -> Int { try #require(Int(address.split(separator: ":").last ?? "")) }
+        let before = try descriptors()
+        // Within each cap plus the kernel's backlog, so that every connect returns.
+        let idle = try await offPool { [metricsPort = try port(metrics), hubPort = try port(emulator)] in
+            try (0..<250).map { _ in try RawConnection(port: metricsPort) } + (0..<400).map { _ in try RawConnection(port: hubPort) }
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        let grown = try descriptors() - before
+        #expect(grown <= 64 + 256 + 16, "the process took \(grown) descriptors for 650 idle sockets")
+        #expect(try await RemoteBackend(base: base).call(.GET, "/api/notifications", as: "alice").status == 200)
+        for connection in idle { connection.close() }
+        try await expectGracefulStop(process)
+    }
+
     @Test("SIGTERM with a request body trickling in: the body deadline ends it, and the process exits 0 promptly")
     func stopWithTrickledBody() async throws {
         let directory = try temporaryDirectory()
