@@ -81,6 +81,12 @@ extension BackendAPI {
         guard let kind = ActivityRecord.Kind(rawValue: try RequestBody.string("kind", in: body)) else {
             throw APIError.badRequest("invalidField", "kind must be pushToStart or activity")
         }
+        try takeRegistrationBudget(caller)
+        guard try await store.activityCount(owner: caller.name) < registrationLimits.maximumActivityTokens else {
+            throw APIError(
+                status: 409, code: "tooManyActivityTokens",
+                "at most \(registrationLimits.maximumActivityTokens) activity tokens per user; delete one first")
+        }
         let record = ActivityRecord(id: randomHex(bytes: 16), owner: caller.name, kind: kind, token: token, updatedAt: unixMilliseconds())
         try await store.saveActivity(record)
         return .json(201, .object([JSONMember("id", .string(record.id))]))

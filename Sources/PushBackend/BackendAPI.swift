@@ -97,15 +97,21 @@ package struct BackendAPI: Sendable {
     /// Registrations of one device token, one at a time in this process: each stores its row and
     /// brings the hub in line before the next starts, so the hub's writes keep the rows' order.
     private let registrations = KeyedSerializer<String>()
-    /// Notifications each user may create: a burst, then a steady rate.
+    /// Notifications each user may create: a burst, then a steady rate; one per device reached.
     private let sendBudget: RateLimiter<String>
+    let registrationLimits: RegistrationLimits
+    /// Registrations of devices and activity tokens each user may make.
+    let registrationBudget: RateLimiter<String>
     /// Each embedded image once as a `ByteBuffer`: responses send slices of it, never copies.
     private let imageBuffers: [String: ByteBuffer]
 
     package init(
         store: any BackendStore, authenticator: Authenticator, sender: PushSender, images: ResourceRegistry, defaultImage: String,
-        sendQuota: RateLimit, metricsFactory: any MetricsFactory = MetricsSystem.factory
+        sendQuota: RateLimit, registrationLimits: RegistrationLimits = RegistrationLimits(),
+        metricsFactory: any MetricsFactory = MetricsSystem.factory
     ) {
+        self.registrationLimits = registrationLimits
+        registrationBudget = RateLimiter(registrationLimits.rate)
         self.store = store
         metrics = BackendMetrics(factory: metricsFactory)
         self.authenticator = authenticator
@@ -188,12 +194,18 @@ package struct BackendAPI: Sendable {
         } catch {
             throw APIError.badRequest("invalidDeviceToken", "deviceToken must be an APNs device token in hex (16 to 200 digits)")
         }
+        try takeRegistrationBudget(caller)
         // A device token names one device: registering it again (as whoever is signed in on it now)
         // moves it to the caller. The row is decided first; the installation then follows the row.
         let registration = RegistrationRecord(
             id: randomHex(bytes: 16), owner: caller.name, deviceToken: deviceToken, installationID: installationID, updatedAt: unixMilliseconds())
         try await registrations.run(deviceToken) {
             let previous = try await store.registration(deviceToken: deviceToken)
+            if previous?.owner != caller.name, try await store.registrations(owner: caller.name).count >= registrationLimits.maximumDevices {
+                throw APIError(
+                    status: 409, code: "tooManyDevices",
+                    "at most \(registrationLimits.maximumDevices) devices per user; unregister one first")
+            }
             try await store.saveRegistration(registration)
             guard case .hub(let hub) = sender else { return }
             try await syncInstallation(deviceToken: deviceToken, hub: hub)
@@ -201,6 +213,15 @@ package struct BackendAPI: Sendable {
         }
         // The same answer whether the token was known: a new id, 201.
         return .json(201, .object([JSONMember("id", .string(registration.id))]))
+    }
+
+    /// One registration of the caller's budget, or 429 with how long to wait.
+    func takeRegistrationBudget(_ caller: Authenticator.User) throws(APIError) {
+        if let wait = registrationBudget.take(caller.name) {
+            throw APIError(
+                status: 429, code: "rateLimited", "too many registrations; try again later",
+                headers: [("Retry-After", String(wait.retryAfterSeconds))])
+        }
     }
 
     private func unregister(id: String, caller: Authenticator.User) async throws -> Response {
@@ -286,6 +307,9 @@ package struct BackendAPI: Sendable {
         } catch {
             throw APIError(status: 413, code: "payloadTooLarge", "the push would not fit: \(error.message); shorten the message")
         }
+        let devices = try await store.registrations(owner: recipient)
+        // The budget counts pushes: one notification to many devices costs one per device.
+        sendBudget.charge(caller.name, count: devices.count - 1)
         let record = NotificationRecord(id: id, sender: caller.name, recipient: recipient, content: content, createdAt: unixMilliseconds())
         try await store.addNotification(record)
         // Stored before sending: the device may ask for it as soon as the push arrives.
@@ -293,7 +317,7 @@ package struct BackendAPI: Sendable {
             try await metrics.push(.notification) {
                 switch sender {
                 case .hub(let hub): try await hub.send(payload, to: .tag("username:\(recipient)"))
-                case .apns(let apns): try await send(payload, to: recipient, apns: apns, logger: logger)
+                case .apns(let apns): try await send(payload, to: devices, apns: apns, logger: logger)
                 }
             }
         } catch {
@@ -306,8 +330,7 @@ package struct BackendAPI: Sendable {
 
     /// Sends to each of the recipient's registrations and prunes those APNs calls dead. Fails only
     /// when APNs could be reached for none of them; a refused device is that device's business.
-    private func send(_ payload: APNsPayload, to recipient: String, apns: DirectAPNs, logger: Logger) async throws {
-        let devices = try await store.registrations(owner: recipient)
+    private func send(_ payload: APNsPayload, to devices: [RegistrationRecord], apns: DirectAPNs, logger: Logger) async throws {
         guard !devices.isEmpty else { return }
         let results: [APNsSendResult]
         do throws(APNsClientError) {

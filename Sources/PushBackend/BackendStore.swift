@@ -26,6 +26,8 @@ public protocol BackendStore: Sendable {
     /// Creates the record of its token, or replaces the one there was (as for registrations).
     func saveActivity(_ activity: ActivityRecord) async throws(StoreError)
     func activity(id: String) async throws(StoreError) -> ActivityRecord?
+    /// How many activity tokens the user has.
+    func activityCount(owner: String) async throws(StoreError) -> Int
     /// Whether there was such an activity token; `owner` nil for any owner's.
     func deleteActivity(id: String, owner: String?) async throws(StoreError) -> Bool
 

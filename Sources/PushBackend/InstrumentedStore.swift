@@ -59,6 +59,9 @@ struct InstrumentedStore: BackendStore {
     func activity(id: String) async throws(StoreError) -> ActivityRecord? {
         try await measure("activity") { () async throws(StoreError) in try await base.activity(id: id) }
     }
+    func activityCount(owner: String) async throws(StoreError) -> Int {
+        try await measure("activity_count") { () async throws(StoreError) in try await base.activityCount(owner: owner) }
+    }
     func deleteActivity(id: String, owner: String?) async throws(StoreError) -> Bool {
         try await measure("delete_activity") { () async throws(StoreError) in try await base.deleteActivity(id: id, owner: owner) }
     }

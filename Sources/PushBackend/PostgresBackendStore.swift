@@ -75,6 +75,9 @@ public final class PostgresBackendStore: BackendStore {
             )
             """,
         ],
+        [
+            "CREATE INDEX activities_by_owner ON activities (owner)"
+        ],
     ]
 
     /// The advisory lock migrations run under: any 64-bit number no other program on the database uses.
@@ -315,6 +318,15 @@ public final class PostgresBackendStore: BackendStore {
                 return ActivityRecord(id: id, owner: owner, kind: kind, token: token, updatedAt: updated)
             }
             return nil
+        }
+    }
+
+    public func activityCount(owner: String) async throws(StoreError) -> Int {
+        try await run { [self] in
+            for try await count in try await client.query("SELECT count(*) FROM activities WHERE owner = \(owner)", logger: logger).decode(Int.self) {
+                return count
+            }
+            return 0
         }
     }
 

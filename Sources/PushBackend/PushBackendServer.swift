@@ -75,6 +75,23 @@ public enum PushDelivery: Sendable {
     case apns(APNsSettings)
 }
 
+/// What one user may register: device tokens and Live Activity tokens up to a number each, and
+/// registrations of either at a rate. A person has a handful of devices; the caps keep one account
+/// from turning each notification into thousands of pushes.
+public struct RegistrationLimits: Sendable, Hashable {
+    public var maximumDevices: Int
+    public var maximumActivityTokens: Int
+    /// Registrations of devices and activity tokens together, per user.
+    public var rate: RateLimit
+
+    /// 100 devices, 100 activity tokens, 20 registrations at once and then one every 6 s.
+    public init(maximumDevices: Int = 100, maximumActivityTokens: Int = 100, rate: RateLimit = RateLimit(burst: 20, perSecond: 1.0 / 6)) {
+        self.maximumDevices = maximumDevices
+        self.maximumActivityTokens = maximumActivityTokens
+        self.rate = rate
+    }
+}
+
 /// Its description and mirror name the database without its password, which must never reach a
 /// log line (the service group logs its services at debug level).
 public struct BackendConfiguration: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
@@ -91,7 +108,10 @@ public struct BackendConfiguration: Sendable, CustomStringConvertible, CustomDeb
     /// Budgets of password checks per client address and per user name.
     public var logins: LoginLimits
     /// Notifications each user may create: a burst, then a steady rate (429 `rateLimited` beyond).
+    /// Each notification costs one per device it reaches.
     public var sendQuota: RateLimit
+    /// Devices and activity tokens per user, and how fast they may be registered.
+    public var registrations: RegistrationLimits
     /// How long notifications are kept; older ones are deleted by a sweep every ``retentionSweepInterval``.
     public var retention: Duration
     public var retentionSweepInterval: Duration
@@ -100,6 +120,7 @@ public struct BackendConfiguration: Sendable, CustomStringConvertible, CustomDeb
         dataDirectory: String, databaseURL: String? = nil, host: String = "127.0.0.1", port: Int = 8080,
         defaultImage: String = "pushcore-logo.png",
         server: ServerLimits = ServerLimits(), logins: LoginLimits = LoginLimits(), sendQuota: RateLimit = Self.defaultSendQuota,
+        registrations: RegistrationLimits = RegistrationLimits(),
         retention: Duration = Self.defaultRetention, retentionSweepInterval: Duration = .seconds(3600)
     ) {
         self.dataDirectory = dataDirectory
@@ -110,6 +131,7 @@ public struct BackendConfiguration: Sendable, CustomStringConvertible, CustomDeb
         self.server = server
         self.logins = logins
         self.sendQuota = sendQuota
+        self.registrations = registrations
         self.retention = retention
         self.retentionSweepInterval = retentionSweepInterval
     }
@@ -205,7 +227,7 @@ public struct PushBackendService: Service, CustomStringConvertible {
             }
             let api = BackendAPI(
                 store: store, authenticator: authenticator, sender: sender, images: RichPushImages.registry,
-                defaultImage: configuration.defaultImage, sendQuota: configuration.sendQuota)
+                defaultImage: configuration.defaultImage, sendQuota: configuration.sendQuota, registrationLimits: configuration.registrations)
             let maximumConnections = configuration.server.effectiveMaximumConnections()
             if maximumConnections < configuration.server.maximumConnections {
                 logger.notice("connection cap lowered to fit the file descriptor limit", metadata: ["connections": "\(maximumConnections)"])

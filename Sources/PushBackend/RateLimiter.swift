@@ -48,6 +48,18 @@ final class RateLimiter<Key: Hashable & Sendable>: Sendable {
         }
     }
 
+    /// Takes `count` more tokens for `key`, into debt if need be: work already let through turned
+    /// out to cost more than one (a notification reaching many devices). Later ``take(_:now:)``
+    /// calls wait until the debt is paid.
+    func charge(_ key: Key, count: Int, now: ContinuousClock.Instant = .now) {
+        guard count > 0 else { return }
+        buckets.withLock { buckets in
+            var bucket = buckets[key].map { refilled($0, at: now) } ?? Bucket(tokens: Double(limit.burst), updated: now)
+            bucket.tokens -= Double(count)
+            buckets[key] = bucket
+        }
+    }
+
     /// Returns a token taken for work that turned out not to count (a login that succeeded).
     func giveBack(_ key: Key, now: ContinuousClock.Instant = .now) {
         buckets.withLock { buckets in

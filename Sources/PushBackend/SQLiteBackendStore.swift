@@ -84,6 +84,10 @@ public final class SQLiteBackendStore: BackendStore {
             ) STRICT
             """,
         ],
+        [
+            // Each user's activity tokens are counted against a cap.
+            "CREATE INDEX activities_by_owner ON activities (owner)"
+        ],
     ]
 
     public let path: String
@@ -268,6 +272,10 @@ public final class SQLiteBackendStore: BackendStore {
             let token = row.column("token")?.string, let updated = row.column("updated_at")?.integer
         else { return nil }
         return ActivityRecord(id: id, owner: owner, kind: kind, token: token, updatedAt: Int64(updated))
+    }
+
+    public func activityCount(owner: String) async throws(StoreError) -> Int {
+        try await run("SELECT count(*) AS n FROM activities WHERE owner = ?", [.text(owner)]).first?.column("n")?.integer ?? 0
     }
 
     public func deleteActivity(id: String, owner: String?) async throws(StoreError) -> Bool {

@@ -137,10 +137,14 @@ struct Serve: AsyncParsableCommand {
     var requestBodyTimeout: Int = 30
     @Option(name: .customLong("max-connections"), help: "Connections served at once (lowered to fit the file descriptor limit).")
     var maxConnections: Int = 4096
-    @Option(name: .customLong("send-burst"), help: "Notifications a user may create at once.")
+    @Option(name: .customLong("send-burst"), help: "Pushes a user may cause at once (a notification costs one per device it reaches).")
     var sendBurst: Int = BackendConfiguration.defaultSendQuota.burst
     @Option(name: .customLong("send-per-minute"), help: "Notifications a user may create per minute after the burst.")
     var sendPerMinute: Int = Int(BackendConfiguration.defaultSendQuota.perSecond * 60)
+    @Option(name: .customLong("max-devices-per-user"), help: "Device tokens one user may register.")
+    var maxDevicesPerUser: Int = RegistrationLimits().maximumDevices
+    @Option(name: .customLong("max-activity-tokens-per-user"), help: "Live Activity tokens one user may register.")
+    var maxActivityTokensPerUser: Int = RegistrationLimits().maximumActivityTokens
     @Option(name: .customLong("retention-days"), help: "Days notifications are kept; older ones are deleted every hour.")
     var retentionDays: Int = 30
     @Option(
@@ -165,6 +169,9 @@ struct Serve: AsyncParsableCommand {
         guard (1...1_000_000).contains(maxConnections) else { throw ValidationError("--max-connections is 1 to 1000000") }
         guard (1...100_000).contains(sendBurst), (1...100_000).contains(sendPerMinute) else {
             throw ValidationError("--send-burst and --send-per-minute are 1 to 100000")
+        }
+        guard (1...100_000).contains(maxDevicesPerUser), (1...100_000).contains(maxActivityTokensPerUser) else {
+            throw ValidationError("--max-devices-per-user and --max-activity-tokens-per-user are 1 to 100000")
         }
         guard (1...36_500).contains(retentionDays) else { throw ValidationError("--retention-days is 1 to 36500") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level: unknown level \(logLevel)") }
@@ -254,6 +261,7 @@ struct Serve: AsyncParsableCommand {
                 idleTimeout: .seconds(idleTimeout), requestHeadTimeout: .seconds(requestHeadTimeout),
                 requestBodyTimeout: .seconds(requestBodyTimeout), maximumConnections: maxConnections),
             sendQuota: RateLimit(burst: sendBurst, perSecond: Double(sendPerMinute) / 60),
+            registrations: RegistrationLimits(maximumDevices: maxDevicesPerUser, maximumActivityTokens: maxActivityTokensPerUser),
             retention: .seconds(retentionDays * 24 * 3600))
         var services: [any Service] = []
         var metrics: MetricsEndpoint?

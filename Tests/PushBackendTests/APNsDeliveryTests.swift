@@ -122,7 +122,8 @@ struct EmulatorPair {
 /// - Parameter topic: The backend's topic: another of the team's apps than the devices' to
 ///   misconfigure it.
 func withAPNsBackend(
-    liveActivity: APNsLiveActivitySchema? = nil, topic: String = APNsBackend.topic, _ body: @Sendable (APNsBackend) async throws -> Void
+    liveActivity: APNsLiveActivitySchema? = nil, topic: String = APNsBackend.topic,
+    registrationLimits: RegistrationLimits = generousRegistrationLimits, _ body: @Sendable (APNsBackend) async throws -> Void
 ) async throws {
     let logs = CapturedLogs()
     let logger = Logger(label: "push-backend", factory: { _ in logs })
@@ -140,7 +141,7 @@ func withAPNsBackend(
             store: store, authenticator: authenticator,
             sender: .apns(DirectAPNs(client: client, otherEnvironment: other, topic: topic, liveActivity: liveActivity)),
             images: RichPushImages.registry, defaultImage: BackendConfiguration(dataDirectory: directory).defaultImage,
-            sendQuota: RateLimit(burst: 10_000, perSecond: 1000), metricsFactory: metrics)
+            sendQuota: RateLimit(burst: 10_000, perSecond: 1000), registrationLimits: registrationLimits, metricsFactory: metrics)
         try await Application(router: api.router(), logger: logger).test(.router) { testClient in
             try await body(
                 APNsBackend(

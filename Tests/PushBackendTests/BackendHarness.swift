@@ -21,6 +21,10 @@ let backendUsers: [(name: String, role: UserRole)] = [("alice", .user), ("bob", 
 
 func password(_ user: String) -> String { user + "-pw" }
 
+/// Limits no test reaches unless it means to: tests register hundreds of devices for one user.
+let generousRegistrationLimits = RegistrationLimits(
+    maximumDevices: 10_000, maximumActivityTokens: 10_000, rate: RateLimit(burst: 100_000, perSecond: 1000))
+
 /// A fresh data directory under /tmp.
 func temporaryDirectory() throws -> String {
     var template = Array("/tmp/push-backend-test-XXXXXX".utf8CString)
@@ -157,7 +161,7 @@ func withBackend(
 
     try await withEmulator { emulator, hubBase in
         guard overSockets else {
-            var configuration = BackendConfiguration(dataDirectory: directory, port: 0)
+            var configuration = BackendConfiguration(dataDirectory: directory, port: 0, registrations: generousRegistrationLimits)
             configure(&configuration)
             try await withRouter(configuration, hubBase: hubBase) { client in
                 try await body(Backend(transport: .router(client), emulator: emulator, dataDirectory: directory, hubBase: hubBase))
@@ -165,7 +169,7 @@ func withBackend(
             return
         }
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        var configuration = BackendConfiguration(dataDirectory: directory, port: 0)
+        var configuration = BackendConfiguration(dataDirectory: directory, port: 0, registrations: generousRegistrationLimits)
         configure(&configuration)
         var logger = Logger(label: "push-backend")
         logger.logLevel = .warning
@@ -203,7 +207,7 @@ private func withRouter(
         let hub = try NotificationHubClient(connectionString: fullAccess, hubName: "hub", endpointOverride: hubBase, logger: logger)
         let api = BackendAPI(
             store: store, authenticator: authenticator, sender: .hub(hub), images: RichPushImages.registry, defaultImage: configuration.defaultImage,
-            sendQuota: configuration.sendQuota)
+            sendQuota: configuration.sendQuota, registrationLimits: configuration.registrations)
         try await Application(router: api.router(), logger: logger).test(.router, body)
         result = .success(())
     } catch {

@@ -286,6 +286,49 @@ struct QuotaTests {
         }
     }
 
+    @Test("Devices per user are capped and registered at a rate; a notification costs one send per device it reaches")
+    func registrationCaps() async throws {
+        try await withBackend(configure: {
+            $0.registrations = RegistrationLimits(maximumDevices: 5, maximumActivityTokens: 3, rate: RateLimit(burst: 8, perSecond: 0.01))
+            $0.sendQuota = RateLimit(burst: 10, perSecond: 0.01)
+        }) { backend in
+            func register(_ index: Int, as user: String = "alice") async throws -> Reply {
+                try await backend.call(.POST, "/api/register", as: user, json: #"{"deviceToken": "\#(String(format: "%064x", index))"}"#)
+            }
+            for index in 0..<5 { #expect(try await register(index).status == 201) }
+            let sixth = try await register(5)
+            #expect(sixth.status == 409 && sixth.errorCode == "tooManyDevices", "\(sixth.text)")
+            // A token alice holds already is not another device.
+            #expect(try await register(2).status == 201)
+            #expect(try await register(3).status == 201)
+            let tooFast = try await register(4)
+            #expect(tooFast.status == 429 && tooFast.errorCode == "rateLimited" && tooFast.header("Retry-After") != nil, "\(tooFast.text)")
+            // Others have budgets of their own.
+            #expect(try await register(100, as: "carol").status == 201)
+
+            // Five devices: each notification to alice costs five of bob's ten.
+            for _ in 0..<2 { _ = try await backend.notify(as: "bob", #"{"kind": "secure", "payload": "x", "to": "alice"}"#) }
+            let spent = try await backend.call(.POST, "/api/notifications", as: "bob", json: #"{"kind": "secure", "payload": "x", "to": "alice"}"#)
+            #expect(spent.status == 429 && spent.errorCode == "rateLimited", "\(spent.text)")
+            #expect(try await backend.call(.GET, "/api/notifications", as: "alice").json().root["notifications"]?.count == 2)
+        }
+    }
+
+    @Test("Activity tokens per user are capped")
+    func activityTokenCap() async throws {
+        try await withAPNsBackend(registrationLimits: RegistrationLimits(maximumDevices: 5, maximumActivityTokens: 3)) { backend in
+            for index in 0..<4 {
+                let reply = try await backend.call(
+                    .POST, "/api/activities", as: "alice", json: #"{"token":"\#(String(format: "%064x", index))","kind":"activity"}"#)
+                if index < 3 {
+                    #expect(reply.status == 201)
+                } else {
+                    #expect(reply.status == 409 && reply.errorCode == "tooManyActivityTokens", "\(reply.text)")
+                }
+            }
+        }
+    }
+
     @Test("Notifications past the retention period are deleted by the periodic sweep")
     func retention() async throws {
         // The sweep belongs to the service, so the whole service runs.
