@@ -1,22 +1,32 @@
 import Crypto
-import NIOPosix
+import Metrics
 import PushCore
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// HTTP Basic authentication against the store's scrypt hashes.
 ///
 /// scrypt costs tens of milliseconds and 32 MiB on purpose, which a server cannot pay on every
 /// request of a client that sends its credentials each time. So a successful check is remembered
-/// for ``cacheLifetime``: as an HMAC of the password under a key that lives only in this process
-/// (never the password), tied to the stored hash it was checked against, so that a changed
-/// password or a removed user misses the cache at once. Failures are never remembered. Checks of the
-/// same credentials that arrive together share one scrypt run, and at most ``hashingThreads`` run at
-/// once, on their own threads, so logins cannot starve the event loops or the database.
+/// (``LoginLimits/rememberFor``, renewed by each use up to ``LoginLimits/rememberAtMost``): as an
+/// HMAC of the password under a key that lives only in this process (never the password), tied to
+/// the stored hash it was checked against, so that a changed password or a removed user misses the
+/// cache at once. Failures are never remembered. Checks of the same credentials that arrive
+/// together share one scrypt run, and at most ``hashingThreads`` run at once, on their own
+/// threads, so logins cannot starve the event loops or the database.
 ///
-/// scrypt runs are budgeted (``LoginLimits``): each client address and each user name has its own
-/// token bucket of checks, and the checks waiting for a thread are capped, so a flood of wrong
-/// passwords is refused (429, or 503 when the queue is full) instead of queueing ahead of everyone
-/// else's first login. Remembered logins run no check and spend no budget.
+/// scrypt runs are budgeted (``LoginLimits``): each client address, and each user name from each
+/// network (a /24 or a /64), has its own token bucket of checks; the checks waiting for a thread
+/// are capped and served fairly (``PasswordCheckQueue``), so a flood of wrong passwords is refused
+/// (429, or 503 for the flooding addresses) instead of queueing ahead of everyone else's first
+/// login, and an attacker elsewhere cannot lock a user out of their own network. A name that logged
+/// in from a network within ``recentSuccessWindow`` goes to the head of the queue from there.
+/// Remembered logins run no check and spend no budget.
 public final class Authenticator: Sendable {
     public struct User: Sendable, Hashable {
         public let name: String
@@ -24,14 +34,16 @@ public final class Authenticator: Sendable {
     }
 
     public static let hashingThreads = 2
-    public static let cacheLifetime = Duration.seconds(600)
     /// Beyond this many remembered users the cache starts over (the cost is one scrypt run each).
     static let cacheCapacity = 10_000
+    /// How long a login from a network gives its name's checks from there the head of the queue.
+    static let recentSuccessWindow = Duration.seconds(7 * 24 * 3600)
 
     private struct Remembered {
         let storedHash: String
         let passwordMAC: [UInt8]
-        let until: ContinuousClock.Instant
+        let since: ContinuousClock.Instant
+        var until: ContinuousClock.Instant
     }
 
     private struct Attempt: Hashable {
@@ -41,33 +53,54 @@ public final class Authenticator: Sendable {
     }
 
     private let store: any BackendStore
-    private let pool: NIOThreadPool
+    private let queue: PasswordCheckQueue
     private let limits: LoginLimits
     private let addressBudget: RateLimiter<String>
+    /// Keyed by name and the client's network.
     private let userBudget: RateLimiter<String>
-    /// scrypt runs started and not finished (joined attempts count once).
-    private let pendingChecks = Mutex(0)
     /// The cache's HMAC key: random per process, so remembered MACs mean nothing elsewhere.
     private let cacheKey: [UInt8] = SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }
     private let remembered = Mutex<[String: Remembered]>([:])
-    private let inFlight = Mutex<[Attempt: Task<Bool, Never>]>([:])
-    private let metrics = BackendMetrics()
+    /// When each name last logged in from each network (name and network as the user budget's key).
+    private let recentSuccesses = Mutex<[String: ContinuousClock.Instant]>([:])
+    private let inFlight = Mutex<[Attempt: Task<Bool?, Never>]>([:])
+    private let metrics: BackendMetrics
     /// Checked for names that do not exist, so that they take as long as wrong passwords. Made on
     /// first use, once per process (so the first unknown name costs one hash more).
     private static let decoy = PasswordHash(hashing: "decoy", parameters: .standard)
 
-    public init(store: any BackendStore, limits: LoginLimits = LoginLimits()) {
+    public convenience init(store: any BackendStore, limits: LoginLimits = LoginLimits()) {
+        self.init(store: store, limits: limits, metricsFactory: MetricsSystem.factory)
+    }
+
+    package init(store: any BackendStore, limits: LoginLimits, metricsFactory: any MetricsFactory) {
         self.store = store
         self.limits = limits
         addressBudget = RateLimiter(limits.perAddress)
         userBudget = RateLimiter(limits.perUser)
-        pool = NIOThreadPool(numberOfThreads: Self.hashingThreads)
-        pool.start()
+        queue = PasswordCheckQueue(
+            threads: Self.hashingThreads, capacity: limits.maximumPendingChecks, perLane: limits.maximumPendingChecksPerNetwork)
+        metrics = BackendMetrics(factory: metricsFactory)
     }
 
     public func shutdown() async {
-        let pool = self.pool
-        await Task { try? await pool.shutdownGracefully() }.value  // also when the caller is cancelled
+        await queue.shutdown()
+    }
+
+    /// The client a request comes from: the peer, or, when the peer is one of
+    /// ``LoginLimits/trustedProxies``, the address the proxies say they forwarded for (the
+    /// rightmost `X-Forwarded-For` entry that is not itself a trusted proxy).
+    /// - Parameters:
+    ///   - peer: The connection's remote address.
+    ///   - forwardedFor: The request's `X-Forwarded-For` fields, in order.
+    package func clientAddress(peer: String, forwardedFor: [String]) -> String {
+        guard limits.trustedProxies.contains(peer) else { return peer }
+        let hops = forwardedFor.flatMap { $0.split(separator: ",") }.map { String($0.filter { $0 != " " && $0 != "\t" }) }
+        for hop in hops.reversed() where !limits.trustedProxies.contains(hop) {
+            // Whatever the proxy let through must at least be an address; otherwise the proxy answers for it.
+            return NetworkAddress.isIPAddress(hop) ? hop : peer
+        }
+        return peer
     }
 
     /// The user the `Authorization` header names, when the password is theirs.
@@ -104,7 +137,7 @@ public final class Authenticator: Sendable {
             throw .unauthorized("wrong user name or password")
         }
         let attempt = Attempt(name: user.name, storedHash: user.passwordHash, passwordMAC: mac)
-        if isRemembered(attempt) {
+        if isRemembered(attempt, now: .now) {
             metrics.loginCacheHits.increment()
         } else {
             guard try await budgetedCheck(attempt, password: password, hash: hash, client: client) else {
@@ -115,68 +148,85 @@ public final class Authenticator: Sendable {
         return User(name: user.name, role: user.role)
     }
 
-    /// Takes a check from the client's and the name's budgets and runs it. Only failures drain the
-    /// budgets: a check that never ran (the queue was full), or a real login that succeeded, gives
-    /// its tokens back. (The decoy never does, whatever password matches it.)
+    /// Takes a check from the client's and the name's budgets and runs it. A real login that
+    /// succeeded gives its tokens back (the decoy never does, whatever password matches it); a
+    /// check refused for a full queue gives back the name's token but not the address's, so that an
+    /// address flooding the queue runs out of budget rather than keep it full.
     private func budgetedCheck(_ attempt: Attempt, password: String, hash: PasswordHash, client: String) async throws(APIError) -> Bool {
         // The same credentials already being checked: a client opening many connections at once
         // asks once, and the same guess repeated learns nothing more.
-        if let running = inFlight.withLock({ $0[attempt] }) { return await running.value }
+        if let running = inFlight.withLock({ $0[attempt] }) {
+            guard let matches = await running.value else { throw .loginBusy }
+            return matches
+        }
+        let nameFromNetwork = attempt.name + " " + NetworkAddress.network(of: client)
         if let wait = addressBudget.take(client) { throw .tooManyLogins(retryAfter: wait) }
-        if let wait = userBudget.take(attempt.name) {
+        if let wait = userBudget.take(nameFromNetwork) {
             addressBudget.giveBack(client)
             throw .tooManyLogins(retryAfter: wait)
         }
+        let isReal = attempt.storedHash != Self.decoy.encoded
+        let priority =
+            isReal
+            && recentSuccesses.withLock { successes in
+                successes[nameFromNetwork].map { ContinuousClock.now - $0 < Self.recentSuccessWindow } ?? false
+            }
         let matches: Bool
         do throws(APIError) {
-            matches = try await check(attempt, password: password, hash: hash)
+            matches = try await check(attempt, password: password, hash: hash, client: client, priority: priority)
         } catch {
-            addressBudget.giveBack(client)
-            userBudget.giveBack(attempt.name)
+            userBudget.giveBack(nameFromNetwork)
             throw error
         }
-        if matches && attempt.storedHash != Self.decoy.encoded {
+        if matches && isReal {
             addressBudget.giveBack(client)
-            userBudget.giveBack(attempt.name)
+            userBudget.giveBack(nameFromNetwork)
+            recentSuccesses.withLock { successes in
+                if successes.count >= Self.cacheCapacity { successes.removeAll() }
+                successes[nameFromNetwork] = .now
+            }
         }
         return matches
     }
 
-    private func isRemembered(_ attempt: Attempt) -> Bool {
+    /// Whether the credentials were checked recently; a hit keeps them remembered for another
+    /// ``LoginLimits/rememberFor``, up to ``LoginLimits/rememberAtMost`` since the check.
+    private func isRemembered(_ attempt: Attempt, now: ContinuousClock.Instant) -> Bool {
         remembered.withLock { cache in
-            guard let entry = cache[attempt.name], entry.storedHash == attempt.storedHash, entry.until > .now else { return false }
-            return TokenEncoding.constantTimeEquals(entry.passwordMAC, attempt.passwordMAC)
+            guard var entry = cache[attempt.name], entry.storedHash == attempt.storedHash, entry.until > now,
+                TokenEncoding.constantTimeEquals(entry.passwordMAC, attempt.passwordMAC)
+            else { return false }
+            entry.until = min(now + limits.rememberFor, entry.since + limits.rememberAtMost)
+            cache[attempt.name] = entry
+            return true
         }
     }
 
     /// Runs scrypt, or joins the run already checking the same credentials against the same hash.
-    /// - Throws: `loginBusy` when ``LoginLimits/maximumPendingChecks`` runs are already waiting.
-    private func check(_ attempt: Attempt, password: String, hash: PasswordHash) async throws(APIError) -> Bool {
-        let started = inFlight.withLock { running -> (task: Task<Bool, Never>, isNew: Bool)? in
+    /// - Throws: `loginBusy` when the queue refused the check (``PasswordCheckQueue``).
+    private func check(_ attempt: Attempt, password: String, hash: PasswordHash, client: String, priority: Bool) async throws(APIError) -> Bool {
+        let (task, isNew) = inFlight.withLock { running -> (Task<Bool?, Never>, Bool) in
             if let task = running[attempt] { return (task, false) }
-            let admitted = pendingChecks.withLock { pending in
-                guard pending < limits.maximumPendingChecks else { return false }
-                pending += 1
-                return true
-            }
-            guard admitted else { return nil }
-            let pool = self.pool
-            let task = Task { (try? await pool.runIfActive { hash.matches(password) }) ?? false }
+            let queue = self.queue
+            let lane = NetworkAddress.network(of: client)
+            let task = Task { await queue.run(lane: lane, priority: priority) { hash.matches(password) } }
             running[attempt] = task
             return (task, true)
         }
-        guard let (task, isNew) = started else { throw .loginBusy }
         let matches = await task.value
-        guard isNew else { return matches }
-        pendingChecks.withLock { $0 -= 1 }
-        if matches && attempt.storedHash != Self.decoy.encoded {
-            remembered.withLock { cache in
-                if cache.count >= Self.cacheCapacity { cache.removeAll() }
-                cache[attempt.name] = Remembered(storedHash: attempt.storedHash, passwordMAC: attempt.passwordMAC, until: .now + Self.cacheLifetime)
+        if isNew {
+            if matches == true && attempt.storedHash != Self.decoy.encoded {
+                let now = ContinuousClock.now
+                remembered.withLock { cache in
+                    if cache.count >= Self.cacheCapacity { cache.removeAll() }
+                    cache[attempt.name] = Remembered(
+                        storedHash: attempt.storedHash, passwordMAC: attempt.passwordMAC, since: now, until: now + limits.rememberFor)
+                }
             }
+            // Remembered first: a request arriving in between finds the run or the cache, never neither.
+            inFlight.withLock { _ = $0.removeValue(forKey: attempt) }
         }
-        // Remembered first: a request arriving in between finds the run or the cache, never neither.
-        inFlight.withLock { _ = $0.removeValue(forKey: attempt) }
+        guard let matches else { throw .loginBusy }
         return matches
     }
 
@@ -194,22 +244,59 @@ public final class Authenticator: Sendable {
     }
 }
 
-/// The budgets of password checks (scrypt runs). Logins already remembered spend nothing.
+/// The budgets of password checks (scrypt runs), and how long a login is remembered. Logins already
+/// remembered spend nothing.
 public struct LoginLimits: Sendable, Hashable {
     /// Checks one client address may start: a burst, then a steady rate.
     public var perAddress: RateLimit
-    /// Checks one user name may be the subject of, from anywhere (a name under attack locks out
-    /// first logins with that name only, and only until its budget refills).
+    /// Checks one user name may be the subject of from one network (a /24, or a /64): a name under
+    /// attack from elsewhere still logs in from its own network.
     public var perUser: RateLimit
-    /// Checks waiting for or running on the hashing threads; beyond it, `loginBusy` (503).
+    /// Checks waiting for the hashing threads beyond each network's first; beyond it, `loginBusy`
+    /// (503). A network's first check always waits its turn (``PasswordCheckQueue``).
     public var maximumPendingChecks: Int
+    /// Checks one network (a /24, or a /64) may have waiting.
+    public var maximumPendingChecksPerNetwork: Int
+    /// How long a successful login is remembered after its last use.
+    public var rememberFor: Duration
+    /// How long a successful login is remembered at most, however often it is used.
+    public var rememberAtMost: Duration
+    /// Proxies whose `X-Forwarded-For` names the client (exact addresses). Behind a load balancer
+    /// every request comes from it, and without this one budget would serve every client.
+    public var trustedProxies: Set<String>
 
     public init(
         perAddress: RateLimit = RateLimit(burst: 10, perSecond: 1), perUser: RateLimit = RateLimit(burst: 10, perSecond: 0.1),
-        maximumPendingChecks: Int = 64
+        maximumPendingChecks: Int = 64, maximumPendingChecksPerNetwork: Int = 4, rememberFor: Duration = .seconds(600),
+        rememberAtMost: Duration = .seconds(12 * 3600), trustedProxies: Set<String> = []
     ) {
         self.perAddress = perAddress
         self.perUser = perUser
         self.maximumPendingChecks = maximumPendingChecks
+        self.maximumPendingChecksPerNetwork = maximumPendingChecksPerNetwork
+        self.rememberFor = rememberFor
+        self.rememberAtMost = rememberAtMost
+        self.trustedProxies = trustedProxies
+    }
+}
+
+/// Client addresses as the login budgets see them.
+package enum NetworkAddress {
+    /// Whether `text` is an IPv4 or IPv6 address.
+    package static func isIPAddress(_ text: String) -> Bool { bytes(of: text) != nil }
+
+    /// The /24 of an IPv4 address or the /64 of an IPv6 one, canonically spelt; anything else as is.
+    static func network(of address: String) -> String {
+        guard let bytes = bytes(of: address) else { return address }
+        let prefix = bytes.count == 4 ? bytes.prefix(3) : bytes.prefix(8)
+        return prefix.map { String($0, radix: 16) }.joined(separator: bytes.count == 4 ? "." : ":") + (bytes.count == 4 ? "/24" : "/64")
+    }
+
+    private static func bytes(of text: String) -> [UInt8]? {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, text, &v4) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, text, &v6) == 1 { return withUnsafeBytes(of: &v6) { Array($0) } }
+        return nil
     }
 }

@@ -53,7 +53,8 @@ struct BasicAuthentication: AuthenticatorMiddleware {
     let authenticator: Authenticator
 
     func authenticate(request: Request, context: Context) async throws -> Authenticator.User? {
-        let user = try await authenticator.authenticate(authorization: request.headers[.authorization], client: context.client)
+        let client = authenticator.clientAddress(peer: context.client, forwardedFor: request.headers[values: .xForwardedFor])
+        let user = try await authenticator.authenticate(authorization: request.headers[.authorization], client: client)
         context.record.user = user.name
         return user
     }
@@ -152,4 +153,8 @@ extension HTTPFields {
             if let name = HTTPField.Name(name) { append(HTTPField(name: name, value: value)) }
         }
     }
+}
+
+extension HTTPField.Name {
+    static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
 }

@@ -141,6 +141,10 @@ struct Serve: AsyncParsableCommand {
     var sendBurst: Int = BackendConfiguration.defaultSendQuota.burst
     @Option(name: .customLong("send-per-minute"), help: "Notifications a user may create per minute after the burst.")
     var sendPerMinute: Int = Int(BackendConfiguration.defaultSendQuota.perSecond * 60)
+    @Option(
+        name: .customLong("trusted-proxy"),
+        help: "A proxy's address (repeatable): requests from it are budgeted by the client its X-Forwarded-For names.")
+    var trustedProxies: [String] = []
     @Option(name: .customLong("max-devices-per-user"), help: "Device tokens one user may register.")
     var maxDevicesPerUser: Int = RegistrationLimits().maximumDevices
     @Option(name: .customLong("max-activity-tokens-per-user"), help: "Live Activity tokens one user may register.")
@@ -172,6 +176,9 @@ struct Serve: AsyncParsableCommand {
         }
         guard (1...100_000).contains(maxDevicesPerUser), (1...100_000).contains(maxActivityTokensPerUser) else {
             throw ValidationError("--max-devices-per-user and --max-activity-tokens-per-user are 1 to 100000")
+        }
+        if let bad = trustedProxies.first(where: { !NetworkAddress.isIPAddress($0) }) {
+            throw ValidationError("--trusted-proxy takes an IP address, not \(bad)")
         }
         guard (1...36_500).contains(retentionDays) else { throw ValidationError("--retention-days is 1 to 36500") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level: unknown level \(logLevel)") }
@@ -260,6 +267,7 @@ struct Serve: AsyncParsableCommand {
             server: ServerLimits(
                 idleTimeout: .seconds(idleTimeout), requestHeadTimeout: .seconds(requestHeadTimeout),
                 requestBodyTimeout: .seconds(requestBodyTimeout), maximumConnections: maxConnections),
+            logins: LoginLimits(trustedProxies: Set(trustedProxies)),
             sendQuota: RateLimit(burst: sendBurst, perSecond: Double(sendPerMinute) / 60),
             registrations: RegistrationLimits(maximumDevices: maxDevicesPerUser, maximumActivityTokens: maxActivityTokensPerUser),
             retention: .seconds(retentionDays * 24 * 3600))

@@ -1,8 +1,10 @@
 import AsyncHTTPClient
+import Dispatch
 import Foundation
 import HubEmulator
 import HubTestSupport
 import Logging
+import MetricsTestKit
 import NIOCore
 import NotificationHubs
 import PushBackend
@@ -199,6 +201,186 @@ struct FloodTests {
         }
         #expect(codes.contains("loginBusy") && codes.contains("unauthorized") && !codes.contains("ok"), "\(codes)")
         await queued.shutdown()
+        await store.close()
+    }
+}
+
+@Suite("Reference backend: logins under attack")
+struct LoginAttackTests {
+    static func basic(_ name: String, _ password: String) -> String { "Basic " + Data("\(name):\(password)".utf8).base64EncodedString() }
+
+    static func login(_ authenticator: Authenticator, _ name: String, _ password: String, from client: String) async -> APIError? {
+        do throws(APIError) {
+            _ = try await authenticator.authenticate(authorization: Self.basic(name, password), client: client)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    func store(users: [String] = ["alice", "carol"]) async throws -> SQLiteBackendStore {
+        let store = try await SQLiteBackendStore.open(dataDirectory: try temporaryDirectory())
+        for name in users {
+            try await store.addUser(
+                UserRecord(name: name, passwordHash: PasswordHash(hashing: name + "-pw", parameters: .cheapForTests).encoded, role: .user))
+        }
+        return store
+    }
+
+    @Test(
+        "The check queue: a recent login's network first, then the lanes in turn; a lane's first check always waits, others only while there is room")
+    func queueOrder() async throws {
+        let queue = PasswordCheckQueue(threads: 1, capacity: 4, perLane: 3)
+        let order = Mutex<[String]>([])
+        let started = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let blocker = Task { @Sendable in
+            await queue.run(lane: "z", priority: false) {
+                started.signal(); release.wait(); return true
+            }
+        }
+        try await offPool { started.wait() }
+        var results: [String: Task<Bool?, Never>] = [:]
+        // Each check is queued before the next is, so that the order they arrive in is known.
+        for (name, lane, priority) in [("a1", "a", false), ("a2", "a", false), ("a3", "a", false), ("b1", "b", false), ("p1", "p", true)] {
+            let expected = queue.waitingCount + 1
+            results[name] = Task { @Sendable in
+                await queue.run(lane: lane, priority: priority) {
+                    order.withLock { $0.append(name) }; return true
+                }
+            }
+            while queue.waitingCount < expected { try await Task.sleep(for: .milliseconds(1)) }
+        }
+        #expect(await queue.run(lane: "a", priority: false) { true } == nil)  // lane a holds its three
+        // Full, but a lane's first check waits all the same; a second does not.
+        results["c1"] = Task { @Sendable in
+            await queue.run(lane: "c", priority: false) {
+                order.withLock { $0.append("c1") }; return true
+            }
+        }
+        while queue.waitingCount < 6 { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(await queue.run(lane: "b", priority: false) { true } == nil)
+        release.signal()
+        #expect(await blocker.value == true)
+        for name in ["a1", "a2", "a3", "b1", "p1", "c1"] { #expect(await results[name]!.value == true, "\(name)") }
+        #expect(order.withLock { $0 } == ["p1", "a1", "b1", "c1", "a2", "a3"])
+        await queue.shutdown()
+    }
+
+    @Test("A check refused for a full queue costs the address its token: a flooding address runs out of budget")
+    func refusalsCostTheAddress() async throws {
+        let store = try await store()
+        let authenticator = Authenticator(
+            store: store,
+            limits: LoginLimits(
+                perAddress: RateLimit(burst: 6, perSecond: 0.001), maximumPendingChecks: 1, maximumPendingChecksPerNetwork: 1))
+        // Unknown names: full-strength decoy checks, so that they pile up.
+        let codes = await withTaskGroup(of: String.self) { group in
+            for index in 0..<6 {
+                group.addTask { await Self.login(authenticator, "nobody\(index)", "x", from: "10.2.0.1")?.code ?? "ok" }
+            }
+            return await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(codes.contains("loginBusy") && !codes.contains("ok") && !codes.contains("tooManyLogins"), "\(codes)")
+        // Six taken, whether checked or refused: the seventh is over budget, without a check.
+        #expect(await Self.login(authenticator, "alice", "alice-pw", from: "10.2.0.1")?.code == "tooManyLogins")
+        await authenticator.shutdown()
+        await store.close()
+    }
+
+    @Test("Wrong passwords for a name from one network do not lock that name out of another")
+    func nameBudgetPerNetwork() async throws {
+        let store = try await store()
+        let authenticator = Authenticator(store: store, limits: LoginLimits(perUser: RateLimit(burst: 5, perSecond: 0.001)))
+        for index in 0..<5 { #expect(await Self.login(authenticator, "alice", "wrong", from: "203.0.113.\(index + 1)")?.status == 401) }
+        #expect(await Self.login(authenticator, "alice", "alice-pw", from: "203.0.113.9")?.code == "tooManyLogins")
+        #expect(await Self.login(authenticator, "alice", "alice-pw", from: "10.0.0.7") == nil)
+        for index in 0..<5 { #expect(await Self.login(authenticator, "carol", "wrong", from: "2001:db8:1:2::\(index + 1)")?.status == 401) }
+        #expect(await Self.login(authenticator, "carol", "carol-pw", from: "2001:db8:1:2:ffff::1")?.code == "tooManyLogins")
+        #expect(await Self.login(authenticator, "carol", "carol-pw", from: "2001:db8:1:3::1") == nil)
+        await authenticator.shutdown()
+        await store.close()
+    }
+
+    @Test("Behind a trusted proxy each client has its own budget, named by X-Forwarded-For; an untrusted peer's header is ignored")
+    func trustedProxy() async throws {
+        try await withBackend(
+            overSockets: true,
+            configure: { $0.logins = LoginLimits(perAddress: RateLimit(burst: 3, perSecond: 0.001), trustedProxies: ["127.0.0.1"]) }
+        ) { backend in
+            @Sendable func status(_ user: String, _ password: String, from source: String, forwardedFor: String) throws -> Int {
+                let credentials = Data("\(user):\(password)".utf8).base64EncodedString()
+                return try RawConnection(port: backend.port, from: source).statusOf(
+                    "GET /api/notifications HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Basic \(credentials)\r\n"
+                        + "X-Forwarded-For: \(forwardedFor)\r\nConnection: close\r\n\r\n")
+            }
+            let flood = try await offPool {
+                try (0..<4).map { index in try status("mallory\(index)", "guess", from: "127.0.0.1", forwardedFor: "203.0.113.9") }
+            }
+            #expect(flood == [401, 401, 401, 429])
+            // Another client behind the same proxy: a budget of its own. A spoofed first hop is not the client.
+            #expect(try await offPool { try status("carol", "carol-pw", from: "127.0.0.1", forwardedFor: "203.0.113.9, 198.51.100.7") } == 200)
+            // Not a trusted proxy: its header names nobody, and its own budget is spent as usual.
+            let direct = try await offPool {
+                try (0..<4).map { index in try status("mallory\(index)", "guess", from: "127.0.0.2", forwardedFor: "198.51.100.\(index)") }
+            }
+            #expect(direct == [401, 401, 401, 429])
+        }
+    }
+
+    @Test("A remembered login stays remembered while it is used, up to its limit")
+    func slidingExpiry() async throws {
+        let store = try await store()
+        for (rememberAtMost, expectedChecks) in [(Duration.seconds(60), 1), (.milliseconds(900), 2)] {
+            let metrics = TestMetrics()
+            let authenticator = Authenticator(
+                store: store, limits: LoginLimits(rememberFor: .milliseconds(600), rememberAtMost: rememberAtMost), metricsFactory: metrics)
+            for _ in 0..<8 {
+                #expect(await Self.login(authenticator, "alice", "alice-pw", from: "10.0.0.1") == nil)
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            let checks = metrics.counterTotal(label: "push_backend_logins_total", dimensions: [("result", "checked")])
+            #expect(checks == Int64(expectedChecks), "at most \(rememberAtMost): \(checks) checks")
+            await authenticator.shutdown()
+        }
+        await store.close()
+    }
+
+    @Test("During a flood of full-strength checks from ten networks that fills the queue, a first login from another network is checked")
+    func fairQueue() async throws {
+        let store = try await store()
+        let authenticator = Authenticator(
+            store: store,
+            limits: LoginLimits(
+                perAddress: RateLimit(burst: 100_000, perSecond: 1000), perUser: RateLimit(burst: 100_000, perSecond: 1000),
+                maximumPendingChecks: 8, maximumPendingChecksPerNetwork: 2))
+        final class Flood: Sendable {
+            let stop = Atomic<Bool>(false)
+            let busy = Atomic<Int>(0)
+        }
+        let state = Flood()
+        let flood = Task { @Sendable in
+            await withTaskGroup(of: Void.self) { group in
+                for address in 0..<10 {
+                    for worker in 0..<3 {
+                        group.addTask {
+                            var attempt = 0
+                            while !state.stop.load(ordering: .relaxed) {
+                                attempt += 1
+                                let refusal = await Self.login(authenticator, "flood\(address)-\(worker)-\(attempt)", "x", from: "10.3.\(address).1")
+                                if refusal?.code == "loginBusy" { state.busy.add(1, ordering: .relaxed) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        while state.busy.load(ordering: .relaxed) < 20 { try await Task.sleep(for: .milliseconds(10)) }  // the queue is full
+        let first = await Self.login(authenticator, "carol", "carol-pw", from: "10.4.0.1")
+        state.stop.store(true, ordering: .relaxed)
+        await flood.value
+        #expect(first == nil, "a first login during the flood: \(first?.code ?? "ok")")
+        await authenticator.shutdown()
         await store.close()
     }
 }

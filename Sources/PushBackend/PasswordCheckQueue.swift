@@ -1,0 +1,117 @@
+import NIOPosix
+import Synchronization
+
+/// The password checks waiting for the hashing threads, served fairly.
+///
+/// Each client network has a lane of its own and the lanes take turns, so a flood from many
+/// networks delays a newcomer's first login by one round of the lanes, not by the whole queue. A
+/// lane's first check is always let in: the lanes are bounded by the requests the server holds at
+/// once (its connection cap), not by the flood. Further checks of a lane wait only while fewer than
+/// ``capacity`` are waiting in all, and at most ``perLane`` per lane; others are refused, and the
+/// refusal costs their address its login budget. Checks of a name that logged in from the same
+/// network recently go before every lane.
+package final class PasswordCheckQueue: Sendable {
+    package typealias Check = @Sendable () -> Bool
+
+    private struct Waiting {
+        let check: Check
+        let continuation: CheckedContinuation<Bool?, Never>
+    }
+
+    private struct State {
+        var priority: [Waiting] = []
+        var lanes: [String: [Waiting]] = [:]
+        /// The lanes with checks waiting, in the order they are served next.
+        var turns: [String] = []
+        var waiting = 0
+        var running = 0
+
+        /// The next check to run: a priority one, else the head of the lane whose turn it is.
+        mutating func next() -> Waiting? {
+            if !priority.isEmpty {
+                waiting -= 1
+                return priority.removeFirst()
+            }
+            guard !turns.isEmpty else {
+                running -= 1
+                return nil
+            }
+            let lane = turns.removeFirst()
+            var checks = lanes[lane] ?? []
+            let check = checks.removeFirst()
+            if checks.isEmpty {
+                lanes[lane] = nil
+            } else {
+                lanes[lane] = checks
+                turns.append(lane)
+            }
+            waiting -= 1
+            return check
+        }
+    }
+
+    let threads: Int
+    /// Checks waiting (running ones not counted) beyond which a lane's further checks are refused;
+    /// also the priority checks waiting at most.
+    let capacity: Int
+    /// Checks one lane may have waiting.
+    let perLane: Int
+    private let pool: NIOThreadPool
+    private let state = Mutex(State())
+
+    package init(threads: Int, capacity: Int, perLane: Int) {
+        self.threads = max(threads, 1)
+        self.capacity = max(capacity, 1)
+        self.perLane = max(perLane, 1)
+        pool = NIOThreadPool(numberOfThreads: self.threads)
+        pool.start()
+    }
+
+    package func shutdown() async {
+        let pool = self.pool
+        await Task { try? await pool.shutdownGracefully() }.value  // also when the caller is cancelled
+    }
+
+    /// Runs `check` on a hashing thread once its turn comes.
+    /// - Parameters:
+    ///   - lane: The client's network.
+    ///   - priority: Whether the check goes before every lane.
+    /// - Returns: The check's result; nil when it was refused: its lane, or the queue, was full.
+    package func run(lane: String, priority: Bool, _ check: @escaping Check) async -> Bool? {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Bool?, Never>) in
+            let (admitted, startsWorker) = state.withLock { state -> (Bool, Bool) in
+                let waiting = Waiting(check: check, continuation: continuation)
+                if priority {
+                    guard state.priority.count < capacity else { return (false, false) }
+                    state.priority.append(waiting)
+                } else if let checks = state.lanes[lane] {
+                    guard checks.count < perLane, state.waiting < capacity else { return (false, false) }
+                    state.lanes[lane] = checks + [waiting]
+                } else {
+                    state.lanes[lane] = [waiting]
+                    state.turns.append(lane)
+                }
+                state.waiting += 1
+                guard state.running < threads else { return (true, false) }
+                state.running += 1
+                return (true, true)
+            }
+            guard admitted else {
+                continuation.resume(returning: nil)
+                return
+            }
+            if startsWorker { Task { await work() } }
+        }
+    }
+
+    /// Checks waiting, for tests that line checks up in a known order.
+    package var waitingCount: Int { state.withLock { $0.waiting } }
+
+    /// Runs checks until none is waiting.
+    private func work() async {
+        while let next = state.withLock({ $0.next() }) {
+            let matches = (try? await pool.runIfActive(next.check)) ?? false
+            next.continuation.resume(returning: matches)
+        }
+    }
+}
