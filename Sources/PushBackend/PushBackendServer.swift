@@ -232,12 +232,14 @@ public struct PushBackendService: Service, CustomStringConvertible {
             if maximumConnections < configuration.server.maximumConnections {
                 logger.notice("connection cap lowered to fit the file descriptor limit", metadata: ["connections": "\(maximumConnections)"])
             }
+            let connections = ConnectionRegistry(
+                maximumPerAddress: configuration.server.maximumConnectionsPerAddress, unlimited: configuration.logins.trustedProxies)
             let application = Application(
                 router: api.router(),
-                server: .http1(limits: configuration.server),
+                server: .http1(limits: configuration.server, connections: connections),
                 configuration: ApplicationConfiguration(
                     address: .hostname(configuration.host, port: configuration.port), serverName: "push-backend",
-                    availableConnectionsDelegate: ConnectionCap(maximum: maximumConnections, logger: logger)),
+                    availableConnectionsDelegate: ConnectionCap(maximum: maximumConnections, logger: logger, registry: connections)),
                 onServerRunning: { channel in await onListening(channel.localAddress?.port ?? configuration.port) },
                 logger: logger
             )

@@ -26,19 +26,30 @@ public struct ServerLimits: Sendable, Hashable {
     /// connection is closed: a body trickled a byte at a time cannot hold a handler, nor keep a
     /// graceful shutdown waiting.
     public var requestBodyTimeout: Duration
-    /// Connections served at once; beyond it the server stops accepting (new ones wait in the
-    /// kernel's backlog) and logs that the cap was reached. Lowered at start to what the process's
-    /// file descriptor limit allows.
+    /// Connections served at once. At the cap the oldest idle connection is closed to make room;
+    /// with none idle the server stops accepting (new ones wait in the kernel's backlog) and logs
+    /// that the cap was reached. Lowered at start to what the process's file descriptor limit allows.
     public var maximumConnections: Int
+    /// Connections one client address may hold (a trusted proxy is not limited): at the limit its
+    /// own oldest idle connection makes room, or the new one is closed at once.
+    public var maximumConnectionsPerAddress: Int
+    /// Requests one connection may carry; after the last one's response it is closed.
+    public var maximumRequestsPerConnection: Int
+    /// How long a connection may live: the first response after it is its last.
+    public var maximumConnectionAge: Duration
 
     public init(
         idleTimeout: Duration = .seconds(30), requestHeadTimeout: Duration = .seconds(10), requestBodyTimeout: Duration = .seconds(30),
-        maximumConnections: Int = 4096
+        maximumConnections: Int = 4096, maximumConnectionsPerAddress: Int = 256, maximumRequestsPerConnection: Int = 10_000,
+        maximumConnectionAge: Duration = .seconds(900)
     ) {
         self.idleTimeout = idleTimeout
         self.requestHeadTimeout = requestHeadTimeout
         self.requestBodyTimeout = requestBodyTimeout
         self.maximumConnections = maximumConnections
+        self.maximumConnectionsPerAddress = maximumConnectionsPerAddress
+        self.maximumRequestsPerConnection = maximumRequestsPerConnection
+        self.maximumConnectionAge = maximumConnectionAge
     }
 
     /// Descriptors kept back from connections: the database, log streams, the hub client's sockets.
@@ -61,21 +72,27 @@ public struct ServerLimits: Sendable, Hashable {
 
 /// The connection cap, logging each time it is reached (once until connections fall below it again).
 /// Every listener of `push-backend` has one: the API's, the metrics', the in-process emulators'.
+/// With a registry of the listener's connections, reaching the cap closes the oldest idle one.
 package struct ConnectionCap: AvailableConnectionsDelegate {
     let maximum: Int
     let logger: Logger
+    let registry: ConnectionRegistry?
     private var open = 0
 
-    package init(maximum: Int, logger: Logger) {
+    package init(maximum: Int, logger: Logger, registry: ConnectionRegistry? = nil) {
         self.maximum = maximum
         self.logger = logger
+        self.registry = registry
     }
 
     package mutating func connectionOpened() {
         open += 1
+        guard open >= maximum else { return }
         if open == maximum {
-            logger.warning("connection cap reached: not accepting until one closes", metadata: ["connections": "\(open)"])
+            logger.warning(
+                "connection cap reached: closing the oldest idle connection, or not accepting until one closes", metadata: ["connections": "\(open)"])
         }
+        registry?.closeOldestIdle()
     }
 
     package mutating func connectionClosed() { open -= 1 }
@@ -84,9 +101,11 @@ package struct ConnectionCap: AvailableConnectionsDelegate {
 }
 
 extension HTTPServerBuilder {
-    /// HTTP/1.1 with the idle timeout and the request head and body deadlines of `limits`.
-    package static func http1(limits: ServerLimits) -> HTTPServerBuilder {
-        .init { responder in LimitedHTTP1Channel(responder: responder, limits: limits) }
+    /// HTTP/1.1 with the idle timeout, the request head and body deadlines and the bounds on a
+    /// connection's requests and age of `limits`, and, with a registry, the limit on each client
+    /// address's connections.
+    package static func http1(limits: ServerLimits, connections: ConnectionRegistry? = nil) -> HTTPServerBuilder {
+        .init { responder in LimitedHTTP1Channel(responder: responder, limits: limits, connections: connections) }
     }
 }
 
@@ -100,21 +119,25 @@ struct LimitedHTTP1Channel: ServerChildChannel {
     let http1: HTTP1Channel
     let requestHeadTimeout: TimeAmount
     let requestBodyTimeout: TimeAmount
+    let connections: ConnectionRegistry?
 
-    init(responder: @escaping HTTPChannelHandler.Responder, limits: ServerLimits) {
+    init(responder: @escaping HTTPChannelHandler.Responder, limits: ServerLimits, connections: ConnectionRegistry?) {
         requestHeadTimeout = TimeAmount(limits.requestHeadTimeout)
         requestBodyTimeout = TimeAmount(limits.requestBodyTimeout)
+        self.connections = connections
+        let (requests, age) = (limits.maximumRequestsPerConnection, limits.maximumConnectionAge)
         http1 = HTTP1Channel(
             responder: responder,
             configuration: .init(
-                additionalChannelHandlers: [RequestProgress()],
+                additionalChannelHandlers: [RequestProgress(maximumRequests: requests, maximumAge: age)],
                 idleTimeout: TimeAmount(limits.idleTimeout)))
     }
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        let (head, body) = (requestHeadTimeout, requestBodyTimeout)
+        let (head, body, connections) = (requestHeadTimeout, requestBodyTimeout, connections)
         return channel.eventLoop.makeCompletedFuture {
-            try channel.pipeline.syncOperations.addHandler(RequestDeadlines(head: head, body: body), position: .first)
+            try channel.pipeline.syncOperations.addHandler(
+                RequestDeadlines(head: head, body: body, connections: connections), position: .first)
         }.flatMap {
             http1.setup(channel: channel, logger: logger)
         }
@@ -136,7 +159,8 @@ private enum RequestProgressEvent {
 }
 
 /// In front of the decoder: closes the connection when a head started and did not arrive in time,
-/// or a body did not arrive in time after its head.
+/// or a body did not arrive in time after its head; and keeps the connection registry told of the
+/// connection and of whether it is idle (waiting for a head that has not begun).
 private final class RequestDeadlines: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -145,16 +169,31 @@ private final class RequestDeadlines: ChannelDuplexHandler, RemovableChannelHand
 
     let headTimeout: TimeAmount
     let bodyTimeout: TimeAmount
+    let connections: ConnectionRegistry?
     private var awaitingHead = true
     private var deadline: Scheduled<Void>?
 
-    init(head: TimeAmount, body: TimeAmount) {
+    init(head: TimeAmount, body: TimeAmount, connections: ConnectionRegistry?) {
         headTimeout = head
         bodyTimeout = body
+        self.connections = connections
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        // Checked as the connection is accepted: one over its address's limit never reads a byte.
+        if let connections, !connections.admit(context.channel) { context.close(promise: nil) }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        connections?.remove(context.channel)
+        context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if awaitingHead && deadline == nil { startClock(context: context, timeout: headTimeout) }
+        if awaitingHead && deadline == nil {
+            startClock(context: context, timeout: headTimeout)
+            connections?.setIdle(context.channel, false)
+        }
         context.fireChannelRead(data)
     }
 
@@ -185,6 +224,7 @@ private final class RequestDeadlines: ChannelDuplexHandler, RemovableChannelHand
         case .awaitingNext:
             stopClock()
             awaitingHead = true
+            connections?.setIdle(context.channel, true)
         }
         promise?.succeed()
     }
@@ -192,16 +232,30 @@ private final class RequestDeadlines: ChannelDuplexHandler, RemovableChannelHand
     func handlerRemoved(context: ChannelHandlerContext) {
         deadline?.cancel()
         deadline = nil
+        connections?.remove(context.channel)
     }
 }
 
 /// Behind the decoder: tells ``RequestDeadlines`` when a head and a body's end arrived and when a
-/// response ended.
+/// response ended, and ends a connection that has carried its last request or outlived its age:
+/// that response says `Connection: close`, and the connection closes once it is written.
 private final class RequestProgress: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
     typealias OutboundIn = HTTPResponsePart
     typealias OutboundOut = HTTPResponsePart
+
+    let maximumRequests: Int
+    let closesAfter: ContinuousClock.Instant
+    /// Responses begun: pipelined heads may be read well before their answers.
+    private var responses = 0
+    /// Decided with the response's head, so that its `Connection` header tells the truth.
+    private var closing = false
+
+    init(maximumRequests: Int, maximumAge: Duration) {
+        self.maximumRequests = maximumRequests
+        closesAfter = .now + maximumAge
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
@@ -213,8 +267,22 @@ private final class RequestProgress: ChannelDuplexHandler, RemovableChannelHandl
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        let isEnd = if case .end = unwrapOutboundIn(data) { true } else { false }
-        context.write(data, promise: promise)
-        if isEnd { context.triggerUserOutboundEvent(RequestProgressEvent.awaitingNext, promise: nil) }
+        switch unwrapOutboundIn(data) {
+        case .head(var head):
+            responses += 1
+            closing = responses >= maximumRequests || ContinuousClock.now >= closesAfter
+            if closing { head.headerFields[.connection] = "close" }
+            context.write(wrapOutboundOut(.head(head)), promise: promise)
+        case .end where closing:
+            let written = promise ?? context.eventLoop.makePromise()
+            let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            written.futureResult.whenComplete { _ in loopBound.value.close(promise: nil) }
+            context.write(data, promise: written)
+        case .end:
+            context.write(data, promise: promise)
+            context.triggerUserOutboundEvent(RequestProgressEvent.awaitingNext, promise: nil)
+        default:
+            context.write(data, promise: promise)
+        }
     }
 }

@@ -137,6 +137,8 @@ struct Serve: AsyncParsableCommand {
     var requestBodyTimeout: Int = 30
     @Option(name: .customLong("max-connections"), help: "Connections served at once (lowered to fit the file descriptor limit).")
     var maxConnections: Int = 4096
+    @Option(name: .customLong("max-connections-per-address"), help: "Connections one client address may hold (a --trusted-proxy has no limit).")
+    var maxConnectionsPerAddress: Int = 256
     @Option(name: .customLong("send-burst"), help: "Pushes a user may cause at once (a notification costs one per device it reaches).")
     var sendBurst: Int = BackendConfiguration.defaultSendQuota.burst
     @Option(name: .customLong("send-per-minute"), help: "Notifications a user may create per minute after the burst.")
@@ -170,7 +172,9 @@ struct Serve: AsyncParsableCommand {
         guard (1...3600).contains(idleTimeout), (1...3600).contains(requestHeadTimeout), (1...3600).contains(requestBodyTimeout) else {
             throw ValidationError("--idle-timeout, --request-head-timeout and --request-body-timeout are 1 to 3600 seconds")
         }
-        guard (1...1_000_000).contains(maxConnections) else { throw ValidationError("--max-connections is 1 to 1000000") }
+        guard (1...1_000_000).contains(maxConnections), (1...1_000_000).contains(maxConnectionsPerAddress) else {
+            throw ValidationError("--max-connections and --max-connections-per-address are 1 to 1000000")
+        }
         guard (1...100_000).contains(sendBurst), (1...100_000).contains(sendPerMinute) else {
             throw ValidationError("--send-burst and --send-per-minute are 1 to 100000")
         }
@@ -266,7 +270,8 @@ struct Serve: AsyncParsableCommand {
             dataDirectory: dataDirectory.path, databaseURL: dataDirectory.databaseURL, host: host, port: port,
             server: ServerLimits(
                 idleTimeout: .seconds(idleTimeout), requestHeadTimeout: .seconds(requestHeadTimeout),
-                requestBodyTimeout: .seconds(requestBodyTimeout), maximumConnections: maxConnections),
+                requestBodyTimeout: .seconds(requestBodyTimeout), maximumConnections: maxConnections,
+                maximumConnectionsPerAddress: maxConnectionsPerAddress),
             logins: LoginLimits(trustedProxies: Set(trustedProxies)),
             sendQuota: RateLimit(burst: sendBurst, perSecond: Double(sendPerMinute) / 60),
             registrations: RegistrationLimits(maximumDevices: maxDevicesPerUser, maximumActivityTokens: maxActivityTokensPerUser),

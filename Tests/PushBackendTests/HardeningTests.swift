@@ -65,6 +65,51 @@ struct FloodTests {
         }
     }
 
+    @Test(
+        "One address cannot hold every connection: its own oldest idle ones make room, the cap closes the oldest idle, a connection carries a bounded number of requests"
+    )
+    func connectionsPerAddress() async throws {
+        try await withBackend(
+            overSockets: true,
+            configure: {
+                $0.server = ServerLimits(
+                    idleTimeout: .seconds(60), maximumConnections: 40, maximumConnectionsPerAddress: 10, maximumRequestsPerConnection: 3)
+            }
+        ) { backend in
+            let port = backend.port
+            func open(_ count: Int, from source: String) async throws -> [RawConnection] {
+                var connections: [RawConnection] = []
+                for _ in 0..<count {
+                    connections.append(try RawConnection(port: port, from: source))
+                    try await Task.sleep(for: .milliseconds(5))  // accepted in this order
+                }
+                return connections
+            }
+            func stillOpen(_ connection: RawConnection) async throws -> Bool { try await !connection.closed(within: .milliseconds(200)).closed }
+            // Fifteen idle sockets from one address: it keeps ten, its five oldest are closed.
+            let held = try await open(15, from: "127.0.0.2")
+            for connection in held.prefix(5) { #expect(try await connection.closed(within: .seconds(5)).closed) }
+            for connection in held.suffix(10) { #expect(try await stillOpen(connection)) }
+            // Four more addresses fill the server's forty: the oldest idle connections make room.
+            var others: [RawConnection] = []
+            for source in ["127.0.0.3", "127.0.0.4", "127.0.0.5", "127.0.0.6"] { others += try await open(10, from: source) }
+            #expect(try await held[5].closed(within: .seconds(5)).closed)
+            let answered = try await backend.call(.GET, "/api/notifications", as: "alice")
+            #expect(answered.status == 200)
+
+            // A keep-alive connection's third request is its last.
+            let keepAlive = try RawConnection(port: port, from: "127.0.0.7")
+            let request = rawGet("/api/notifications", user: "alice", password: "alice-pw").replacingOccurrences(
+                of: "Connection: close\r\n", with: "")
+            for _ in 0..<4 { try? keepAlive.send(request) }
+            let (bytes, closed) = try await keepAlive.closed(within: .seconds(10))
+            let replies = String(decoding: bytes, as: UTF8.self)
+            #expect(closed && replies.components(separatedBy: "HTTP/1.1 200").count == 4, "\(replies.prefix(400))")
+            #expect(replies.lowercased().components(separatedBy: "connection: close").count == 2)
+            _ = others
+        }
+    }
+
     @Test("A request body trickled in chunks is cut at the body deadline; one that arrives in time is answered")
     func trickledBody() async throws {
         try await withBackend(
