@@ -117,6 +117,7 @@ let package = Package(
                 "PushAPNs", "PushAPNsTokens", "PushJSON", serverProduct("Hummingbird", "hummingbird"),
                 serverProduct("HummingbirdCore", "hummingbird"), serverProduct("HummingbirdHTTP2", "hummingbird"),
                 serverProduct("Logging", "swift-log"), serverProduct("NIOCore", "swift-nio"),
+                serverProduct("ServiceLifecycle", "swift-service-lifecycle"),
                 serverProduct("NIOSSL", "swift-nio-ssl"),
             ]
         ),

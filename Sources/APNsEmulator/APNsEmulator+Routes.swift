@@ -6,6 +6,7 @@ import NIOSSL
 import PushAPNs
 import PushAPNsTokens
 import PushJSON
+import ServiceLifecycle
 
 /// How APNs refuses a request: a status, `{"reason": …}` (with `timestamp` for 410) and the
 /// request's id: `apns-id` for device sends, `apns-request-id` for channels and broadcasts.
@@ -185,7 +186,8 @@ extension APNsEmulator {
         case .status(let status, let reason, let retryAfter)?:
             throw APNsRefusal(status, reason, retryAfter: retryAfter)
         case .delay(let delay)?:
-            try? await Task.sleep(for: delay)
+            // A shutdown does not wait out the delay: the request is answered at once instead.
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: delay) }
         case .dropConnection?:
             try? await context.connection.close()
             return Response(status: .internalServerError)

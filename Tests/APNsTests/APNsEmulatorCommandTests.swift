@@ -1,10 +1,13 @@
 import APNs
+import AsyncHTTPClient
 import Crypto
 import Foundation
+import NIOCore
 import NIOSSL
 import PushAPNsTokens
 import PushCore
 import PushTestSupport
+import Synchronization
 import Testing
 
 @Suite("apns-emulator command")
@@ -40,9 +43,33 @@ struct APNsEmulatorCommandTests {
             payload, headers: APNsHeaders(for: payload, topic: "com.example.app"), to: [String(repeating: "ab", count: 32)])
         let wrongTopic = try await client.send(
             payload, headers: APNsHeaders(for: payload, topic: "com.example.other"), to: [String(repeating: "ab", count: 32)])
-        try await client.shutdown()
         #expect(results[0].isDelivered)
         #expect(wrongTopic[0].outcome == .rejected(status: 400, reason: .topicDisallowed, unregisteredSinceMilliseconds: nil))
+
+        // A request held by a long delay fault does not hold SIGTERM.
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(certificatePath))
+        let http = patientHTTPClient(tls)
+        var fault = HTTPClientRequest(url: endpoint + "/_emulator/faults")
+        fault.method = .POST
+        fault.body = .bytes(ByteBuffer(string: #"{"delayMilliseconds":300000}"#))
+        let queued = try await http.execute(fault, timeout: patientTimeout).status
+        try await http.shutdown()
+        #expect(queued == .noContent)
+        final class Answered: Sendable { let value = Mutex(false) }
+        let answered = Answered()
+        let held = Task {
+            _ = try await client.send(payload, headers: APNsHeaders(for: payload, topic: "com.example.app"), to: [String(repeating: "cd", count: 32)])
+            answered.value.withLock { $0 = true }
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(answered.value.withLock { $0 } == false)  // the delay holds it
+        let stopping = ContinuousClock.now
+        kill(process.processIdentifier, SIGTERM)
+        while process.isRunning && ContinuousClock.now - stopping < .seconds(30) { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(!process.isRunning, "SIGTERM waited for a 300 s delay")
+        _ = try? await held.value
+        try await client.shutdown()
     }
 
     @Test("Usage errors exit 2", arguments: [["--team-id", "T"], ["--team-id", "T", "--key-id", "K", "--key-file", "/dev/null"]])
