@@ -7,23 +7,32 @@ import Synchronization
 /// A client address at its limit makes room by losing its own oldest idle connection, or is
 /// refused; the server at its connection cap makes room by closing the oldest idle connection of
 /// anyone. Either way an idle keep-alive connection costs its owner a reconnect, while a flood of
-/// held sockets cannot keep a new client out.
+/// held sockets cannot keep a new client out. A connection being closed no longer counts, so that
+/// one arrival closes one connection at most.
 package final class ConnectionRegistry: Sendable {
     private struct Entry {
         let channel: any Channel
         let address: String
         let sequence: Int
         var idle = true
+        var closing = false
     }
 
     private struct State {
         var entries: [ObjectIdentifier: Entry] = [:]
-        var perAddress: [String: Int] = [:]
+        /// Connections per address, those being closed left out.
+        var live: [String: Int] = [:]
+        var closing = 0
         var opened = 0
 
-        /// The oldest idle connection, of `address` when given.
-        func oldestIdle(of address: String?) -> Entry? {
-            entries.values.filter { $0.idle && (address == nil || $0.address == address) }.min { $0.sequence < $1.sequence }
+        /// Marks the oldest idle connection (of `address`, when given) as closing and returns it.
+        mutating func closeOldestIdle(of address: String?) -> (any Channel)? {
+            let candidates = entries.values.filter { $0.idle && !$0.closing && (address == nil || $0.address == address) }
+            guard let oldest = candidates.min(by: { $0.sequence < $1.sequence }) else { return nil }
+            entries[ObjectIdentifier(oldest.channel)]?.closing = true
+            live[oldest.address, default: 1] -= 1
+            closing += 1
+            return oldest.channel
         }
     }
 
@@ -44,14 +53,13 @@ package final class ConnectionRegistry: Sendable {
         let address = channel.remoteAddress?.ipAddress ?? "unknown"
         let (admitted, displaced) = state.withLock { state -> (Bool, (any Channel)?) in
             var displaced: (any Channel)?
-            if !unlimited.contains(address) && state.perAddress[address, default: 0] >= maximumPerAddress {
-                guard let oldest = state.oldestIdle(of: address) else { return (false, nil) }
-                state.entries[ObjectIdentifier(oldest.channel)]?.idle = false  // closing
-                displaced = oldest.channel
+            if !unlimited.contains(address) && state.live[address, default: 0] >= maximumPerAddress {
+                displaced = state.closeOldestIdle(of: address)
+                if displaced == nil { return (false, nil) }
             }
             state.opened += 1
             state.entries[ObjectIdentifier(channel)] = Entry(channel: channel, address: address, sequence: state.opened)
-            state.perAddress[address, default: 0] += 1
+            state.live[address, default: 0] += 1
             return (true, displaced)
         }
         displaced?.close(promise: nil)
@@ -61,8 +69,12 @@ package final class ConnectionRegistry: Sendable {
     func remove(_ channel: any Channel) {
         state.withLock { state in
             guard let entry = state.entries.removeValue(forKey: ObjectIdentifier(channel)) else { return }
-            let remaining = state.perAddress[entry.address, default: 1] - 1
-            state.perAddress[entry.address] = remaining > 0 ? remaining : nil
+            if entry.closing {
+                state.closing -= 1
+            } else {
+                state.live[entry.address, default: 1] -= 1
+            }
+            if state.live[entry.address] == 0 { state.live[entry.address] = nil }
         }
     }
 
@@ -70,12 +82,13 @@ package final class ConnectionRegistry: Sendable {
         state.withLock { $0.entries[ObjectIdentifier(channel)]?.idle = idle }
     }
 
-    /// Closes the oldest idle connection, if there is one: the server is at its cap.
-    func closeOldestIdle() {
+    /// Closes the oldest idle connection when the connections counted in, less those already
+    /// closing, and the one just accepted (counted in once it is set up) reach `maximum`: the server
+    /// then stops accepting until one closes, and this one does.
+    func makeRoom(maximum: Int) {
         let oldest = state.withLock { state -> (any Channel)? in
-            guard let oldest = state.oldestIdle(of: nil) else { return nil }
-            state.entries[ObjectIdentifier(oldest.channel)]?.idle = false  // closing
-            return oldest.channel
+            guard state.entries.count - state.closing + 1 >= maximum else { return nil }
+            return state.closeOldestIdle(of: nil)
         }
         oldest?.close(promise: nil)
     }

@@ -92,7 +92,7 @@ package struct ConnectionCap: AvailableConnectionsDelegate {
             logger.warning(
                 "connection cap reached: closing the oldest idle connection, or not accepting until one closes", metadata: ["connections": "\(open)"])
         }
-        registry?.closeOldestIdle()
+        registry?.makeRoom(maximum: maximum)
     }
 
     package mutating func connectionClosed() { open -= 1 }

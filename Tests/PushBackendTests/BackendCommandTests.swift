@@ -36,6 +36,13 @@ struct BackendCommandTests {
         )
     }
 
+    /// A data directory with alice in it, and `serve --demo` on it with `arguments` (hub delivery).
+    func serveDemoWithAlice(_ arguments: [String] = []) async throws -> (process: Process, base: String, emulator: String, metrics: String) {
+        let directory = try temporaryDirectory()
+        #expect(try run(["user", "add", "alice", "--data-dir", directory], stdin: "alice-pw\n").0 == 0)
+        return try await serve(["--data-dir", directory, "--demo"] + arguments, emulator: "hub emulator on ")
+    }
+
     /// Waits up to 10 s for `process` to end.
     func waitForExit(_ process: Process) async throws {
         let deadline = ContinuousClock.now + .seconds(10)
@@ -204,10 +211,7 @@ struct BackendCommandTests {
 
     @Test("Idle sockets to the metrics port and to the in-process emulator stop at their caps; the API keeps answering")
     func listenerCaps() async throws {
-        let directory = try temporaryDirectory()
-        #expect(try run(["user", "add", "alice", "--data-dir", directory], stdin: "alice-pw\n").0 == 0)
-        let (process, base, emulator, metrics) = try await serve(
-            ["--data-dir", directory, "--demo", "--metrics-port", "0"], emulator: "hub emulator on ")
+        let (process, base, emulator, metrics) = try await serveDemoWithAlice(["--metrics-port", "0"])
         defer { if process.isRunning { process.terminate() } }
         #expect(metrics.hasPrefix("http://127.0.0.1:"))  // --metrics-host defaults to loopback
         func descriptors() throws -> Int { try FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd").count }
@@ -227,17 +231,11 @@ struct BackendCommandTests {
 
     @Test("SIGTERM with a request body trickling in: the body deadline ends it, and the process exits 0 promptly")
     func stopWithTrickledBody() async throws {
-        let directory = try temporaryDirectory()
-        #expect(try run(["user", "add", "alice", "--data-dir", directory], stdin: "alice-pw\n").0 == 0)
-        let (process, base, _, _) = try await serve(
-            ["--data-dir", directory, "--demo", "--request-body-timeout", "3"], emulator: "hub emulator on ")
+        let (process, base, _, _) = try await serveDemoWithAlice(["--request-body-timeout", "3"])
         defer { if process.isRunning { process.terminate() } }
         let port = try #require(Int(base.split(separator: ":").last ?? ""))
         let trickle = try RawConnection(port: port)
-        let credentials = Data("alice:alice-pw".utf8).base64EncodedString()
-        try trickle.send(
-            "POST /api/register HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Basic \(credentials)\r\n"
-                + "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n{\r\n")
+        try trickle.send(rawChunkedPost("/api/register", user: "alice", password: "alice-pw", closing: false) + "1\r\n{\r\n")
         try await Task.sleep(for: .milliseconds(500))
         let stopping = ContinuousClock.now
         kill(process.processIdentifier, SIGTERM)

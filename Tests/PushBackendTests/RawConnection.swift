@@ -93,6 +93,13 @@ func rawGet(_ path: String, user: String, password: String) -> String {
     return "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Basic \(credentials)\r\nConnection: close\r\n\r\n"
 }
 
+/// The head of a chunked `POST` of JSON with Basic credentials; the body's chunks follow it.
+func rawChunkedPost(_ path: String, user: String, password: String, closing: Bool = true) -> String {
+    let credentials = Data("\(user):\(password)".utf8).base64EncodedString()
+    return "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Basic \(credentials)\r\n"
+        + "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\(closing ? "Connection: close\r\n" : "")\r\n"
+}
+
 /// Runs blocking work on a thread of its own, so that it cannot hold one of the cooperative pool's
 /// few threads while the in-process server waits for it.
 func offPool<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result {
@@ -105,5 +112,20 @@ extension RawConnection {
     /// ``readUntilClosed(timeout:)`` off the cooperative pool.
     func closed(within timeout: Duration) async throws -> (bytes: [UInt8], closed: Bool) {
         try await offPool { self.readUntilClosed(timeout: timeout) }
+    }
+
+    /// Sends `piece` every `interval`, up to `times` times, until the server closes the connection.
+    /// - Returns: How long the server let it trickle, or nil when it never closed the connection.
+    func trickle(_ piece: String, every interval: Duration, times: Int = 100) async throws -> Duration? {
+        let started = ContinuousClock.now
+        for _ in 0..<times {
+            do {
+                try send(piece)
+            } catch {
+                return ContinuousClock.now - started  // reset by the server
+            }
+            if try await closed(within: interval).closed { return ContinuousClock.now - started }
+        }
+        return nil
     }
 }
