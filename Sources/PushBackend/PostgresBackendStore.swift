@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOSSL
 import PostgresNIO
+import Synchronization
 
 /// The PostgreSQL store, for several `push-backend` instances on one database. The same schema
 /// versions as ``SQLiteBackendStore``, migrated on open under an advisory lock (instances starting
@@ -85,15 +86,34 @@ public final class PostgresBackendStore: BackendStore {
 
     /// The URL with the password left out, for logs and messages.
     public let description: String
-    private let client: PostgresClient
-    private let running: Task<Void, Never>
+    private let configuration: PostgresClient.Configuration
+    /// The driver's client and the task running its pool; replaced when calls stop being answered.
+    private let pool: Mutex<(client: PostgresClient, running: Task<Void, Never>)>
+    private let watchdog = StoreCallWatchdog(deadline: operationTimeout)
     private let logger: Logger
 
-    private init(client: PostgresClient, running: Task<Void, Never>, description: String, logger: Logger) {
-        self.client = client
-        self.running = running
+    private init(configuration: PostgresClient.Configuration, description: String, logger: Logger) {
+        self.configuration = configuration
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        pool = Mutex((client, Task { await client.run() }))
         self.description = description
         self.logger = logger
+        watchdog.whenOverdue { [weak self] in self?.replaceClient() }
+    }
+
+    private var client: PostgresClient { pool.withLock { $0.client } }
+
+    /// Replaces the client with a new one and shuts the old one's pool down, which fails every
+    /// call still waiting in it: with the database gone, its pool would queue them for a minute.
+    private func replaceClient() {
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let running = Task { await client.run() }
+        let old = pool.withLock { pool in
+            defer { pool = (client, running) }
+            return pool.running
+        }
+        logger.warning("PostgreSQL calls are past their deadline: starting the connection pool afresh", metadata: ["database": "\(description)"])
+        old.cancel()
     }
 
     /// Connects to the database and migrates it to the current schema.
@@ -102,10 +122,7 @@ public final class PostgresBackendStore: BackendStore {
     public static func open(
         url: String, connectTimeout: Duration = .seconds(10), logger: Logger = Logger(label: "push-backend")
     ) async throws(StoreError) -> PostgresBackendStore {
-        let configuration = try configuration(url)
-        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-        let running = Task { await client.run() }
-        let store = PostgresBackendStore(client: client, running: running, description: redacted(url), logger: logger)
+        let store = PostgresBackendStore(configuration: try configuration(url), description: redacted(url), logger: logger)
         let migrated: Result<Void, StoreError> = await withTaskGroup(of: Result<Void, StoreError>?.self) { group in
             group.addTask {
                 do throws(StoreError) {
@@ -163,12 +180,14 @@ public final class PostgresBackendStore: BackendStore {
     }
 
     public func close() async {
+        watchdog.stop()
+        let running = pool.withLock { $0.running }
         running.cancel()
         await running.value
     }
 
     public func schemaVersion() async throws(StoreError) -> Int {
-        try await run { [self] in
+        try await run {
             for try await version in try await client.query("SELECT coalesce(max(version), 0) FROM schema_migrations", logger: logger)
                 .decode(Int.self)
             {
@@ -183,7 +202,7 @@ public final class PostgresBackendStore: BackendStore {
     private func migrate() async throws(StoreError) {
         let logger = self.logger
         // A migration may rebuild an index over many rows: it has the whole connect timeout of `open`.
-        try await run(deadline: nil) { [self] in
+        try await run(deadline: false) {
             try await client.withConnection { connection in
                 try await connection.query("SELECT pg_advisory_lock(\(Self.migrationLock))", logger: logger)
                 do {
@@ -244,7 +263,7 @@ public final class PostgresBackendStore: BackendStore {
     }
 
     private func users(_ query: PostgresQuery) async throws(StoreError) -> [UserRecord] {
-        try await run { [self] in
+        try await run {
             var users: [UserRecord] = []
             for try await (name, hash, role) in try await client.query(query, logger: logger).decode((String, String, String).self) {
                 guard let role = UserRole(rawValue: role) else { continue }
@@ -286,7 +305,7 @@ public final class PostgresBackendStore: BackendStore {
     }
 
     private func registrations(_ query: PostgresQuery) async throws(StoreError) -> [RegistrationRecord] {
-        try await run { [self] in
+        try await run {
             var records: [RegistrationRecord] = []
             for try await (id, owner, token, installation, updated) in try await client.query(query, logger: logger)
                 .decode((String, String, String, String?, Int64).self)
@@ -310,7 +329,7 @@ public final class PostgresBackendStore: BackendStore {
     }
 
     public func activity(id: String) async throws(StoreError) -> ActivityRecord? {
-        try await run { [self] in
+        try await run {
             for try await (owner, kind, token, updated) in try await client.query(
                 "SELECT owner, kind, token, updated_at FROM activities WHERE id = \(id)", logger: logger
             ).decode((String, String, String, Int64).self) {
@@ -322,7 +341,7 @@ public final class PostgresBackendStore: BackendStore {
     }
 
     public func activityCount(owner: String) async throws(StoreError) -> Int {
-        try await run { [self] in
+        try await run {
             for try await count in try await client.query("SELECT count(*) FROM activities WHERE owner = \(owner)", logger: logger).decode(Int.self) {
                 return count
             }
@@ -344,7 +363,7 @@ public final class PostgresBackendStore: BackendStore {
     }
 
     public func channel(id: String) async throws(StoreError) -> ChannelRecord? {
-        try await run { [self] in
+        try await run {
             for try await (apnsID, creator, policy, created) in try await client.query(
                 "SELECT apns_channel_id, creator, storage_policy, created_at FROM channels WHERE id = \(id)", logger: logger
             ).decode((String, String, Int, Int64).self) {
@@ -405,7 +424,7 @@ public final class PostgresBackendStore: BackendStore {
     static let columns = "SELECT id, sender, recipient, kind, rich_type, resource, message, payload, created_at, read_at"
 
     private func notifications(_ query: PostgresQuery) async throws(StoreError) -> [NotificationRecord] {
-        try await run { [self] in
+        try await run {
             var records: [NotificationRecord] = []
             for try await row in try await client.query(query, logger: logger) {
                 let (id, sender, recipient, kind, richType, resource, message, payload, created, read) = try row.decode(
@@ -432,43 +451,42 @@ public final class PostgresBackendStore: BackendStore {
 
     /// Rows a statement returned (its `RETURNING` rows), read to the end.
     private func count(_ query: PostgresQuery) async throws(StoreError) -> Int {
-        try await run { [self] in
+        try await run {
             var rows = 0
             for try await _ in try await client.query(query, logger: logger) { rows += 1 }
             return rows
         }
     }
 
-    /// How long a store call may take, waiting for a connection included. With the database down
-    /// the pool would queue a request until its own breaker opens, about a minute; a request
-    /// answers `503 storageUnavailable` after this instead.
+    /// How long a store call may take, waiting for a connection included (give or take the
+    /// watchdog's second). With the database down the pool would queue a request until its own
+    /// breaker opens, about a minute; a request answers `503 storageUnavailable` after this instead.
     package static let operationTimeout = Duration.seconds(5)
 
-    /// Runs `body` within `deadline`, turning the driver's errors into ``StoreError``s: a unique key
-    /// taken is a conflict; the database's own text, which may quote values, is never passed on.
+    /// Runs `body` (within ``operationTimeout`` unless `deadline` is false), turning the driver's
+    /// errors into ``StoreError``s: a unique key taken is a conflict; the database's own text, which
+    /// may quote values, is never passed on.
     private func run<Result: Sendable>(
-        deadline: Duration? = operationTimeout, _ body: @escaping @Sendable () async throws -> Result
+        deadline: Bool = true, _ body: () async throws -> Result
     ) async throws(StoreError) -> Result {
+        let call = deadline ? watchdog.begin() : nil
+        defer { if let call { watchdog.end(call) } }
         do {
-            guard let deadline else { return try await body() }
-            return try await withThrowingTaskGroup(of: Result?.self) { group in
-                group.addTask { try await body() }
-                group.addTask {
-                    try await Task.sleep(for: deadline)
-                    return nil
-                }
-                defer { group.cancelAll() }
-                guard let result = try await group.next() ?? nil else {
-                    logger.error("PostgreSQL did not answer in time", metadata: ["database": "\(description)", "seconds": "\(deadline)"])
-                    throw StoreError(.unavailable, "the database at \(description) did not answer within \(deadline)")
-                }
-                return result
-            }
+            return try await body()
         } catch let error as StoreError {
             throw error
+        } catch _ where call.map(watchdog.timedOut) == true {
+            logger.error("PostgreSQL did not answer in time", metadata: ["database": "\(description)"])
+            throw StoreError(.unavailable, "the database at \(description) did not answer within \(Self.operationTimeout)")
         } catch let error as PSQLError {
             if let state = error.serverInfo?[.sqlState] {
                 if state == "23505" { throw StoreError(.conflict, "the name or id is taken") }
+                // The server is going away or not taking connections (a restart, a shutdown): the
+                // database is unavailable, not refusing this statement.
+                if state.hasPrefix("08") || state.hasPrefix("57P") {
+                    logger.error("PostgreSQL is going away", metadata: ["sqlstate": "\(state)"])
+                    throw StoreError(.unavailable, "the database at \(description) is unavailable (SQLSTATE \(state))")
+                }
                 logger.error("PostgreSQL refused a statement", metadata: ["sqlstate": "\(state)"])
                 throw StoreError(.storage, "the database refused a statement (SQLSTATE \(state))")
             }
@@ -478,6 +496,71 @@ public final class PostgresBackendStore: BackendStore {
             throw StoreError(.unavailable, "cannot reach the database at \(description)")
         } catch {
             throw StoreError(.storage, "the database failed: \(type(of: error))")
+        }
+    }
+}
+
+/// Watches store calls for ones that run past their deadline, and then calls for help once (the
+/// store replaces its client, failing what waits in the old one). It looks once a second, so a
+/// call may run up to a second longer; in exchange a call costs two dictionary updates, neither a
+/// timer nor a task of its own.
+final class StoreCallWatchdog: Sendable {
+    private struct State {
+        var calls: [Int: ContinuousClock.Instant] = [:]
+        var timedOut: Set<Int> = []
+        var next = 0
+        var looking: Task<Void, Never>?
+        var stopped = false
+        var overdue: @Sendable () -> Void = {}
+    }
+
+    let deadline: Duration
+    private let state = Mutex(State())
+
+    init(deadline: Duration) { self.deadline = deadline }
+
+    /// What a round that finds calls past their deadline does.
+    func whenOverdue(_ overdue: @escaping @Sendable () -> Void) {
+        state.withLock { $0.overdue = overdue }
+    }
+
+    /// Registers a call; the first one starts the watchdog's rounds.
+    func begin() -> Int {
+        state.withLock { state in
+            state.next += 1
+            state.calls[state.next] = .now
+            if state.looking == nil && !state.stopped { state.looking = Task { [self] in await look() } }
+            return state.next
+        }
+    }
+
+    func end(_ call: Int) {
+        state.withLock { state in
+            state.calls[call] = nil
+            state.timedOut.remove(call)
+        }
+    }
+
+    /// Whether the call ran past its deadline.
+    func timedOut(_ call: Int) -> Bool { state.withLock { $0.timedOut.contains(call) } }
+
+    func stop() {
+        let looking = state.withLock { state in
+            state.stopped = true
+            return state.looking
+        }
+        looking?.cancel()
+    }
+
+    private func look() async {
+        while (try? await Task.sleep(for: .seconds(1))) != nil {
+            let overdue = state.withLock { state -> (@Sendable () -> Void)? in
+                let now = ContinuousClock.now
+                let late = state.calls.filter { now - $0.value > deadline && !state.timedOut.contains($0.key) }.keys
+                state.timedOut.formUnion(late)
+                return late.isEmpty ? nil : state.overdue
+            }
+            overdue?()
         }
     }
 }

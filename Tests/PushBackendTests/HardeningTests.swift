@@ -367,13 +367,15 @@ struct LoginAttackTests {
 
     @Test("A remembered login stays remembered while it is used, up to its limit")
     func slidingExpiry() async throws {
-        for (rememberAtMost, expectedChecks) in [(Duration.seconds(60), 1), (.milliseconds(900), 2)] {
+        // Ten uses 250 ms apart, 2.5 s in all: each renews a one-second memory; without renewal
+        // the password would be checked three times.
+        for (rememberAtMost, expectedChecks) in [(Duration.seconds(60), 1), (.milliseconds(1500), 2)] {
             let metrics = TestMetrics()
-            try await withAuthenticator(LoginLimits(rememberFor: .milliseconds(600), rememberAtMost: rememberAtMost), metrics: metrics) {
+            try await withAuthenticator(LoginLimits(rememberFor: .seconds(1), rememberAtMost: rememberAtMost), metrics: metrics) {
                 authenticator in
-                for _ in 0..<8 {
+                for _ in 0..<10 {
                     #expect(await Self.login(authenticator, "alice", "alice-pw", from: "10.0.0.1") == nil)
-                    try await Task.sleep(for: .milliseconds(200))
+                    try await Task.sleep(for: .milliseconds(250))
                 }
                 let checks = metrics.counterTotal(label: "push_backend_logins_total", dimensions: [("result", "checked")])
                 #expect(checks == Int64(expectedChecks), "at most \(rememberAtMost): \(checks) checks")
