@@ -65,6 +65,8 @@ public final class Authenticator: Sendable {
     private let recentSuccesses = Mutex<[String: ContinuousClock.Instant]>([:])
     private let inFlight = Mutex<[Attempt: Task<Bool?, Never>]>([:])
     private let metrics: BackendMetrics
+    /// What remembering and forgetting logins go by; tests turn it by hand.
+    private let clock: @Sendable () -> ContinuousClock.Instant
     /// Checked for names that do not exist, so that they take as long as wrong passwords. Made on
     /// first use, once per process (so the first unknown name costs one hash more).
     private static let decoy = PasswordHash(hashing: "decoy", parameters: .standard)
@@ -73,7 +75,11 @@ public final class Authenticator: Sendable {
         self.init(store: store, limits: limits, metricsFactory: MetricsSystem.factory)
     }
 
-    package init(store: any BackendStore, limits: LoginLimits, metricsFactory: any MetricsFactory) {
+    package init(
+        store: any BackendStore, limits: LoginLimits, metricsFactory: any MetricsFactory,
+        clock: @escaping @Sendable () -> ContinuousClock.Instant = { .now }
+    ) {
+        self.clock = clock
         self.store = store
         self.limits = limits
         addressBudget = RateLimiter(limits.perAddress)
@@ -137,7 +143,7 @@ public final class Authenticator: Sendable {
             throw .unauthorized("wrong user name or password")
         }
         let attempt = Attempt(name: user.name, storedHash: user.passwordHash, passwordMAC: mac)
-        if isRemembered(attempt, now: .now) {
+        if isRemembered(attempt, now: clock()) {
             metrics.loginCacheHits.increment()
         } else {
             guard try await budgetedCheck(attempt, password: password, hash: hash, client: client) else {
@@ -169,7 +175,7 @@ public final class Authenticator: Sendable {
         let priority =
             isReal
             && recentSuccesses.withLock { successes in
-                successes[nameFromNetwork].map { ContinuousClock.now - $0 < Self.recentSuccessWindow } ?? false
+                successes[nameFromNetwork].map { clock() - $0 < Self.recentSuccessWindow } ?? false
             }
         let matches: Bool
         do throws(APIError) {
@@ -183,7 +189,7 @@ public final class Authenticator: Sendable {
             userBudget.giveBack(nameFromNetwork)
             recentSuccesses.withLock { successes in
                 if successes.count >= Self.cacheCapacity { successes.removeAll() }
-                successes[nameFromNetwork] = .now
+                successes[nameFromNetwork] = clock()
             }
         }
         return matches
@@ -216,7 +222,7 @@ public final class Authenticator: Sendable {
         let matches = await task.value
         if isNew {
             if matches == true && attempt.storedHash != Self.decoy.encoded {
-                let now = ContinuousClock.now
+                let now = clock()
                 remembered.withLock { cache in
                     if cache.count >= Self.cacheCapacity { cache.removeAll() }
                     cache[attempt.name] = Remembered(
