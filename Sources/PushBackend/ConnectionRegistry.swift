@@ -36,33 +36,42 @@ package final class ConnectionRegistry: Sendable {
         }
     }
 
+    /// The server's connection cap (its ``ConnectionCap``'s).
+    let maximum: Int
     let maximumPerAddress: Int
     /// Addresses with no limit of their own: trusted proxies, which carry many clients.
     let unlimited: Set<String>
     private let state = Mutex(State())
 
-    package init(maximumPerAddress: Int, unlimited: Set<String> = []) {
+    package init(maximum: Int, maximumPerAddress: Int, unlimited: Set<String> = []) {
+        self.maximum = max(maximum, 1)
         self.maximumPerAddress = max(maximumPerAddress, 1)
         self.unlimited = unlimited
     }
 
     /// Counts a new connection in, closing its address's oldest idle one when the address is at
-    /// its limit.
+    /// its limit, and anyone's oldest idle one when the server is at its cap (which stops it
+    /// accepting until a connection closes: this one does).
     /// - Returns: False when the address is at its limit with none idle: close the new one.
     func admit(_ channel: any Channel) -> Bool {
         let address = channel.remoteAddress?.ipAddress ?? "unknown"
-        let (admitted, displaced) = state.withLock { state -> (Bool, (any Channel)?) in
-            var displaced: (any Channel)?
+        let (admitted, displaced) = state.withLock { state -> (Bool, [any Channel]) in
+            var displaced: [any Channel] = []
             if !unlimited.contains(address) && state.live[address, default: 0] >= maximumPerAddress {
-                displaced = state.closeOldestIdle(of: address)
-                if displaced == nil { return (false, nil) }
+                guard let oldest = state.closeOldestIdle(of: address) else { return (false, []) }
+                displaced.append(oldest)
             }
             state.opened += 1
             state.entries[ObjectIdentifier(channel)] = Entry(channel: channel, address: address, sequence: state.opened)
             state.live[address, default: 0] += 1
+            // Counted here, once the connection is set up, rather than as it is accepted: a burst
+            // of accepts is counted in whole before any of it is set up.
+            if state.entries.count - state.closing >= maximum, let oldest = state.closeOldestIdle(of: nil) {
+                displaced.append(oldest)
+            }
             return (true, displaced)
         }
-        displaced?.close(promise: nil)
+        for connection in displaced { connection.close(promise: nil) }
         return admitted
     }
 
@@ -80,16 +89,5 @@ package final class ConnectionRegistry: Sendable {
 
     func setIdle(_ channel: any Channel, _ idle: Bool) {
         state.withLock { $0.entries[ObjectIdentifier(channel)]?.idle = idle }
-    }
-
-    /// Closes the oldest idle connection when the connections counted in, less those already
-    /// closing, and the one just accepted (counted in once it is set up) reach `maximum`: the server
-    /// then stops accepting until one closes, and this one does.
-    func makeRoom(maximum: Int) {
-        let oldest = state.withLock { state -> (any Channel)? in
-            guard state.entries.count - state.closing + 1 >= maximum else { return nil }
-            return state.closeOldestIdle(of: nil)
-        }
-        oldest?.close(promise: nil)
     }
 }

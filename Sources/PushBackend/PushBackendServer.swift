@@ -233,13 +233,14 @@ public struct PushBackendService: Service, CustomStringConvertible {
                 logger.notice("connection cap lowered to fit the file descriptor limit", metadata: ["connections": "\(maximumConnections)"])
             }
             let connections = ConnectionRegistry(
-                maximumPerAddress: configuration.server.maximumConnectionsPerAddress, unlimited: configuration.logins.trustedProxies)
+                maximum: maximumConnections, maximumPerAddress: configuration.server.maximumConnectionsPerAddress,
+                unlimited: configuration.logins.trustedProxies)
             let application = Application(
                 router: api.router(),
                 server: .http1(limits: configuration.server, connections: connections),
                 configuration: ApplicationConfiguration(
                     address: .hostname(configuration.host, port: configuration.port), serverName: "push-backend",
-                    availableConnectionsDelegate: ConnectionCap(maximum: maximumConnections, logger: logger, registry: connections)),
+                    availableConnectionsDelegate: ConnectionCap(maximum: maximumConnections, logger: logger)),
                 onServerRunning: { channel in await onListening(channel.localAddress?.port ?? configuration.port) },
                 logger: logger
             )

@@ -72,27 +72,22 @@ public struct ServerLimits: Sendable, Hashable {
 
 /// The connection cap, logging each time it is reached (once until connections fall below it again).
 /// Every listener of `push-backend` has one: the API's, the metrics', the in-process emulators'.
-/// With a registry of the listener's connections, reaching the cap closes the oldest idle one.
+/// (The API's ``ConnectionRegistry`` closes the oldest idle connection at the same cap.)
 package struct ConnectionCap: AvailableConnectionsDelegate {
     let maximum: Int
     let logger: Logger
-    let registry: ConnectionRegistry?
     private var open = 0
 
-    package init(maximum: Int, logger: Logger, registry: ConnectionRegistry? = nil) {
+    package init(maximum: Int, logger: Logger) {
         self.maximum = maximum
         self.logger = logger
-        self.registry = registry
     }
 
     package mutating func connectionOpened() {
         open += 1
-        guard open >= maximum else { return }
         if open == maximum {
-            logger.warning(
-                "connection cap reached: closing the oldest idle connection, or not accepting until one closes", metadata: ["connections": "\(open)"])
+            logger.warning("connection cap reached: not accepting until one closes", metadata: ["connections": "\(open)"])
         }
-        registry?.makeRoom(maximum: maximum)
     }
 
     package mutating func connectionClosed() { open -= 1 }
