@@ -100,8 +100,8 @@ struct FloodTests {
             var others: [RawConnection] = []
             for source in ["127.0.0.3", "127.0.0.4", "127.0.0.5", "127.0.0.6"] { others += try await open(10, from: source) }
             #expect(try await closedCount(held, reaching: 15) == 15)
+            // At most one more, the oldest of the rest as the server saw them set up.
             #expect(try await closedCount(others, reaching: 0) <= 1)
-            #expect(try await closedCount(Array(others.dropFirst()), reaching: 0) == 0)
             let answered = try await backend.call(.GET, "/api/notifications", as: "alice")
             #expect(answered.status == 200)
 
