@@ -1,3 +1,5 @@
+import PushJSON
+
 #if canImport(FoundationEssentials)
 import struct FoundationEssentials.Date
 #else
@@ -73,6 +75,6 @@ public struct APNsTokenPolicy: Sendable {
     }
 
     static func isHexadecimal(_ token: String) -> Bool {
-        !token.isEmpty && token.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x66) }
+        !token.isEmpty && token.utf8.allSatisfy { hexDigitValue($0) <= 15 }
     }
 }

@@ -98,10 +98,10 @@ public final class Authenticator: Sendable {
     /// rightmost `X-Forwarded-For` entry that is not itself a trusted proxy).
     /// - Parameters:
     ///   - peer: The connection's remote address.
-    ///   - forwardedFor: The request's `X-Forwarded-For` fields, in order.
-    package func clientAddress(peer: String, forwardedFor: [String]) -> String {
+    ///   - forwardedFor: The request's `X-Forwarded-For` fields, in order; read only for a trusted peer.
+    package func clientAddress(peer: String, forwardedFor: @autoclosure () -> [String]) -> String {
         guard limits.trustedProxies.contains(peer) else { return peer }
-        let hops = forwardedFor.flatMap { $0.split(separator: ",") }.map { String($0.filter { $0 != " " && $0 != "\t" }) }
+        let hops = forwardedFor().flatMap { $0.split(separator: ",") }.map { String($0.filter { $0 != " " && $0 != "\t" }) }
         for hop in hops.reversed() where !limits.trustedProxies.contains(hop) {
             // Whatever the proxy let through must at least be an address; otherwise the proxy answers for it.
             return NetworkAddress.isIPAddress(hop) ? hop : peer
@@ -165,7 +165,8 @@ public final class Authenticator: Sendable {
             guard let matches = await running.value else { throw .loginBusy }
             return matches
         }
-        let nameFromNetwork = attempt.name + " " + NetworkAddress.network(of: client)
+        let network = NetworkAddress.network(of: client)
+        let nameFromNetwork = attempt.name + " " + network
         if let wait = addressBudget.take(client) { throw .tooManyLogins(retryAfter: wait) }
         if let wait = userBudget.take(nameFromNetwork) {
             addressBudget.giveBack(client)
@@ -179,7 +180,7 @@ public final class Authenticator: Sendable {
             }
         let matches: Bool
         do throws(APIError) {
-            matches = try await check(attempt, password: password, hash: hash, client: client, priority: priority)
+            matches = try await check(attempt, password: password, hash: hash, network: network, priority: priority)
         } catch {
             userBudget.giveBack(nameFromNetwork)
             throw error
@@ -210,12 +211,12 @@ public final class Authenticator: Sendable {
 
     /// Runs scrypt, or joins the run already checking the same credentials against the same hash.
     /// - Throws: `loginBusy` when the queue refused the check (``PasswordCheckQueue``).
-    private func check(_ attempt: Attempt, password: String, hash: PasswordHash, client: String, priority: Bool) async throws(APIError) -> Bool {
+    /// - Parameter network: The client's network: its lane in the queue.
+    private func check(_ attempt: Attempt, password: String, hash: PasswordHash, network: String, priority: Bool) async throws(APIError) -> Bool {
         let (task, isNew) = inFlight.withLock { running -> (Task<Bool?, Never>, Bool) in
             if let task = running[attempt] { return (task, false) }
             let queue = self.queue
-            let lane = NetworkAddress.network(of: client)
-            let task = Task { await queue.run(lane: lane, priority: priority) { hash.matches(password) } }
+            let task = Task { await queue.run(lane: network, priority: priority) { hash.matches(password) } }
             running[attempt] = task
             return (task, true)
         }

@@ -466,9 +466,7 @@ public final class PostgresBackendStore: BackendStore {
     /// Runs `body` (within ``operationTimeout`` unless `deadline` is false), turning the driver's
     /// errors into ``StoreError``s: a unique key taken is a conflict; the database's own text, which
     /// may quote values, is never passed on.
-    private func run<Result: Sendable>(
-        deadline: Bool = true, _ body: () async throws -> Result
-    ) async throws(StoreError) -> Result {
+    private func run<Result>(deadline: Bool = true, _ body: () async throws -> Result) async throws(StoreError) -> Result {
         let call = deadline ? watchdog.begin() : nil
         defer { if let call { watchdog.end(call) } }
         do {

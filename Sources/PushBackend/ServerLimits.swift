@@ -179,11 +179,6 @@ private final class RequestDeadlines: ChannelDuplexHandler, RemovableChannelHand
         if let connections, !connections.admit(context.channel) { context.close(promise: nil) }
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
-        connections?.remove(context.channel)
-        context.fireChannelInactive()
-    }
-
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if awaitingHead && deadline == nil {
             startClock(context: context, timeout: headTimeout)
