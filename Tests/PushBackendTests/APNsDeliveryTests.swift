@@ -40,22 +40,30 @@ struct APNsBackend: BackendEndpoint {
     }
 }
 
-/// Log messages at notice level and above, for tests of what the backend says.
-final class CapturedLogs: LogHandler, @unchecked Sendable {
-    private let lines = Mutex<[(level: Logger.Level, message: String)]>([])
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .notice
+/// Log messages at notice level and above, for tests of what the backend says. Each logger gets a
+/// handler of its own (a value, as swift-log's handlers are), so that metadata set on one request's
+/// logger never races another's; the lines go to one shared list.
+final class CapturedLogs: Sendable {
+    private let lines = Mutex<[String]>([])
 
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
+    var messages: [String] { lines.withLock { $0 } }
+
+    func handler() -> some LogHandler { Handler(logs: self) }
+
+    private struct Handler: LogHandler {
+        let logs: CapturedLogs
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .notice
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            logs.lines.withLock { $0.append("\(event.message)") }
+        }
     }
-
-    func log(event: LogEvent) {
-        lines.withLock { $0.append((event.level, "\(event.message)")) }
-    }
-
-    var messages: [String] { lines.withLock { $0.map(\.message) } }
 }
 
 /// A verifying emulator of each environment, served on free ports from one identity, and an APNs
@@ -126,7 +134,7 @@ func withAPNsBackend(
     registrationLimits: RegistrationLimits = generousRegistrationLimits, _ body: @Sendable (APNsBackend) async throws -> Void
 ) async throws {
     let logs = CapturedLogs()
-    let logger = Logger(label: "push-backend", factory: { _ in logs })
+    let logger = Logger(label: "push-backend", factory: { _ in logs.handler() })
     let directory = try temporaryDirectory()
     let store = try await SQLiteBackendStore.open(dataDirectory: directory, logger: logger)
     for (name, role) in backendUsers {
