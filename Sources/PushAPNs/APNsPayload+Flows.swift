@@ -1,6 +1,6 @@
 import PushJSON
 
-/// The payloads of the two flows the reference backend runs.
+/// The payloads of the flows the reference backend runs.
 extension APNsPayload {
     /// The rich-push flow's silent notification: it wakes the app in the background to fetch
     /// the stored item named by `richId` (`content-available: 1`, no alert, badge or sound).
@@ -12,6 +12,15 @@ extension APNsPayload {
                 JSONMember("richType", .string(richType)),
                 JSONMember("richMessage", .string(richMessage)),
             ])
+    }
+
+    /// The rich-push flow's alert: `message` is shown, and `mutable-content: 1` lets the app's
+    /// notification service extension fetch the item named by `richId` and attach it first. Unlike
+    /// a silent push, iOS delivers it to an app the user swiped away, and does not throttle it.
+    public static func richAlert(richId: String, richType: String, message: String) -> APNsPayload {
+        APNsPayload(
+            aps: APNsAPS(alert: .text(message), mutableContent: true),
+            customKeys: [JSONMember("richId", .string(richId)), JSONMember("richType", .string(richType))])
     }
 
     /// The secure-push flow's silent notification: it carries only `secureId`; the app fetches

@@ -1,4 +1,5 @@
 import APNs
+import Crypto
 import HTTPTypes
 import Hummingbird
 import HummingbirdAuth
@@ -10,8 +11,10 @@ import PushCore
 import Tracing
 
 #if canImport(FoundationEssentials)
+import struct FoundationEssentials.Data
 import struct FoundationEssentials.Date
 #else
+import struct Foundation.Data
 import struct Foundation.Date
 #endif
 
@@ -104,6 +107,9 @@ package struct BackendAPI: Sendable {
     let registrationBudget: RateLimiter<String>
     /// Each embedded image once as a `ByteBuffer`: responses send slices of it, never copies.
     private let imageBuffers: [String: ByteBuffer]
+    /// Each embedded image's `Repr-Digest` (RFC 9530), computed once: the SHA-256 a phone can check
+    /// the whole image against, however many ranges it arrived in.
+    private let imageDigests: [String: String]
 
     package init(
         store: any BackendStore, authenticator: Authenticator, sender: PushSender, images: ResourceRegistry, defaultImage: String,
@@ -120,10 +126,14 @@ package struct BackendAPI: Sendable {
         self.defaultImage = defaultImage
         sendBudget = RateLimiter(sendQuota)
         var buffers: [String: ByteBuffer] = [:]
+        var digests: [String: String] = [:]
         for name in images.names {
-            if let resource = try? images.resource(named: name) { buffers[name] = ByteBuffer(bytes: resource.bytes) }
+            guard let resource = try? images.resource(named: name) else { continue }
+            buffers[name] = ByteBuffer(bytes: resource.bytes)
+            digests[name] = "sha-256=:\(Data(SHA256.hash(data: resource.bytes)).base64EncodedString()):"
         }
         imageBuffers = buffers
+        imageDigests = digests
     }
 
     /// The router: request logging around everything, exact paths, the 405s, then the API behind
@@ -286,24 +296,28 @@ package struct BackendAPI: Sendable {
         }
         let id = randomHex(bytes: 16)
         let content: NotificationRecord.Content
-        let payload: APNsPayload
+        var payload: APNsPayload
         switch request.content {
-        case .rich(let richType, let resource, let message):
+        case .rich(let richType, let resource, let message, let alert):
             let resource = resource ?? defaultImage
             guard (try? images.resource(named: resource)) != nil else {
                 throw APIError.badRequest(
                     "unknownResource", "no embedded image is named \(resource); there are \(images.names.joined(separator: ", "))")
             }
+            // Stored alike: the alert is only how it is pushed; the app fetches the same item.
             content = .rich(richType: richType, resource: resource, message: message)
-            payload = .silentRichPush(richId: id, richType: richType, richMessage: message)
+            payload =
+                alert
+                ? .richAlert(richId: id, richType: richType, message: message) : .silentRichPush(richId: id, richType: richType, richMessage: message)
         case .secure(let secret):
             content = .secure(payload: secret)
             payload = .silentSecurePush(secureId: id)
         }
-        // The message travels in the silent push, which has no alert the codec could shorten:
-        // a push over APNs' limit is refused here, before anything is stored or sent.
+        // A silent push has no alert the codec could shorten, so one over APNs' limit is refused
+        // here, before anything is stored or sent; an alert's text is shortened to fit (the
+        // whole message is stored, for the app to show once it fetches the item).
         do throws(APNsPayloadError) {
-            _ = try payload.encoded()
+            if payload.aps.alert == nil { _ = try payload.encoded() } else { try payload.fit() }
         } catch {
             throw APIError(status: 413, code: "payloadTooLarge", "the push would not fit: \(error.message); shorten the message")
         }
@@ -429,7 +443,7 @@ package struct BackendAPI: Sendable {
             guard let resource = try? images.resource(named: resourceName), let buffer = imageBuffers[resourceName] else {
                 throw APIError(status: 410, code: "resourceGone", "the image \(resourceName) is no longer served")
             }
-            response = imageResponse(resource, buffer, request: request, isHead: isHead)
+            response = imageResponse(resource, buffer, digest: imageDigests[resourceName], request: request, isHead: isHead)
         case .secure(let payload):
             response = .json(200, .object([JSONMember("Payload", .string(payload))]), headers: [("Cache-Control", "no-store")], isHead: isHead)
         }
@@ -441,13 +455,15 @@ package struct BackendAPI: Sendable {
 
     /// The image, or the part a `Range` asks for, written chunk by chunk from the one buffer every
     /// response shares.
-    private func imageResponse(_ resource: EmbeddedResource, _ buffer: ByteBuffer, request: Request, isHead: Bool) -> Response {
+    private func imageResponse(_ resource: EmbeddedResource, _ buffer: ByteBuffer, digest: String?, request: Request, isHead: Bool) -> Response {
         let headers = request.headers
         let plan = ResourceResponse(
             length: resource.count, entityTag: resource.entityTag, contentType: resource.contentType,
             range: headers[.range], ifNoneMatch: headers[.ifNoneMatch], ifRange: headers[.ifRange])
         var fields = HTTPFields()
         fields.append(plan.headers.map { ($0.name, $0.value) } + [("Cache-Control", "private, no-cache")])
+        // The digest of the whole image, on every answer that carries some of it.
+        if let digest, plan.status == 200 || plan.status == 206 { fields.append([("Repr-Digest", digest)]) }
         let range = plan.bodyRange
         let body =
             isHead || range.isEmpty

@@ -66,7 +66,8 @@ enum RequestBody {
 /// `img`, `resource` to the default embedded image.
 struct NotificationRequest {
     enum Content {
-        case rich(richType: String, resource: String?, message: String)
+        /// `alert`: pushed as an alert the app's service extension completes, not a silent push.
+        case rich(richType: String, resource: String?, message: String, alert: Bool)
         case secure(payload: String)
     }
 
@@ -81,7 +82,7 @@ struct NotificationRequest {
     init(_ body: JSONValue) throws(APIError) {
         let kind = try RequestBody.string("kind", in: body)
         switch kind {
-        case "rich":
+        case "rich", "richAlert":
             try RequestBody.allowKeys(["kind", "richType", "message", "resource", "to"], in: body)
             let richType = try RequestBody.optionalString("richType", in: body) ?? "img"
             guard Self.richTypes.contains(richType) else {
@@ -89,7 +90,7 @@ struct NotificationRequest {
             }
             content = .rich(
                 richType: richType, resource: try RequestBody.optionalString("resource", in: body),
-                message: try RequestBody.string("message", in: body))
+                message: try RequestBody.string("message", in: body), alert: kind == "richAlert")
         case "secure":
             try RequestBody.allowKeys(["kind", "payload", "to"], in: body)
             let payload = try RequestBody.string("payload", in: body)
@@ -98,7 +99,7 @@ struct NotificationRequest {
             }
             content = .secure(payload: payload)
         default:
-            throw .badRequest("invalidField", "kind must be rich or secure")
+            throw .badRequest("invalidField", "kind must be rich, richAlert or secure")
         }
         let to = try RequestBody.optionalString("to", in: body)
         if let to, !UserRecord.isValidName(to) {

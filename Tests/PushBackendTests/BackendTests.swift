@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Crypto
 import Foundation
 import NIOHTTP1
 import PushBackend
@@ -38,6 +39,34 @@ struct BackendFlowTests {
         }
     }
 
+    @Test("Rich alert: an alert with mutable-content, the message shown and shortened to fit, the item stored whole")
+    func richAlert() async throws {
+        try await withBackend { backend in
+            let phone = DeviceSimulator(user: "alice", backend: backend)
+            try await phone.register()
+            let id = try await backend.notify(as: "alice", #"{"kind": "richAlert", "message": "Sunset at 8", "resource": "sunset.png"}"#)
+            let delivery = try #require(backend.emulator.deliveries.last { $0.deviceHandle == phone.token })
+            #expect(delivery.apnsHeaders["apns-push-type"] == "alert" && delivery.apnsHeaders["apns-priority"] == "10")
+            var parser = JSONParser()
+            let push = try parser.parse(delivery.payload)
+            #expect(push.root["aps"]?["alert"]?.string == "Sunset at 8" && push.root["aps"]?["mutable-content"]?.int == 1)
+            #expect(push.root["aps"]?["content-available"] == nil)
+            #expect(push.root["richId"]?.string == id && push.root["richType"]?.string == "img" && push.root.count == 3)
+            let image = try RichPushImages.registry.resource(named: "sunset.png")
+            #expect(try await phone.fetch(id).body == image.bytes)
+
+            // Too long for a silent push, but an alert's text is shortened; the list has it whole.
+            let long = String(repeating: "é", count: 2100)
+            let shortened = try await backend.notify(as: "alice", #"{"kind": "richAlert", "message": "\#(long)"}"#)
+            let last = try #require(backend.emulator.deliveries.last)
+            let text = try #require(try parser.parse(last.payload).root["aps"]?["alert"]?.string)
+            #expect(text.hasSuffix("…") && long.hasPrefix(text.dropLast()) && text.utf8.count < 4096)
+            let list = try await backend.call(.GET, "/api/notifications", as: "alice").json()
+            #expect(list.root["notifications"]?[0]?["id"]?.string == shortened && list.root["notifications"]?[0]?["message"]?.string == long)
+            #expect(list.root["notifications"]?[0]?["kind"]?.string == "rich")
+        }
+    }
+
     @Test("Secure push: the push carries only secureId; the text comes back as {\"Payload\": …}")
     func securePush() async throws {
         try await withBackend { backend in
@@ -68,8 +97,12 @@ struct BackendFlowTests {
             let phone = DeviceSimulator(user: "alice", backend: backend)
             let etag = image.entityTag.headerValue
 
+            // The digest of the whole image, on the whole image and on each part of it.
+            let digest = "sha-256=:\(Data(SHA256.hash(data: image.bytes)).base64EncodedString()):"
+            #expect(try await phone.fetch(id).header("Repr-Digest") == digest)
             let head = try await phone.fetch(id, headers: [("Range", "bytes=0-15")])
             #expect(head.status == 206 && head.body == Array(image.bytes[0..<16]))
+            #expect(head.header("Repr-Digest") == digest)
             #expect(head.header("Content-Range") == "bytes 0-15/\(image.count)")
             let tail = try await phone.fetch(id, headers: [("Range", "bytes=-10")])
             #expect(tail.status == 206 && tail.body == Array(image.bytes.suffix(10)))
