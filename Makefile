@@ -1,6 +1,6 @@
 SWIFT ?= swift
 
-.PHONY: deps build bench bench-quick cross-check-tokens test test-debug test-release test-asan test-tsan fuzz fuzz-smoke robustness check-modules format-lint docs load clean
+.PHONY: deps build bench bench-quick cross-check-tokens check-contract test test-debug test-release test-asan test-tsan fuzz fuzz-smoke robustness check-modules format-lint docs load clean
 
 FUZZ_SECONDS ?= 300
 # Extra flags for the release builds of `bench-quick` and `test-release`, and for the ASan build;
@@ -49,6 +49,12 @@ test test-release: deps
 cross-check-tokens: deps
 	$(SWIFT) build -c release $(RELEASE_FLAGS) --product pushcore
 	scripts/cross-check-provider-tokens "$$($(SWIFT) build -c release $(RELEASE_FLAGS) --show-bin-path)/pushcore"
+
+# schemathesis (pip installs it when missing) against `push-backend serve --demo`, with hub
+# delivery and with APNs delivery, with the `push-backend` of `make test`'s release build.
+check-contract: deps
+	$(SWIFT) build -c release $(RELEASE_FLAGS) --product push-backend
+	scripts/check-contract "$$($(SWIFT) build -c release $(RELEASE_FLAGS) --show-bin-path)/push-backend" 50
 
 # The whole suite under AddressSanitizer (the CLI tests then run an ASan-built pushcore too); a
 # report from any process fails it (scripts/test-asan).

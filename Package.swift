@@ -134,7 +134,9 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
                 serverProduct("Logging", "swift-log"), serverProduct("NIOCore", "swift-nio"),
                 serverProduct("NIOPosix", "swift-nio"), serverProduct("NIOSSL", "swift-nio-ssl"),
-            ]
+            ],
+            // The API's contract, served at GET /openapi.yaml.
+            resources: [.embedInCode("openapi.yaml")]
         ),
 
         .executableTarget(

@@ -75,8 +75,8 @@ extension BackendAPI {
         _ = try directAPNs()
         try RequestBody.allowKeys(["token", "kind"], in: body)
         let token = try RequestBody.string("token", in: body).lowercased()
-        guard (16...200).contains(token.utf8.count), token.utf8.count % 2 == 0, token.utf8.allSatisfy({ hexDigitValue($0) <= 15 }) else {
-            throw APIError.badRequest("invalidToken", "token must be an ActivityKit push token in hex (16 to 200 digits)")
+        guard Self.isAPNsToken(token) else {
+            throw APIError.badRequest("invalidToken", "token must be an ActivityKit push token in hex (64 to 200 digits)")
         }
         guard let kind = ActivityRecord.Kind(rawValue: try RequestBody.string("kind", in: body)) else {
             throw APIError.badRequest("invalidField", "kind must be pushToStart or activity")
@@ -110,7 +110,7 @@ extension BackendAPI {
                 try await apns.client.send(payload, headers: APNsHeaders(for: payload, topic: apns.topic), to: [activity.token])[0]
             }
         } catch {
-            throw APIError(status: 500, code: "internal", "the push could not be sent: \(error.message)")
+            throw APIError(status: 500, code: "internalError", "the push could not be sent: \(error.message)")
         }
         if result.isDelivered { return .json(200, .object([JSONMember("apnsId", .string(result.apnsID ?? ""))])) }
         let actions = await tokenActions(
@@ -146,7 +146,7 @@ extension BackendAPI {
         case .failed(let failure, _):
             APIError(status: 502, code: "apnsUnavailable", "no answer from APNs (\(failure))")
         case .delivered:
-            APIError(status: 500, code: "internal", "a delivered push taken for a failure")
+            APIError(status: 500, code: "internalError", "a delivered push taken for a failure")
         }
     }
 
@@ -205,7 +205,7 @@ extension BackendAPI {
                     payload, to: record.apnsChannelID, bundleID: apns.topic, expiration: record.storagePolicy == 0 ? 0 : nil)
             }
         } catch {
-            throw APIError(status: 500, code: "internal", "the broadcast could not be sent: \(error.message)")
+            throw APIError(status: 500, code: "internalError", "the broadcast could not be sent: \(error.message)")
         }
         guard result.isDelivered else {
             if case .rejected(404, .channelNotRegistered, _) = result.outcome {
@@ -268,7 +268,8 @@ struct LiveActivityRequest {
                 throw .badRequest("missingField", "start needs attributesType, attributes and contentState")
             }
         } else {
-            guard attributesType == nil, attributes == nil, body["inputPushToken"] == nil, body["inputPushChannel"] == nil else {
+            let isGiven = { (key: String) in body[key].map { !$0.isNull } ?? false }
+            guard attributesType == nil, attributes == nil, !isGiven("inputPushToken"), !isGiven("inputPushChannel") else {
                 throw .badRequest("invalidField", "attributes, attributesType, inputPushToken and inputPushChannel are for start only")
             }
             if event == .update && contentState == nil { throw .badRequest("missingField", "update needs contentState") }
@@ -291,6 +292,10 @@ struct LiveActivityRequest {
             relevanceScore = value
         } else {
             relevanceScore = nil
+        }
+        // An end push carries neither; taking them would drop them without a word.
+        if event == .end && (staleDate != nil || relevanceScore != nil) {
+            throw .badRequest("invalidField", "staleDate and relevanceScore are for start and update")
         }
         if let flag = body["inputPushToken"], !flag.isNull {
             guard let value = flag.bool else { throw .badRequest("invalidField", "inputPushToken must be true or false") }
@@ -322,9 +327,16 @@ struct LiveActivityRequest {
         return owned
     }
 
+    /// The last second of the year 2286: later than any activity, and short of any overflow.
+    static let maximumSeconds = 9_999_999_999
+
     private static func seconds(_ key: String, in body: JSONValue) throws(APIError) -> Int? {
         guard let value = body[key], !value.isNull else { return nil }
-        guard let seconds = value.int, seconds >= 0 else { throw .badRequest("invalidField", "\(key) must be Unix seconds") }
+        // A whole number is one however written: 1700000000.0 and 1.7e9 are taken too.
+        let whole = value.int ?? value.double.flatMap { $0.rounded() == $0 && abs($0) <= 1e15 ? Int($0) : nil }
+        guard let seconds = whole, (0...maximumSeconds).contains(seconds) else {
+            throw .badRequest("invalidField", "\(key) must be Unix seconds, 0 to \(maximumSeconds)")
+        }
         return seconds
     }
 }

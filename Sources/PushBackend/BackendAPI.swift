@@ -76,7 +76,7 @@ package struct DirectAPNs: Sendable {
 /// - `GET|HEAD /api/notifications/{id}` → the image (ranges, ETag) or `{"Payload": "…"}`; marks it read.
 /// - Live Activities and broadcast channels, with APNs delivery: see `BackendAPI+LiveActivities.swift`.
 ///
-/// Another method on these paths is answered 405 with `Allow`, before authentication.
+/// Another method on these paths, whichever, is answered 405 with `Allow`, before authentication.
 package struct BackendAPI: Sendable {
     package typealias Context = BackendRequestContext
 
@@ -147,16 +147,27 @@ package struct BackendAPI: Sendable {
         if !(InstrumentationSystem.tracer is NoOpTracer) { router.add(middleware: TracingMiddleware()) }
         router.add(middleware: RequestLogging())
         router.add(middleware: ExactPaths())
-        refuseOtherMethods(on: router, "/api/register", allowed: [.post])
-        refuseOtherMethods(on: router, "/api/register/:id", allowed: [.delete])
-        refuseOtherMethods(on: router, "/api/notifications", allowed: [.get, .post])
-        refuseOtherMethods(on: router, "/api/notifications/:id", allowed: [.get, .head])
-        refuseOtherMethods(on: router, "/api/activities", allowed: [.post])
-        refuseOtherMethods(on: router, "/api/activities/:id", allowed: [.delete])
-        refuseOtherMethods(on: router, "/api/activities/:id/updates", allowed: [.post])
-        refuseOtherMethods(on: router, "/api/channels", allowed: [.post])
-        refuseOtherMethods(on: router, "/api/channels/:id", allowed: [.delete])
-        refuseOtherMethods(on: router, "/api/channels/:id/broadcasts", allowed: [.post])
+        router.add(
+            middleware: AllowedMethods([
+                ("/openapi.yaml", [.get, .head]),
+                ("/api/register", [.post]),
+                ("/api/register/:id", [.delete]),
+                ("/api/notifications", [.get, .post]),
+                ("/api/notifications/:id", [.get, .head]),
+                ("/api/activities", [.post]),
+                ("/api/activities/:id", [.delete]),
+                ("/api/activities/:id/updates", [.post]),
+                ("/api/channels", [.post]),
+                ("/api/channels/:id", [.delete]),
+                ("/api/channels/:id/broadcasts", [.post]),
+            ]))
+
+        let contract = Contract.document(withLiveActivities: { if case .apns = sender { true } else { false } }())
+        let contractHeaders: HTTPFields = [.contentType: "application/yaml", .contentLength: String(contract.count)]
+        router.get("openapi.yaml") { _, _ in
+            Response(status: .ok, headers: contractHeaders, body: ResponseBody(byteBuffer: ByteBuffer(bytes: contract)))
+        }
+        router.head("openapi.yaml") { _, _ in Response(status: .ok, headers: contractHeaders) }
 
         let api = router.group("api").add(middleware: BasicAuthentication(authenticator: authenticator))
         api.post("register") { request, context in
@@ -183,27 +194,15 @@ package struct BackendAPI: Sendable {
         return router
     }
 
-    /// Answers the usual methods `path` does not take with 405 and `Allow`.
-    private func refuseOtherMethods(on router: Router<Context>, _ path: RouterPath, allowed: [HTTPRequest.Method]) {
-        let allow = allowed.map(\.rawValue).joined(separator: ", ")
-        for method in [HTTPRequest.Method.get, .head, .post, .put, .patch, .delete, .options, .trace] where !allowed.contains(method) {
-            router.on(path, method: method) { request, _ -> Response in
-                throw APIError(status: 405, code: "methodNotAllowed", "\(request.method.rawValue) is not allowed here", headers: [("Allow", allow)])
-            }
-        }
-    }
-
     // MARK: Registration
 
     private func register(_ body: JSONValue, caller: Authenticator.User) async throws -> Response {
         try RequestBody.allowKeys(["deviceToken"], in: body)
         let deviceToken = try RequestBody.string("deviceToken", in: body).lowercased()
-        let installationID = RegistrationRecord.installationID(deviceToken: deviceToken)
-        do throws(NotificationHubError) {
-            try Self.installation(installationID, deviceToken: deviceToken, owner: caller.name).validate()
-        } catch {
-            throw APIError.badRequest("invalidDeviceToken", "deviceToken must be an APNs device token in hex (16 to 200 digits)")
+        guard Self.isAPNsToken(deviceToken) else {
+            throw APIError.badRequest("invalidDeviceToken", "deviceToken must be an APNs device token in hex (64 to 200 digits)")
         }
+        let installationID = RegistrationRecord.installationID(deviceToken: deviceToken)
         try takeRegistrationBudget(caller)
         // A device token names one device: registering it again (as whoever is signed in on it now)
         // moves it to the caller. The row is decided first; the installation then follows the row.
@@ -223,6 +222,14 @@ package struct BackendAPI: Sendable {
         }
         // The same answer whether the token was known: a new id, 201.
         return .json(201, .object([JSONMember("id", .string(registration.id))]))
+    }
+
+    /// Device and ActivityKit push tokens as APNs takes them: whole bytes in hex, at least the 32
+    /// of today's tokens (Apple may lengthen them, to at most 100 bytes here). A shorter one would
+    /// be accepted here only for APNs to refuse every push to it.
+    static func isAPNsToken(_ token: String) -> Bool {
+        let digits = token.utf8
+        return (64...200).contains(digits.count) && digits.count % 2 == 0 && digits.allSatisfy { hexDigitValue($0) <= 15 }
     }
 
     /// One registration of the caller's budget, or 429 with how long to wait.
@@ -350,7 +357,7 @@ package struct BackendAPI: Sendable {
         do throws(APNsClientError) {
             results = try await apns.client.send(payload, headers: APNsHeaders(for: payload, topic: apns.topic), to: devices.map(\.deviceToken))
         } catch {
-            throw APIError(status: 500, code: "internal", "the push could not be sent: \(error.message)")
+            throw APIError(status: 500, code: "internalError", "the push could not be sent: \(error.message)")
         }
         await prune(results, of: devices, apns: apns, logger: logger)
         let unanswered = results.contains { if case .failed(let failure, _) = $0.outcome { failure != .invalidDeviceToken } else { false } }
@@ -407,14 +414,15 @@ package struct BackendAPI: Sendable {
     }
 
     private func list(query: String, caller: Authenticator.User) async throws -> Response {
-        var limit = 100
-        for pair in query.split(separator: "&") where pair.hasPrefix("limit=") {
-            guard let value = Int(pair.dropFirst(6)), (1...1000).contains(value) else {
-                throw APIError.badRequest("invalidQuery", "limit is a number from 1 to 1000")
+        // Strict, as bodies are: a misspelt parameter would otherwise be silently ignored.
+        var limit: Int?
+        for pair in query.split(separator: "&", omittingEmptySubsequences: false) where !query.isEmpty {
+            guard pair.hasPrefix("limit="), limit == nil, let value = Int(pair.dropFirst(6)), (1...1000).contains(value) else {
+                throw APIError.badRequest("invalidQuery", "the query takes one limit, a number from 1 to 1000")
             }
             limit = value
         }
-        let records = try await store.notifications(recipient: caller.name, limit: limit)
+        let records = try await store.notifications(recipient: caller.name, limit: limit ?? 100)
         let items = records.map { record -> JSON in
             var members = [
                 JSONMember("id", .string(record.id)), JSONMember("kind", .string(record.kind)), JSONMember("from", .string(record.sender)),

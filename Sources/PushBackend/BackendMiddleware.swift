@@ -104,6 +104,32 @@ struct ExactPaths: RouterMiddleware {
     }
 }
 
+/// Answers a method a path does not take with 405 and `Allow`, whatever the method (`QUERY`, an
+/// extension method, or a usual one), before authentication; paths it does not know pass on.
+struct AllowedMethods: RouterMiddleware {
+    typealias Context = BackendRequestContext
+    /// Each route's segments (`:name` matches any one segment) and its `Allow` value.
+    private let routes: [(segments: [Substring], methods: [HTTPRequest.Method], allow: String)]
+
+    init(_ routes: [(String, [HTTPRequest.Method])]) {
+        self.routes = routes.map { path, methods in
+            (path.split(separator: "/"), methods, methods.map(\.rawValue).joined(separator: ", "))
+        }
+    }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let segments = request.uri.path.split(separator: "/")
+        let route = routes.first { route in
+            route.segments.count == segments.count && zip(route.segments, segments).allSatisfy { $0.hasPrefix(":") || $0 == $1 }
+        }
+        if let route, !route.methods.contains(request.method) {
+            throw APIError(
+                status: 405, code: "methodNotAllowed", "\(request.method.rawValue) is not allowed here", headers: [("Allow", route.allow)])
+        }
+        return try await next(request, context)
+    }
+}
+
 extension HTTPField.Name {
     static let requestID = HTTPField.Name("X-Request-Id")!
 }

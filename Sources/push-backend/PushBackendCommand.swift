@@ -144,6 +144,13 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("send-per-minute"), help: "Notifications a user may create per minute after the burst.")
     var sendPerMinute: Int = Int(BackendConfiguration.defaultSendQuota.perSecond * 60)
     @Option(
+        name: .customLong("login-burst"),
+        help: """
+            Password checks one client address, and one user name from one network, may start at once; then one a second, \
+            and one a name every ten seconds.
+            """)
+    var loginBurst: Int = LoginLimits().perAddress.burst
+    @Option(
         name: .customLong("trusted-proxy"),
         help: "A proxy's address (repeatable): requests from it are budgeted by the client its X-Forwarded-For names.")
     var trustedProxies: [String] = []
@@ -175,6 +182,7 @@ struct Serve: AsyncParsableCommand {
         guard (1...1_000_000).contains(maxConnections), (1...1_000_000).contains(maxConnectionsPerAddress) else {
             throw ValidationError("--max-connections and --max-connections-per-address are 1 to 1000000")
         }
+        guard (1...100_000).contains(loginBurst) else { throw ValidationError("--login-burst is 1 to 100000") }
         guard (1...100_000).contains(sendBurst), (1...100_000).contains(sendPerMinute) else {
             throw ValidationError("--send-burst and --send-per-minute are 1 to 100000")
         }
@@ -272,7 +280,9 @@ struct Serve: AsyncParsableCommand {
                 idleTimeout: .seconds(idleTimeout), requestHeadTimeout: .seconds(requestHeadTimeout),
                 requestBodyTimeout: .seconds(requestBodyTimeout), maximumConnections: maxConnections,
                 maximumConnectionsPerAddress: maxConnectionsPerAddress),
-            logins: LoginLimits(trustedProxies: Set(trustedProxies)),
+            logins: LoginLimits(
+                perAddress: RateLimit(burst: loginBurst, perSecond: LoginLimits().perAddress.perSecond),
+                perUser: RateLimit(burst: loginBurst, perSecond: LoginLimits().perUser.perSecond), trustedProxies: Set(trustedProxies)),
             sendQuota: RateLimit(burst: sendBurst, perSecond: Double(sendPerMinute) / 60),
             registrations: RegistrationLimits(maximumDevices: maxDevicesPerUser, maximumActivityTokens: maxActivityTokensPerUser),
             retention: .seconds(retentionDays * 24 * 3600))

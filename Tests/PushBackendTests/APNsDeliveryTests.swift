@@ -439,12 +439,44 @@ struct APNsDeliveryTests {
         }
     }
 
-    @Test("With a hub, the Live Activity and channel routes answer 501")
+    @Test("With a hub, the Live Activity and channel routes answer 501, and the served contract leaves them out")
     func hubHasNoLiveActivities() async throws {
         try await withBackend { backend in
             let reply = try await backend.call(.POST, "/api/activities", as: "alice", json: #"{"token":"\#(token(1))","kind":"activity"}"#)
             #expect(reply.status == 501 && reply.errorCode == "apnsDeliveryRequired")
             #expect(try await backend.call(.POST, "/api/channels", as: "bob", json: "{}").status == 501)
+            let contract = try await backend.call(.GET, "/openapi.yaml", as: nil)
+            #expect(contract.status == 200 && contract.header("Content-Type") == "application/yaml")
+            #expect(contract.text.hasPrefix("openapi: 3.1.0\n") && contract.text.contains("\n  /api/notifications/{id}:\n"))
+            #expect(!contract.text.contains("/api/activities") && !contract.text.contains("/api/channels"))
+            #expect(!contract.text.contains("name: liveActivities") && contract.text.contains("\ncomponents:\n"))
+        }
+        try await withAPNsBackend { backend in
+            let contract = try await backend.call(.GET, "/openapi.yaml", as: nil)
+            #expect(contract.status == 200 && contract.text.contains("\n  /api/activities/{id}/updates:\n"))
+            #expect(contract.text.contains("\n  /api/channels/{id}/broadcasts:\n"))
+        }
+    }
+
+    @Test("Live Activity bodies: fields for another event are refused, null is absent, whole seconds however written")
+    func liveActivityBodies() async throws {
+        try await withAPNsBackend { backend in
+            let activity = try backend.created(
+                try await backend.call(.POST, "/api/activities", as: "alice", json: #"{"token":"\#(token(7))","kind":"activity"}"#))
+            let cases: [(json: String, status: Int)] = [
+                (#"{"event":"update","contentState":{"score":1},"timestamp":1.8e9}"#, 200),
+                (#"{"event":"update","contentState":{"score":1},"timestamp":1800000000.0,"inputPushToken":null}"#, 200),
+                (#"{"event":"update","contentState":{"score":1},"timestamp":1800000000.5}"#, 400),
+                (#"{"event":"update","contentState":{"score":1},"timestamp":10000000000}"#, 400),
+                (#"{"event":"update","contentState":{"score":1},"inputPushToken":false}"#, 400),
+                (#"{"event":"end","staleDate":1800000000}"#, 400),
+                (#"{"event":"end","relevanceScore":1}"#, 400),
+                (#"{"event":"end","dismissalDate":1800000000}"#, 200),
+            ]
+            for (json, status) in cases {
+                let reply = try await backend.call(.POST, "/api/activities/\(activity)/updates", as: "bob", json: json)
+                #expect(reply.status == status, "\(json) → \(reply.status) \(reply.text)")
+            }
         }
     }
 }

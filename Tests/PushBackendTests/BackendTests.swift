@@ -261,6 +261,16 @@ struct BackendRequestTests {
             #expect(huge.status == 413 && huge.errorCode == "bodyTooLarge")
             let method = try await backend.call(.PUT, "/api/notifications", as: "alice")
             #expect(method.status == 405 && method.header("Allow") == "GET, POST")
+            // Any method, usual or not, and before credentials are looked at.
+            let query = try await backend.call(.RAW(value: "QUERY"), "/api/notifications/\(String(repeating: "a", count: 32))", as: nil)
+            #expect(query.status == 405 && query.header("Allow") == "GET, HEAD" && query.errorCode == "methodNotAllowed")
+            #expect(try await backend.call(.POST, "/openapi.yaml", as: nil).status == 405)
+            for query in ["limit=5&sort=new", "limit=1&limit=2", "limit=", "&"] {
+                let reply = try await backend.call(.GET, "/api/notifications?\(query)", as: "alice")
+                #expect(reply.status == 400 && reply.errorCode == "invalidQuery", "\(query)")
+            }
+            #expect(try await backend.call(.GET, "/api/notifications?limit=3", as: "alice").status == 200)
+            #expect(try await backend.call(.GET, "/api/notifications?", as: "alice").status == 200)
             for path in ["/", "/api", "/api/other", "/api/notifications/a/b", "/api//notifications"] {
                 #expect(try await backend.call(.GET, path, as: "alice").status == 404, "\(path)")
             }
