@@ -12,7 +12,9 @@ func serverProduct(_ name: String, _ package: String) -> Target.Dependency {
 
 let package = Package(
     name: "PushCore",
-    platforms: [.macOS(.v15)],
+    // The Apple platforms of the same year as macOS 15, which the non-escaping JSON views need; the
+    // app side (PushClient) is what runs on them.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "PushCore", targets: ["PushCore"]),
         .library(name: "PushJSON", targets: ["PushJSON"]),
@@ -27,6 +29,7 @@ let package = Package(
         .library(name: "APNsEmulator", targets: ["APNsEmulator"]),
         .library(name: "HubEmulator", targets: ["HubEmulator"]),
         .library(name: "PushBackend", targets: ["PushBackend"]),
+        .library(name: "PushClient", targets: ["PushClient"]),
         .executable(name: "pushcore", targets: ["pushcore"]),
         .executable(name: "hub-emulator", targets: ["hub-emulator"]),
         .executable(name: "apns-emulator", targets: ["apns-emulator"]),
@@ -54,6 +57,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.1.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-openapi-urlsession.git", from: "1.0.0"),
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
     ],
     targets: [
         // The core: four modules by concern and an umbrella that re-exports them.
@@ -137,6 +144,24 @@ let package = Package(
             ],
             // The API's contract, served at GET /openapi.yaml.
             resources: [.embedInCode("openapi.yaml")]
+        ),
+
+        // The app side of the flows: push parsing, the backend client (generated from the
+        // backend's OpenAPI document by scripts/generate-client), verified ranged image downloads.
+        // Its transport is URLSession on Apple platforms and AsyncHTTPClient on Linux, where
+        // URLSession cannot stream a body; never the server's packages, never libxxhash.
+        .target(
+            name: "PushClient",
+            dependencies: [
+                "PushJSON", "PushAPNs", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(
+                    name: "OpenAPIURLSession", package: "swift-openapi-urlsession",
+                    condition: .when(platforms: [.macOS, .iOS, .tvOS, .watchOS, .visionOS, .macCatalyst])),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client", condition: .when(platforms: [.linux])),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(platforms: [.linux])),
+            ]
         ),
 
         .executableTarget(
@@ -228,6 +253,8 @@ let package = Package(
             exclude: ["Fixtures"]
         ),
         .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP"]),
+        .testTarget(
+            name: "PushClientTests", dependencies: ["PushClient", "PushJSON", "PushAPNs", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "PushResourcesTests", dependencies: ["PushResources", "RichPushImages", "PushTestSupport"]),
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "RichPushImages", "PushTestSupport"]),
         .testTarget(name: "AllocationTests", dependencies: ["PushCore", "CAllocationCounter", "PushTestSupport"]),
@@ -243,7 +270,9 @@ let package = Package(
         .testTarget(
             name: "PushBackendTests",
             dependencies: [
-                "PushBackend", "HubEmulator", "NotificationHubs", "PushCore", "RichPushImages", "PushTestSupport", "HubTestSupport",
+                "PushBackend", "PushClient", .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"), "HubEmulator", "NotificationHubs", "PushCore", "RichPushImages",
+                "PushTestSupport", "HubTestSupport",
                 "APNs", "APNsEmulator", "PushAPNsTokens", .product(name: "Crypto", package: "swift-crypto"),
                 serverProduct("ServiceLifecycle", "swift-service-lifecycle"), serverProduct("PostgresNIO", "postgres-nio"),
                 serverProduct("NIOSSL", "swift-nio-ssl"),

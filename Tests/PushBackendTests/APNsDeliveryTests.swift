@@ -29,6 +29,9 @@ struct APNsBackend: BackendEndpoint {
 
     static let topic = "com.example.pushcore"
 
+    /// The address of a backend started with `withAPNsBackend(live: true)`.
+    var base: String { "http://127.0.0.1:\(client.port!)" }
+
     func execute(_ request: HTTPClientRequest) async throws -> Reply {
         try await executeInProcess(request, on: client)
     }
@@ -129,9 +132,11 @@ struct EmulatorPair {
 /// the other environment), and the users of ``backendUsers``.
 /// - Parameter topic: The backend's topic: another of the team's apps than the devices' to
 ///   misconfigure it.
+/// - Parameter live: Serve on a loopback port (``APNsBackend/base``), for clients of their own.
 func withAPNsBackend(
     liveActivity: APNsLiveActivitySchema? = nil, topic: String = APNsBackend.topic,
-    registrationLimits: RegistrationLimits = generousRegistrationLimits, _ body: @Sendable (APNsBackend) async throws -> Void
+    registrationLimits: RegistrationLimits = generousRegistrationLimits, live: Bool = false,
+    _ body: @Sendable (APNsBackend) async throws -> Void
 ) async throws {
     let logs = CapturedLogs()
     let logger = Logger(label: "push-backend", factory: { _ in logs.handler() })
@@ -150,7 +155,7 @@ func withAPNsBackend(
             sender: .apns(DirectAPNs(client: client, otherEnvironment: other, topic: topic, liveActivity: liveActivity)),
             images: RichPushImages.registry, defaultImage: BackendConfiguration(dataDirectory: directory).defaultImage,
             sendQuota: RateLimit(burst: 10_000, perSecond: 1000), registrationLimits: registrationLimits, metricsFactory: metrics)
-        try await Application(router: api.router(), logger: logger).test(.router) { testClient in
+        try await Application(router: api.router(), logger: logger).test(live ? .live : .router) { testClient in
             try await body(
                 APNsBackend(
                     client: testClient, emulator: emulators.development, other: emulators.production, store: store, logs: logs, metrics: metrics))

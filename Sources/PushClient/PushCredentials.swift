@@ -1,0 +1,53 @@
+import Foundation
+import HTTPTypes
+import OpenAPIRuntime
+
+/// A user's name and password for the backend's HTTP Basic authentication. Its description and
+/// reflection show the name only.
+public struct PushCredentials: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public let user: String
+    let password: String
+
+    public init(user: String, password: String) {
+        self.user = user
+        self.password = password
+    }
+
+    public var description: String { "PushCredentials(user: \(user), password: <redacted>)" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["user": user, "password": "<redacted>"]) }
+
+    /// `Basic base64(user:password)` (RFC 7617, UTF-8).
+    var authorization: String { "Basic " + Data("\(user):\(password)".utf8).base64EncodedString() }
+}
+
+/// Where the app keeps the signed-in user's credentials (the Keychain, say). Asked before every
+/// request, so that signing in again takes effect at once.
+public protocol PushCredentialStore: Sendable {
+    /// The credentials, or nil when nobody is signed in.
+    func credentials() async throws -> PushCredentials?
+}
+
+/// Credentials that do not change, for tools and tests.
+public struct FixedCredentials: PushCredentialStore {
+    let value: PushCredentials
+
+    public init(_ credentials: PushCredentials) { value = credentials }
+
+    public func credentials() async throws -> PushCredentials? { value }
+}
+
+/// Adds the store's credentials to every request; with none, fails before anything is sent.
+struct BasicAuthenticationMiddleware: ClientMiddleware {
+    let store: any PushCredentialStore
+
+    func intercept(
+        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+        next: (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        guard let credentials = try await store.credentials() else { throw PushClientError.unauthorized }
+        var request = request
+        request.headerFields[.authorization] = credentials.authorization
+        return try await next(request, body, baseURL)
+    }
+}
