@@ -167,7 +167,8 @@ let package = Package(
         .executableTarget(
             name: "pushcore",
             dependencies: [
-                "PushCore", "PushAPNsTokens", "PushHTTP", .target(name: "APNs", condition: server),
+                "PushCore", "PushAPNsTokens", "PushHTTP", "PushClient", .target(name: "APNs", condition: server),
+                serverProduct("AsyncHTTPClient", "async-http-client"), serverProduct("NIOCore", "swift-nio"),
                 serverProduct("ArgumentParser", "swift-argument-parser"),
                 serverProduct("Logging", "swift-log"), serverProduct("NIOSSL", "swift-nio-ssl"),
             ]

@@ -22,7 +22,7 @@ struct PushCoreCommand: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             CheckCommand.self, CanonCommand.self, LintCommand.self, BuildCommand.self, SendCommand.self, SASCommand.self,
-            ProviderTokenCommand.self, ChannelsCommand.self, DigestCommand.self, ChunksCommand.self,
+            ProviderTokenCommand.self, ChannelsCommand.self, DigestCommand.self, ChunksCommand.self, PhoneCommand.self,
         ]
     )
 

@@ -146,6 +146,42 @@ struct BackendCommandTests {
     }
 
     @Test(
+        "pushcore phone against serve --demo, hub and APNs delivery: registers, then shows a rich push, a rich alert and a secure push as the app would",
+        arguments: ["hub", "apns"])
+    func phone(delivery: String) async throws {
+        let directory = try temporaryDirectory()
+        #expect(try run(["user", "add", "alice", "--data-dir", directory], stdin: "alice-pw\n").0 == 0)
+        let (server, base, emulator, _) = try await serve(
+            ["--data-dir", directory, "--demo", "--delivery", delivery], emulator: delivery == "hub" ? "hub emulator on " : "apns emulator on ")
+        defer { if server.isRunning { server.terminate() } }
+        let images = directory + "/images"
+        let (phone, registered) = try await ServerProcess.start(
+            PushCoreBinary.builtExecutable("pushcore"),
+            ["phone", "--backend", base, "--user", "alice", "--emulator", emulator, "--images", images, "--count", "3", "--timeout", "10"],
+            stdin: Array("alice-pw\n".utf8), readingLines: 1)
+        defer { if phone.isRunning { phone.terminate() } }
+        #expect(registered.first?.hasPrefix("registered ") == true && registered.first?.contains("(64) for alice as ") == true, "\(registered)")
+
+        let backend = RemoteBackend(base: base)
+        let rich = try await backend.notify(as: "alice", #"{"kind": "rich", "message": "Sunset at the pier", "resource": "sunset.png"}"#)
+        let alert = try await backend.notify(as: "alice", #"{"kind": "richAlert", "message": "Look up"}"#)
+        let secure = try await backend.notify(as: "alice", #"{"kind": "secure", "payload": "Your code is 4242"}"#)
+        try await waitForExit(phone)
+        #expect(!phone.isRunning && phone.terminationStatus == 0)
+        let output = try #require(phone.standardOutput as? Pipe).fileHandleForReading.readDataToEndOfFile()
+        let lines = String(decoding: output, as: UTF8.self).split(separator: "\n").map(String.init)
+        #expect(
+            lines == [
+                "rich \(rich.prefix(8))…: Sunset at the pier [image/png, 6486 bytes, sha-256 verified: \(images)/\(rich).png]",
+                "alert \(alert.prefix(8))…: Look up [image/png, 882 bytes, sha-256 verified: \(images)/\(alert).png]",
+                "secure \(secure.prefix(8))…: Your code is 4242",
+            ])
+        let sunset = try RichPushImages.registry.resource(named: "sunset.png")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: "\(images)/\(rich).png")) == Data(sunset.bytes))
+        try await expectGracefulStop(server)
+    }
+
+    @Test(
         "serve --demo --delivery apns: the emulator's address second, the check device's push, a push and a Live Activity update delivered; no fault or device hook; SIGTERM stops it"
     )
     func serveDemoAPNs() async throws {

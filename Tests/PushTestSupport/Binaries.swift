@@ -87,14 +87,23 @@ package enum ServerProcess {
     /// fewer if it exits first. Its standard error is copied to the test's, not inherited: a server
     /// still running when the test process dies (a sanitizer report aborts it) would otherwise hold
     /// `swift test`'s pipe open, and the run would never end.
-    package static func start(_ executable: URL, _ arguments: [String], readingLines count: Int) async throws -> (Process, [String]) {
+    /// - Parameter stdin: Written to its standard input, which is then closed.
+    package static func start(
+        _ executable: URL, _ arguments: [String], stdin: [UInt8]? = nil, readingLines count: Int
+    ) async throws -> (Process, [String]) {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
         let output = Pipe(), errors = Pipe()
         process.standardOutput = output
         process.standardError = errors
+        let input = stdin.map { _ in Pipe() }
+        if let input { process.standardInput = input }
         try process.run()
+        if let input, let stdin {
+            try input.fileHandleForWriting.write(contentsOf: stdin)
+            try input.fileHandleForWriting.close()
+        }
         let reader = errors.fileHandleForReading
         Thread.detachNewThread {
             while let chunk = try? reader.read(upToCount: 4096), !chunk.isEmpty { FileHandle.standardError.write(chunk) }
