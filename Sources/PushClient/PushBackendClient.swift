@@ -205,6 +205,14 @@ struct ErrorMiddleware: ClientMiddleware {
     ) async throws -> (HTTPResponse, HTTPBody?) {
         let (response, responseBody) = try await next(request, body, baseURL)
         let status = response.status.code
+        if operationID == "fetchNotification", status == 200 || status == 206 {
+            // What a notification attachment takes, or a secure body; anything else is refused
+            // by name rather than as the generated code's decoding failure.
+            let mediaType = response.headerFields[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+            guard let mediaType, Self.fetchedTypes.contains(mediaType) else {
+                throw PushClientError.unsupportedType(mediaType ?? "no content type")
+            }
+        }
         guard status >= 400, status != 416 else { return (response, responseBody) }
         let retryAfter = response.headerFields[.retryAfter].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         switch status {
@@ -215,6 +223,8 @@ struct ErrorMiddleware: ClientMiddleware {
         default: throw PushClientError.refused(status: status, code: await Self.code(in: responseBody))
         }
     }
+
+    static let fetchedTypes: Set<String> = ["image/png", "image/jpeg", "image/gif", "application/json"]
 
     /// The error code in `{"error": {"code": …}}`, read from at most 64 KiB.
     static func code(in body: HTTPBody?) async -> String {

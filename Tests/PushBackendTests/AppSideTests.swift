@@ -163,6 +163,24 @@ struct AppSideTests {
         }
     }
 
+    @Test("An image of a type no attachment takes is refused by its type, unread")
+    func unsupportedImageType() async throws {
+        try await withBackend(overSockets: true) { backend in
+            let id = try await backend.notify(as: "alice", #"{"kind": "rich", "message": "m"}"#)
+            let transport = FaultyTransport { _, response, body in
+                var changed = response
+                changed.headerFields[.contentType] = "image/webp"
+                return (changed, body)
+            }
+            let file = try Self.destination()
+            await #expect(throws: PushClientError.unsupportedType("image/webp")) {
+                try await Self.client(backend.base, transport: transport).downloadImage(id: id, to: file, maximumBytes: 1 << 20, within: .seconds(10))
+            }
+            #expect(transport.bytesRead == 0)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: file.deletingLastPathComponent().path).isEmpty)
+        }
+    }
+
     @Test("One corrupted byte: digest mismatch, no file left, an older file untouched")
     func corruptedByte() async throws {
         try await withBackend(overSockets: true) { backend in
