@@ -105,7 +105,8 @@ struct ExactPaths: RouterMiddleware {
 }
 
 /// Answers a method a path does not take with 405 and `Allow`, whatever the method (`QUERY`, an
-/// extension method, or a usual one), before authentication; paths it does not know pass on.
+/// extension method, or a usual one), before authentication. It looks only at requests the router
+/// found no route for, so the requests it serves pay nothing for it.
 struct AllowedMethods: RouterMiddleware {
     typealias Context = BackendRequestContext
     /// Each route's segments (`:name` matches any one segment) and its `Allow` value.
@@ -118,15 +119,17 @@ struct AllowedMethods: RouterMiddleware {
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let segments = request.uri.path.split(separator: "/")
-        let route = routes.first { route in
-            route.segments.count == segments.count && zip(route.segments, segments).allSatisfy { $0.hasPrefix(":") || $0 == $1 }
-        }
-        if let route, !route.methods.contains(request.method) {
+        do {
+            return try await next(request, context)
+        } catch let error as HTTPError where error.status == .notFound {
+            let segments = request.uri.path.split(separator: "/")
+            let route = routes.first { route in
+                route.segments.count == segments.count && zip(route.segments, segments).allSatisfy { $0.hasPrefix(":") || $0 == $1 }
+            }
+            guard let route, !route.methods.contains(request.method) else { throw error }
             throw APIError(
                 status: 405, code: "methodNotAllowed", "\(request.method.rawValue) is not allowed here", headers: [("Allow", route.allow)])
         }
-        return try await next(request, context)
     }
 }
 
