@@ -184,6 +184,7 @@ let package = Package(
             name: "apns-emulator",
             dependencies: [
                 "APNsEmulator", "PushAPNsTokens", serverProduct("ArgumentParser", "swift-argument-parser"), serverProduct("Logging", "swift-log"),
+                serverProduct("NIOSSL", "swift-nio-ssl"),
             ]
         ),
         .executableTarget(

@@ -2,6 +2,7 @@ import APNsEmulator
 import ArgumentParser
 import Foundation
 import Logging
+import NIOSSL
 import PushAPNsTokens
 
 @main
@@ -40,6 +41,10 @@ struct APNsEmulatorCommand: AsyncParsableCommand {
     @Option(help: "A bundle id the team may send to (repeatable).") var topic: [String] = []
     @Option(name: .customLong("certificate-out"), help: "Write the server's certificate (PEM) here.") var certificateOut: String?
     @Flag(help: "Answer as production does, without apns-unique-id.") var production = false
+    @Option(
+        name: .customLong("client-ca-file"),
+        help: "Also take client certificates (certificate authentication) that chain to these PEM certificates.")
+    var clientCAFile: String?
 
     func validate() throws {
         guard !topic.isEmpty else { throw ValidationError("give at least one --topic") }
@@ -60,7 +65,15 @@ struct APNsEmulatorCommand: AsyncParsableCommand {
         if let certificateOut { try identity.certificatePEM.write(toFile: certificateOut, atomically: true, encoding: .utf8) }
         // Logs go to stderr: stdout's first line is the address, for scripts to read.
         LoggingSystem.bootstrap(StreamLogHandler.standardError)
-        let emulator = APNsEmulator(keys: [key], bundleIDs: topic, isDevelopment: !production)
+        var clientRoots: [NIOSSLCertificate] = []
+        if let clientCAFile {
+            do {
+                clientRoots = try NIOSSLCertificate.fromPEMFile(clientCAFile)
+            } catch {
+                throw ValidationError("\(clientCAFile): not a readable PEM certificate")
+            }
+        }
+        let emulator = APNsEmulator(keys: [key], bundleIDs: topic, clientCertificateRoots: clientRoots, isDevelopment: !production)
         try await emulator.run(port: port, identity: identity) { port in
             print("listening on https://127.0.0.1:\(port)")
             fflush(nil)

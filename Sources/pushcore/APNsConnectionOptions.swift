@@ -6,10 +6,16 @@ import NIOSSL
 import PushAPNsTokens
 import PushCore
 
-/// How `send` and `channels` reach APNs: the signing key, the app, the environment and the limits.
+/// How `send` and `channels` reach APNs: the signing key or a client certificate, the app, the
+/// environment and the limits.
 struct APNsConnectionOptions: ParsableArguments {
     @OptionGroup var key: SigningKeyOptions
-    @Option(help: "The app's bundle ID (apns-topic).") var topic: String
+    @Option(
+        help: "A client certificate chain (PEM) to authenticate with instead of a signing key; its key in --private-key.")
+    var certificate: String?
+    @Option(name: .customLong("private-key"), help: "The client certificate's private key (PEM).") var privateKey: String?
+    @Option(help: "A client identity in a PKCS#12 (.p12) file instead; its password in APNS_PKCS12_PASSWORD.") var pkcs12: String?
+    @Option(name: .customLong("topic"), help: "The app's bundle ID (apns-topic); or APNS_TOPIC.") var topicFlag: String?
     @Flag(help: "Use the development environment (api.sandbox.push.apple.com).") var development = false
     @Option(help: "Use this endpoint instead, https://host[:port] (an emulator).") var endpoint: String?
     @Option(name: .customLong("ca-file"), help: "Trust the endpoint's certificate from this PEM file instead of the system's roots.")
@@ -17,7 +23,18 @@ struct APNsConnectionOptions: ParsableArguments {
     @Option(name: .customLong("connect-timeout"), help: "Seconds to keep trying to connect (TCP and TLS).") var connectTimeout: Int = 10
     @Option(help: "Seconds to wait for each answer.") var timeout: Int = 10
 
+    /// The topic, from its flag or the environment.
+    var topic: String { topicFlag ?? environment("APNS_TOPIC") ?? "" }
+
     func validate() throws {
+        if topic.isEmpty { throw ValidationError("give --topic (or set APNS_TOPIC)") }
+        switch (certificate != nil || privateKey != nil, pkcs12 != nil) {
+        case (true, true): throw ValidationError("--certificate with --private-key, or --pkcs12: not both")
+        case (true, false):
+            if certificate == nil || privateKey == nil { throw ValidationError("--certificate and --private-key go together") }
+        case (false, true): break
+        case (false, false): try key.requireAll()
+        }
         if development && endpoint != nil { throw ValidationError("--development and --endpoint are exclusive") }
         if !(1...600).contains(connectTimeout) || !(1...600).contains(timeout) {
             throw ValidationError("--connect-timeout and --timeout take 1 to 600 seconds")
@@ -27,14 +44,7 @@ struct APNsConnectionOptions: ParsableArguments {
     /// A client for these options; nil after printing why the key or the certificate is unusable.
     /// Its log lines go to stderr: stdout holds the results.
     func makeClient(concurrency: Int = 100, connections: Int = 1) -> APNsClient? {
-        guard let pem = key.readKeyFile() else { return nil }
-        let signingKey: APNsSigningKey
-        do throws(APNsTokenError) {
-            signingKey = try APNsSigningKey(pemRepresentation: pem, keyID: key.keyID, teamID: key.teamID)
-        } catch {
-            Terminal.writeError(key.keyFile, code: error.code.rawValue, error.message)
-            return nil
-        }
+        guard let authentication = makeAuthentication() else { return nil }
         var trustRoots: [NIOSSLCertificate]?
         if let caFile {
             do {
@@ -46,10 +56,48 @@ struct APNsConnectionOptions: ParsableArguments {
         }
         let configuration = APNsClientConfiguration(
             endpoint: endpoint ?? (development ? APNsClientConfiguration.development : APNsClientConfiguration.production),
-            authentication: .token(APNsTokenCache(key: signingKey)), trustRoots: trustRoots, maximumConcurrentRequests: concurrency,
+            authentication: authentication, trustRoots: trustRoots, maximumConcurrentRequests: concurrency,
             connections: connections, requestTimeout: .seconds(Int64(timeout)), connectTimeout: .seconds(Int64(connectTimeout)))
         return APNsClient(
             configuration: configuration, logger: Logger(label: "pushcore", factory: { label in StreamLogHandler.standardError(label: label) }))
+    }
+}
+
+extension APNsConnectionOptions {
+    /// A provider token from the signing key, or the client certificate; nil after printing why
+    /// it is unusable (never the key, the certificate's key or the password).
+    func makeAuthentication() -> APNsClientConfiguration.Authentication? {
+        if let pkcs12 {
+            do {
+                return try .certificate(pkcs12Path: pkcs12, password: environment("APNS_PKCS12_PASSWORD") ?? "")
+            } catch {
+                Terminal.writeError(pkcs12, code: "invalidCertificate", "not a PKCS#12 file that APNS_PKCS12_PASSWORD opens")
+                return nil
+            }
+        }
+        if let certificate, let privateKey {
+            let chain: [NIOSSLCertificate]
+            do {
+                chain = try NIOSSLCertificate.fromPEMFile(certificate)
+                guard !chain.isEmpty else { throw NIOSSLError.failedToLoadCertificate }
+            } catch {
+                Terminal.writeError(certificate, code: "invalidCertificate", "not a readable PEM certificate")
+                return nil
+            }
+            do {
+                return .certificate(chain: chain, privateKey: try NIOSSLPrivateKey(file: privateKey, format: .pem))
+            } catch {
+                Terminal.writeError(privateKey, code: "invalidKey", "not a readable PEM private key")
+                return nil
+            }
+        }
+        guard let pem = key.readKeyFile() else { return nil }
+        do throws(APNsTokenError) {
+            return .token(APNsTokenCache(key: try APNsSigningKey(pemRepresentation: pem, keyID: key.keyID, teamID: key.teamID)))
+        } catch {
+            Terminal.writeError(key.keyFile, code: error.code.rawValue, error.message)
+            return nil
+        }
     }
 }
 

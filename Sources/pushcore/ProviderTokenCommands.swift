@@ -2,6 +2,12 @@ import ArgumentParser
 import PushAPNsTokens
 import PushCore
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 struct ProviderTokenCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "token",
@@ -19,10 +25,30 @@ struct ProviderTokenCommand: ParsableCommand {
 
 /// `--key-file`, `--key-id`, `--team-id`.
 struct SigningKeyOptions: ParsableArguments {
-    @Option(name: .customLong("key-file"), help: "The signing key's PEM file (the .p8; a public key PEM is enough for verify).")
-    var keyFile: String
-    @Option(name: .customLong("key-id"), help: "The key's 10-character id.") var keyID: String
-    @Option(name: .customLong("team-id"), help: "The team's 10-character id.") var teamID: String
+    @Option(
+        name: .customLong("key-file"),
+        help: "The signing key's PEM file (the .p8; a public key PEM is enough for verify); or APNS_KEY_FILE.")
+    var keyFileFlag: String?
+    @Option(name: .customLong("key-id"), help: "The key's 10-character id; or APNS_KEY_ID.") var keyIDFlag: String?
+    @Option(name: .customLong("team-id"), help: "The team's 10-character id; or APNS_TEAM_ID.") var teamIDFlag: String?
+
+    /// Each from its flag, else from the environment (a flag wins), else empty.
+    var keyFile: String { keyFileFlag ?? environment("APNS_KEY_FILE") ?? "" }
+    var keyID: String { keyIDFlag ?? environment("APNS_KEY_ID") ?? "" }
+    var teamID: String { teamIDFlag ?? environment("APNS_TEAM_ID") ?? "" }
+
+    /// Whether any of the three is given, by flag or environment.
+    var isGiven: Bool { !keyFile.isEmpty || !keyID.isEmpty || !teamID.isEmpty }
+
+    /// Refuses a key with a part missing, naming its flag and its variable.
+    func requireAll() throws {
+        for (value, flag, variable) in [
+            (keyFile, "--key-file", "APNS_KEY_FILE"), (keyID, "--key-id", "APNS_KEY_ID"), (teamID, "--team-id", "APNS_TEAM_ID"),
+        ]
+        where value.isEmpty {
+            throw ValidationError("give \(flag) (or set \(variable))")
+        }
+    }
 
     /// The key file's text; nil after printing why it could not be read.
     func readKeyFile() -> String? {
@@ -49,6 +75,8 @@ struct MintTokenCommand: ParsableCommand {
 
     @OptionGroup var key: SigningKeyOptions
     @Option(name: .customLong("issued-at"), help: "iat, Unix seconds (default: now).") var issuedAt: Int64?
+
+    func validate() throws { try key.requireAll() }
 
     func run() throws {
         guard let pem = key.readKeyFile() else { throw CommandFailure.invalid }
@@ -82,6 +110,7 @@ struct VerifyTokenCommand: ParsableCommand {
     @Argument(help: "The token ('-' reads it from stdin).") var token: String
 
     func validate() throws {
+        try key.requireAll()
         if maximumAge < 0 { throw ValidationError("--max-age cannot be negative") }
     }
 
@@ -113,4 +142,10 @@ extension String {
         while let last = text.last, last == "\n" || last == "\r" || last == "\r\n" { text.removeLast() }
         return text
     }
+}
+
+/// An environment variable's value; nil when it is unset or empty.
+func environment(_ name: String) -> String? {
+    guard let value = getenv(name), value.pointee != 0 else { return nil }
+    return String(cString: value)
 }

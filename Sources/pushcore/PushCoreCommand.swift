@@ -66,7 +66,12 @@ enum Terminal {
     }
 
     static func writeError(_ line: String) {
-        Array((line + "\n").utf8).withUnsafeBytes { writeAll(2, $0) }
+        writeErrorBytes(Array((line + "\n").utf8))
+    }
+
+    /// Bytes to stderr as they are: a progress line rewrites itself with `\r`.
+    static func writeErrorBytes(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { writeAll(2, $0) }
     }
 
     private static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) {

@@ -3,6 +3,12 @@ import ArgumentParser
 import PushCore
 import PushHTTP
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 struct SendCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "send",
@@ -13,10 +19,19 @@ struct SendCommand: ParsableCommand {
             argument is a device token (hex); --device-file adds a file of them, one per line. The push type's topic suffix (.voip,
             .push-type.liveactivity, …) is added to --topic when it is missing.
 
-            Each device gets a line on stdout, TOKEN STATUS REASON APNS-ID (tokens shortened here):
+            Each device gets a line on stdout, TOKEN STATUS REASON APNS-ID, and for a 410 the time
+            (Unix milliseconds) APNs says the app was uninstalled (tokens shortened here):
               7c3d0e5f…a4b5 200 - 8e2a2d5b-6e0c-4a44-9c9a-2b1a9b0c1d2e
-              5f1a33c0…7a6b 410 Unregistered 1a6d7b2c-0f3e-4d5a-8b9c-0d1e2f3a4b5c
+              5f1a33c0…7a6b 410 Unregistered 1a6d7b2c-0f3e-4d5a-8b9c-0d1e2f3a4b5c 1700000000123
               0b9e8d7c…4c77 - timeout -
+            --format json prints an object a line instead: {"token", "status", "reason", "apnsId",
+            "unregisteredSince"?, "mayHaveBeenDelivered"? (for an unanswered request)}. A send to
+            more than 1,000 devices says how far it got on stderr when that is a terminal.
+
+            The key, its id, the team id and the topic may come from APNS_KEY_FILE, APNS_KEY_ID,
+            APNS_TEAM_ID and APNS_TOPIC (a flag wins). A client certificate may replace the key:
+            --certificate with --private-key (PEM), or --pkcs12 with its password in
+            APNS_PKCS12_PASSWORD (never on the command line, where `ps` shows it).
             With --channel ID the payload (a Live Activity update or end) is broadcast to the
             channel's subscribers in one request, and the one line is CHANNEL STATUS REASON
             REQUEST-ID (see `pushcore channels`).
@@ -45,6 +60,7 @@ struct SendCommand: ParsableCommand {
     var channel: String?
     @OptionGroup var content: PayloadOptions
     @Option(name: .customLong("device-file"), help: "Also send to the tokens in this file, one per line.") var deviceFile: String?
+    @Option(help: "text (a line a device) or json (an object a device, one a line).") var format: OutputFormat = .text
     @Argument(help: "[FILE] DEVICE…: the payload's file when no payload flag is given, then the device tokens.")
     var arguments: [String] = []
 
@@ -95,17 +111,25 @@ struct SendCommand: ParsableCommand {
             if !result.isDelivered { throw CommandFailure.invalid }
             return
         }
-        let results: [APNsSendResult]
+        var results: [APNsSendResult] = []
+        let progress = Progress(total: devices.count)
         do throws(APNsClientError) {
-            results = try await client.send(encodedPayload: body, headers: headers, to: devices)
+            // In batches only to say how far it got: each batch waits for its slowest answer.
+            let step = progress.isShown ? Progress.batch : max(devices.count, 1)
+            for start in stride(from: 0, to: devices.count, by: step) {
+                let batch = Array(devices[start..<min(start + step, devices.count)])
+                results += try await client.send(encodedPayload: body, headers: headers, to: batch)
+                progress.show(sent: results.count)
+            }
         } catch {
+            progress.end()
             try? await client.shutdown()
             Terminal.writeError("send", code: "invalidRequest", error.message)
             throw CommandFailure.invalid
         }
+        progress.end()
         try? await client.shutdown()
-        // Tokens are printed as given, but a control character in one cannot start a forged line.
-        for result in results { Terminal.write("\(SASTokenInfo.escapingControls(result.deviceToken)) \(result.summary)") }
+        for result in results { Terminal.write(format.line(for: result)) }
         if !results.allSatisfy(\.isDelivered) { throw CommandFailure.invalid }
     }
 
@@ -167,5 +191,63 @@ struct SendCommand: ParsableCommand {
             throw CommandFailure.invalid
         }
         return headers
+    }
+}
+
+/// How `send` prints each device's result.
+enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
+    case text, json
+
+    /// `TOKEN STATUS REASON APNS-ID [UNREGISTERED-SINCE-MS]`, or one JSON object. Tokens are printed
+    /// as given, but a control character in one cannot start a forged line.
+    func line(for result: APNsSendResult) -> String {
+        switch self {
+        case .text:
+            var line = "\(SASTokenInfo.escapingControls(result.deviceToken)) \(result.summary)"
+            if case .rejected(_, _, let since?) = result.outcome { line += " \(since)" }
+            return line
+        case .json:
+            var members = [JSONMember("token", .string(result.deviceToken))]
+            switch result.outcome {
+            case .delivered:
+                members += [JSONMember("status", 200), JSONMember("reason", nil)]
+            case .rejected(let status, let reason, _):
+                members += [JSONMember("status", .number(JSONNumber(status))), JSONMember("reason", .string(reason.rawValue))]
+            case .failed(let failure, let mayHaveBeenDelivered):
+                members += [
+                    JSONMember("status", nil), JSONMember("reason", .string(failure.description)),
+                    JSONMember("mayHaveBeenDelivered", .bool(mayHaveBeenDelivered)),
+                ]
+            }
+            members.append(JSONMember("apnsId", result.apnsID.map(JSON.string) ?? nil))
+            if case .rejected(_, _, let since?) = result.outcome {
+                members.append(JSONMember("unregisteredSince", .number(JSONNumber(Int(since)))))
+            }
+            var bytes: [UInt8] = []
+            try? JSON.object(members).write(into: &bytes)  // strings from the result: always valid
+            return String(decoding: bytes, as: UTF8.self)
+        }
+    }
+}
+
+/// "sent N of M" on standard error while a long send runs, when it is a terminal.
+struct Progress {
+    /// Devices a batch; sends shorter than this show nothing.
+    static let batch = 1000
+    let total: Int
+    let isShown: Bool
+
+    init(total: Int) {
+        self.total = total
+        isShown = total > Self.batch && isatty(2) == 1
+    }
+
+    func show(sent: Int) {
+        guard isShown else { return }
+        Terminal.writeErrorBytes(Array("\rsent \(sent) of \(total)".utf8))
+    }
+
+    func end() {
+        if isShown { Terminal.writeErrorBytes(Array("\n".utf8)) }
     }
 }

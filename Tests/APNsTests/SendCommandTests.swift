@@ -44,6 +44,24 @@ struct SendCommandTests {
             }
         }
 
+        /// `PUT /_emulator/devices/{token}` with `state`, a JSON object.
+        func setDevice(_ token: String, _ state: String) async throws {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(certificatePath))
+            let http = patientHTTPClient(tls)
+            var request = HTTPClientRequest(url: endpoint + "/_emulator/devices/\(token)")
+            request.method = .PUT
+            request.body = .bytes(ByteBuffer(string: state))
+            do {
+                let response = try await http.execute(request, timeout: patientTimeout)
+                try #require(response.status == .noContent || response.status == .ok, "\(response.status)")
+                try await http.shutdown()
+            } catch {
+                try? await http.shutdown()
+                throw error
+            }
+        }
+
         /// `GET /_emulator/deliveries`, parsed.
         func deliveries() async throws -> [(deviceToken: String, pushType: String, topic: String, payload: String)] {
             var tls = TLSConfiguration.makeClientConfiguration()
@@ -70,7 +88,8 @@ struct SendCommandTests {
         }
     }
 
-    func withEmulator(_ body: (Emulator) async throws -> Void) async throws {
+    /// - Parameter clientCA: Also take client certificates that chain to this PEM file.
+    func withEmulator(clientCA: String? = nil, _ body: (Emulator) async throws -> Void) async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pushcore-send-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -84,7 +103,7 @@ struct SendCommandTests {
             [
                 "--port", "0", "--team-id", teamID, "--key-id", keyID, "--key-file", publicKeyPath, "--topic", topic,
                 "--certificate-out", folder.appendingPathComponent("emulator.pem").path,
-            ], readingLines: 1)
+            ] + (clientCA.map { ["--client-ca-file", $0] } ?? []), readingLines: 1)
         defer { process.terminate() }
         let first = lines.first ?? ""
         try #require(first.hasPrefix("listening on https://127.0.0.1:"))
@@ -134,6 +153,95 @@ struct SendCommandTests {
             #expect(deliveries[2].payload == written && deliveries[2].pushType == "background" && deliveries[2].topic == topic)
             #expect(deliveries[3].payload == liveActivity && deliveries[3].pushType == "liveactivity")
             #expect(deliveries[3].topic == topic + ".push-type.liveactivity")
+        }
+    }
+
+    @Test("--format json: an object a device; the 410 timestamp in both formats")
+    func formats() async throws {
+        try await withEmulator { emulator in
+            let gone = String(repeating: "ef", count: 32)
+            try await emulator.setDevice(gone, #"{"state": "unregistered", "since": 1700000000123}"#)
+            let json = try send(emulator, ["--format", "json", "--title", "Hi", active, gone, "a/b"])
+            #expect(json.status == 1, "\(json.err)")
+            var parser = JSONParser()
+            let lines = try json.out.split(separator: "\n").map { try parser.parse(Array($0.utf8)) }
+            try #require(lines.count == 3, "\(json.out)")
+            #expect(lines[0].root["token"]?.string == active && lines[0].root["status"]?.int == 200 && lines[0].root["reason"]?.isNull == true)
+            #expect(lines[0].root["apnsId"]?.string?.count == 36 && lines[0].root["unregisteredSince"] == nil)
+            #expect(lines[1].root["status"]?.int == 410 && lines[1].root["reason"]?.string == "Unregistered")
+            #expect(lines[1].root["unregisteredSince"]?.int == 1_700_000_000_123)
+            #expect(lines[2].root["status"]?.isNull == true && lines[2].root["reason"]?.string == "not a device token")
+            #expect(lines[2].root["mayHaveBeenDelivered"]?.bool == false && lines[2].root["apnsId"]?.isNull == true)
+
+            let text = try send(emulator, ["--title", "Hi", gone])
+            let fields = text.out.split(separator: " ").map(String.init)
+            #expect(fields.count == 5 && fields[1] == "410" && fields[2] == "Unregistered" && fields[4] == "1700000000123\n", "\(text.out)")
+        }
+    }
+
+    @Test("The key, key id, team id and topic from the environment; a flag wins over its variable")
+    func environmentSettings() async throws {
+        try await withEmulator { emulator in
+            let environment = ProcessInfo.processInfo.environment.merging(
+                ["APNS_KEY_FILE": emulator.keyPath, "APNS_KEY_ID": keyID, "APNS_TEAM_ID": teamID, "APNS_TOPIC": "com.example.other"]
+            ) { $1 }
+            let fromEnvironment = try PushCoreBinary.run(
+                ["send", "--topic", topic, "--endpoint", emulator.endpoint, "--ca-file", emulator.certificatePath, "--title", "Hi", active]
+                    + patientTimeoutOptions, environment: environment)
+            #expect(fromEnvironment.status == 0 && fromEnvironment.out.hasPrefix("\(active) 200 "), "\(fromEnvironment.err)")
+            #expect(try await emulator.deliveries().map(\.topic) == [topic])
+            var missing = environment
+            missing["APNS_TEAM_ID"] = nil
+            let refused = try PushCoreBinary.run(["send", "--endpoint", emulator.endpoint, "--title", "Hi", active], environment: missing)
+            #expect(refused.status == 2 && refused.err.contains("--team-id (or set APNS_TEAM_ID)"), "\(refused.err)")
+        }
+    }
+
+    @Test("A client certificate instead of a signing key: a PEM pair, a PKCS#12 file; a wrong password is refused unsent, and not repeated")
+    func certificates() async throws {
+        let files = try ClientIdentityFiles.make(password: "correct horse")
+        defer { files.remove() }
+        try await withEmulator(clientCA: files.path("ca.pem")) { emulator in
+            func send(_ credentials: [String], password: String? = nil) throws -> CommandResult {
+                var environment = ProcessInfo.processInfo.environment
+                environment["APNS_PKCS12_PASSWORD"] = password
+                return try PushCoreBinary.run(
+                    ["send", "--topic", topic, "--endpoint", emulator.endpoint, "--ca-file", emulator.certificatePath]
+                        + credentials + patientTimeoutOptions + ["--title", "Hi", active], environment: environment)
+            }
+            let pem = try send(["--certificate", files.path("client.pem"), "--private-key", files.path("client.key")])
+            #expect(pem.status == 0 && pem.out.hasPrefix("\(active) 200 "), "\(pem.out) \(pem.err)")
+            let p12 = try send(["--pkcs12", files.path("client.p12")], password: "correct horse")
+            #expect(p12.status == 0 && p12.out.hasPrefix("\(active) 200 "), "\(p12.out) \(p12.err)")
+            let wrong = try send(["--pkcs12", files.path("client.p12")], password: "battery staple")
+            #expect(wrong.status == 1 && wrong.err.contains("invalidCertificate") && wrong.out.isEmpty, "\(wrong.err)")
+            #expect(!wrong.err.contains("battery") && !wrong.err.contains("horse"))
+            let half = try send(["--certificate", files.path("client.pem")])
+            #expect(half.status == 2 && half.err.contains("--certificate and --private-key go together"), "\(half.err)")
+            #expect(try await emulator.deliveries().count == 2)
+        }
+    }
+
+    @Test(
+        "A long send says how far it got on a terminal's stderr, and nothing when stderr is not a terminal",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script")))
+    func progress() async throws {
+        try await withEmulator { emulator in
+            let devices = emulator.file("devices.txt")
+            try (0..<1500).map { String(format: "%064x", $0) }.joined(separator: "\n").write(toFile: devices, atomically: true, encoding: .utf8)
+            let arguments =
+                [
+                    "send", "--key-file", emulator.keyPath, "--key-id", keyID, "--team-id", teamID, "--topic", topic,
+                    "--endpoint", emulator.endpoint, "--ca-file", emulator.certificatePath,
+                ] + patientTimeoutOptions + ["--title", "Hi", "--device-file", devices]
+            let plain = try PushCoreBinary.run(arguments)
+            #expect(plain.status == 0 && plain.err.isEmpty && plain.out.split(separator: "\n").count == 1500, "\(plain.err)")
+            // script(1) gives the command a terminal; its results still go to a file.
+            let results = emulator.file("results.txt")
+            let command = ([PushCoreBinary.url.path] + arguments).map { "'\($0)'" }.joined(separator: " ") + " > '\(results)'"
+            let onTerminal = try PushCoreBinary.run(["-qc", command, "/dev/null"], executable: URL(fileURLWithPath: "/usr/bin/script"))
+            #expect(onTerminal.out.contains("\rsent 1000 of 1500") && onTerminal.out.contains("\rsent 1500 of 1500"), "\(onTerminal.out)")
+            #expect(try String(contentsOfFile: results, encoding: .utf8).split(separator: "\n").count == 1500)
         }
     }
 
