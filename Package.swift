@@ -125,7 +125,8 @@ let package = Package(
                 serverProduct("HummingbirdCore", "hummingbird"), serverProduct("HummingbirdHTTP2", "hummingbird"),
                 serverProduct("Logging", "swift-log"), serverProduct("NIOCore", "swift-nio"),
                 serverProduct("ServiceLifecycle", "swift-service-lifecycle"),
-                serverProduct("NIOSSL", "swift-nio-ssl"),
+                serverProduct("NIOSSL", "swift-nio-ssl"), serverProduct("NIOHTTP2", "swift-nio-http2"),
+                serverProduct("NIOHTTPTypesHTTP2", "swift-nio-extras"),
             ]
         ),
         // The reference backend of the rich-push and secure-push flows, as a library so that tests run it in-process.
@@ -293,6 +294,8 @@ let package = Package(
                 serverProduct("Logging", "swift-log"),
                 serverProduct("AsyncHTTPClient", "async-http-client"),
                 serverProduct("NIOCore", "swift-nio"), serverProduct("NIOSSL", "swift-nio-ssl"),
+                serverProduct("NIOPosix", "swift-nio"), serverProduct("NIOHTTP2", "swift-nio-http2"),
+                serverProduct("NIOHPACK", "swift-nio-http2"),
             ]
         ),
         .testTarget(name: "pushcoreTests", dependencies: ["PushCore", "PushTestSupport"]),

@@ -203,7 +203,10 @@ public final class APNsEmulator: Sendable {
             router: router(),
             server: try .http2Upgrade(
                 tlsConfiguration: tls,
-                configuration: .init(idleTimeout: Self.idleTimeout, streamConfiguration: .init(idleTimeout: TimeAmount(Self.idleTimeout)))),
+                configuration: .init(
+                    idleTimeout: Self.idleTimeout,
+                    streamConfiguration: .init(
+                        additionalChannelHandlers: [EndStreamCoalescer.Installer()], idleTimeout: TimeAmount(Self.idleTimeout)))),
             configuration: ApplicationConfiguration(
                 address: .hostname("127.0.0.1", port: port), serverName: "apns-emulator", availableConnectionsDelegate: connectionCap),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
