@@ -125,10 +125,8 @@ private final class ImageDownload: @unchecked Sendable {
             hasher.update(data: chunk)
             received += chunk.count
         }
-        guard let length, received == length else {
-            // The body ended short of its length: the connection dropped.
-            throw PushClientError.transport("the image ended after \(received) bytes")
-        }
+        // A body that ends short of its length is a dropped connection too: resumed, not refused.
+        guard let length, received == length else { throw ShortBody(received: received) }
         guard Array(hasher.finalize()) == expectedDigest else { throw PushClientError.digestMismatch }
         return true
     }
@@ -177,6 +175,12 @@ struct ResumeHeaders: Sendable {
             return try await next(request, body, baseURL)
         }
     }
+}
+
+/// A body that ended before its `Content-Length`.
+struct ShortBody: Error, CustomStringConvertible {
+    let received: Int
+    var description: String { "the image ended after \(received) bytes" }
 }
 
 /// `Content-Range: bytes FIRST-LAST/LENGTH`.

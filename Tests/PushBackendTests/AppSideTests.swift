@@ -124,6 +124,18 @@ struct AppSideTests {
         }
     }
 
+    @Test("A body that ends short of its length without an error is resumed as a drop")
+    func shortBody() async throws {
+        try await withBackend(overSockets: true) { backend in
+            let id = try await backend.notify(as: "alice", #"{"kind": "rich", "message": "m", "resource": "sunset.png"}"#)
+            let transport = FaultyTransport { attempt, response, body in attempt == 0 ? (response, body.ending(after: 2000)) : (response, body) }
+            let file = try Self.destination()
+            _ = try await Self.client(backend.base, transport: transport).downloadImage(id: id, to: file, maximumBytes: 1 << 20, within: .seconds(10))
+            #expect(try Data(contentsOf: file) == Data(Self.sunset.bytes))
+            #expect(transport.requests.last?.headerFields[.range] == "bytes=2000-" && transport.statuses == [200, 206])
+        }
+    }
+
     @Test("The ETag changed between attempts: the server sends the whole image, and the download restarts from 0")
     func changedEntityTag() async throws {
         try await withBackend(overSockets: true) { backend in
@@ -351,6 +363,25 @@ final class FaultyTransport: ClientTransport, Sendable {
                 delivered.withLock { $0 = true }
                 return chunk.prefix(count - offset)
             }
+        }
+
+        /// The first `count` bytes, then the end of the body, as if the server had closed cleanly.
+        func ending(after count: Int) -> Body {
+            let source = chunks
+            return Body(
+                AsyncThrowingStream { continuation in
+                    let task = Task {
+                        var offset = 0
+                        do {
+                            for try await chunk in source where offset < count {
+                                continuation.yield(chunk.prefix(count - offset))
+                                offset += chunk.count
+                            }
+                        } catch {}
+                        continuation.finish()
+                    }
+                    continuation.onTermination = { _ in task.cancel() }
+                }, length: length)
         }
 
         /// The byte at `index` inverted.
