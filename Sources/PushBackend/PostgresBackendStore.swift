@@ -89,11 +89,12 @@ public final class PostgresBackendStore: BackendStore {
     private let configuration: PostgresClient.Configuration
     /// The driver's client and the task running its pool; replaced when calls stop being answered.
     private let pool: Mutex<(client: PostgresClient, running: Task<Void, Never>)>
-    private let watchdog = StoreCallWatchdog(deadline: operationTimeout)
+    private let watchdog: StoreCallWatchdog
     private let logger: Logger
 
-    private init(configuration: PostgresClient.Configuration, description: String, logger: Logger) {
+    private init(configuration: PostgresClient.Configuration, description: String, operationTimeout: Duration, logger: Logger) {
         self.configuration = configuration
+        watchdog = StoreCallWatchdog(deadline: operationTimeout)
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         pool = Mutex((client, Task { await client.run() }))
         self.description = description
@@ -117,12 +118,16 @@ public final class PostgresBackendStore: BackendStore {
     }
 
     /// Connects to the database and migrates it to the current schema.
-    /// - Parameter connectTimeout: How long to keep trying to reach the database at start (the
-    ///   driver's pool would otherwise keep trying for as long as it is asked to wait).
+    /// - Parameters:
+    ///   - connectTimeout: How long to keep trying to reach the database at start (the driver's
+    ///     pool would otherwise keep trying for as long as it is asked to wait).
+    ///   - operationTimeout: How long a store call may take, its wait for a connection included.
     public static func open(
-        url: String, connectTimeout: Duration = .seconds(10), logger: Logger = Logger(label: "push-backend")
+        url: String, connectTimeout: Duration = .seconds(10), operationTimeout: Duration = operationTimeout,
+        logger: Logger = Logger(label: "push-backend")
     ) async throws(StoreError) -> PostgresBackendStore {
-        let store = PostgresBackendStore(configuration: try configuration(url), description: redacted(url), logger: logger)
+        let store = PostgresBackendStore(
+            configuration: try configuration(url), description: redacted(url), operationTimeout: operationTimeout, logger: logger)
         let migrated: Result<Void, StoreError> = await withTaskGroup(of: Result<Void, StoreError>?.self) { group in
             group.addTask {
                 do throws(StoreError) {
@@ -461,9 +466,9 @@ public final class PostgresBackendStore: BackendStore {
     /// How long a store call may take, waiting for a connection included (give or take the
     /// watchdog's second). With the database down the pool would queue a request until its own
     /// breaker opens, about a minute; a request answers `503 storageUnavailable` after this instead.
-    package static let operationTimeout = Duration.seconds(5)
+    public static let operationTimeout = Duration.seconds(5)
 
-    /// Runs `body` (within ``operationTimeout`` unless `deadline` is false), turning the driver's
+    /// Runs `body` (within the operation timeout unless `deadline` is false), turning the driver's
     /// errors into ``StoreError``s: a unique key taken is a conflict; the database's own text, which
     /// may quote values, is never passed on.
     private func run<Result>(deadline: Bool = true, _ body: () async throws -> Result) async throws(StoreError) -> Result {
