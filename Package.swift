@@ -154,7 +154,7 @@ let package = Package(
         .target(
             name: "PushClient",
             dependencies: [
-                "PushJSON", "PushAPNs", .product(name: "Crypto", package: "swift-crypto"),
+                "PushJSON", "PushAPNs", "PushHTTP", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(

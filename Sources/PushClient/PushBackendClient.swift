@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import OpenAPIRuntime
+import PushHTTP
 import PushJSON
 
 #if canImport(OpenAPIURLSession)
@@ -187,7 +188,8 @@ public struct PushBackendClient: Sendable {
         }
     }
 
-    static func hex(_ bytes: some Sequence<UInt8>) -> String {
+    /// Bytes in lowercase hex, as the backend takes tokens.
+    package static func hex(_ bytes: some Sequence<UInt8>) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
         for byte in bytes { text += [digits[Int(byte >> 4)], digits[Int(byte & 0xF)]] }
@@ -214,12 +216,12 @@ struct ErrorMiddleware: ClientMiddleware {
             }
         }
         guard status >= 400, status != 416 else { return (response, responseBody) }
-        let retryAfter = response.headerFields[.retryAfter].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        let retryAfter = response.headerFields[.retryAfter].flatMap { RetryAfter.parse($0, now: Int64(Date().timeIntervalSince1970)) }
         switch status {
         case 401: throw PushClientError.unauthorized
         case 404, 410: throw PushClientError.notFound
-        case 429: throw PushClientError.throttled(retryAfter: .seconds(max(0, retryAfter ?? 1)))
-        case 503 where retryAfter != nil: throw PushClientError.throttled(retryAfter: .seconds(max(0, retryAfter ?? 1)))
+        case 429: throw PushClientError.throttled(retryAfter: retryAfter ?? .seconds(1))
+        case 503 where retryAfter != nil: throw PushClientError.throttled(retryAfter: retryAfter ?? .seconds(1))
         default: throw PushClientError.refused(status: status, code: await Self.code(in: responseBody))
         }
     }

@@ -83,7 +83,7 @@ struct PhoneCommand: ParsableCommand {
 
     private func follow(_ feed: EmulatorFeed, client: PushBackendClient, credentials: PushCredentials) async throws {
         let token = deviceToken.flatMap(Self.bytes(ofHex:)) ?? (0..<32).map { _ in UInt8.random(in: 0...255) }
-        let hex = token.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+        let hex = PushBackendClient.hex(token)
         // Only what arrives from now on: earlier deliveries went to whoever held the token before.
         var since = try await feed.latestSequence()
         let registration: String
@@ -214,8 +214,4 @@ struct EmulatorFeed {
 struct PhoneFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
-}
-
-extension String {
-    fileprivate func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }
