@@ -17,11 +17,14 @@ deps:
 build: deps
 	$(SWIFT) build -c release
 
+# `apns.send.client` runs the `apns-emulator` built beside `bench`.
 bench: deps
+	$(SWIFT) build -c release --product apns-emulator
 	$(SWIFT) run -c release bench
 
 # A short run of every workload: proves the benchmark builds and runs, measures nothing to quote.
 bench-quick: deps
+	$(SWIFT) build -c release $(RELEASE_FLAGS) --product apns-emulator
 	$(SWIFT) run -c release $(RELEASE_FLAGS) bench --quick
 
 # The tests run the built `pushcore`, `hub-emulator` and `push-backend` binaries, so everything is

@@ -38,6 +38,8 @@ struct Measurement {
     var earlierMedian: Double?
     /// For `apns.send`: each request's latency, median and 99th percentile, in nanoseconds.
     var latency: (p50: Double, p99: Double)?
+    /// For `apns.send*`: the process's CPU time (user and system) per operation, median, min and max.
+    var cpuPerOperation: (median: Double, min: Double, max: Double)?
     /// The allocations were counted over every thread of the process, not the measuring thread's.
     var allocationsCountProcess = false
 

@@ -406,16 +406,21 @@ for workload in workloads {
         )
     }
 }
-let apnsSendNames = ["apns.send", "apns.send.bulk"]
-if apnsSendNames.contains(where: { name in filter.map { (try? $0.firstMatch(in: name)) != nil } ?? true }) {
+let apnsSendNames = Set(
+    ["apns.send", "apns.send.bulk", "apns.send.client"].filter { name in filter.map { (try? $0.firstMatch(in: name)) != nil } ?? true })
+if !apnsSendNames.isEmpty {
     let sendsPerSample = arguments.quick ? 1000 : 10_000
-    for var measurement in measureAPNsSend(samples: arguments.quick ? 1 : 5, sendsPerSample: sendsPerSample)
-    where filter.map({ (try? $0.firstMatch(in: measurement.workload)) != nil }) ?? true {
+    for var measurement in measureAPNsSend(samples: arguments.quick ? 1 : 5, sendsPerSample: sendsPerSample, names: apnsSendNames)
+    where apnsSendNames.contains(measurement.workload) {
         measurement.earlierMedian = earlier[rowKey(measurement.workload, nil, measurement.implementation)]
         print(arguments.json ? measurement.jsonLine : measurement.tableRow)
         if !arguments.json {
             let latency = measurement.latency.map { ", request latency p50 \(format($0.p50 / 1000)) µs, p99 \(format($0.p99 / 1000)) µs" } ?? ""
-            print("  \(measurement.workload): \(format(measurement.operationsPerSecond, 0)) sends/s\(latency); allocs/op over client and emulator")
+            let cpu =
+                measurement.cpuPerOperation.map { ", CPU \(format($0.median / 1000)) µs/send (\(format($0.min / 1000))–\(format($0.max / 1000)))" }
+                ?? ""
+            let scope = measurement.workload == "apns.send.client" ? "the client's process" : "client and emulator"
+            print("  \(measurement.workload): \(format(measurement.operationsPerSecond, 0)) sends/s\(latency)\(cpu); CPU and allocs/op over \(scope)")
         }
         fflush(nil)
     }
@@ -457,6 +462,11 @@ extension Measurement {
         if let latency {
             fields.append("\"latency_p50_ns\":\(format(latency.p50, 0))")
             fields.append("\"latency_p99_ns\":\(format(latency.p99, 0))")
+        }
+        if let cpuPerOperation {
+            fields.append("\"cpu_ns_per_op\":\(format(cpuPerOperation.median, 0))")
+            fields.append("\"cpu_ns_per_op_min\":\(format(cpuPerOperation.min, 0))")
+            fields.append("\"cpu_ns_per_op_max\":\(format(cpuPerOperation.max, 0))")
         }
         if allocationsCountProcess { fields.append("\"allocations_scope\":\"process\"") }
         return "{" + fields.joined(separator: ",") + "}"

@@ -112,6 +112,7 @@ extension APNsEmulator {
         router.add(middleware: APNsPathGate())
         router.post("3/device/:device") { [self] request, context in
             let device = try context.parameters.require("device")
+            if isBenchmark { return try await benchmarkSend(request, context: context, deviceToken: device) }
             return try await applyingFaults(context: context) { try await authorisedSend(request, context: context, deviceToken: device) }
         }
         addChannelRoutes(to: router)
@@ -283,6 +284,30 @@ extension APNsEmulator {
         }
     }
 
+    /// `--benchmark`: the connection's provider token checked when it changes, then 200 to every
+    /// well-formed request, recording nothing, so that a benchmark measures the client.
+    private func benchmarkSend(_ request: Request, context: APNsEmulatorRequestContext, deviceToken: String) async throws -> Response {
+        guard context.isHTTP2 else { throw HookRefusal(505, "APNs takes requests over HTTP/2 only") }
+        let headers = request.headers
+        let apnsID = headers[.apnsID] ?? UUID().uuidString.lowercased()
+        let connection = ObjectIdentifier(context.connection)
+        let authorization = headers[.authorization]
+        if authorization == nil || state.withLock({ $0.benchmarkTokens[connection] }) != authorization {
+            _ = try await authenticate(headers, context: context, answerID: apnsID, idHeader: .apnsID)
+            state.withLock { $0.benchmarkTokens[connection] = authorization }
+        }
+        guard let pushType = headers[.apnsPushType].flatMap(APNsPushType.init(rawValue:)) else {
+            throw APNsRefusal(400, "InvalidPushType", apnsID: apnsID)
+        }
+        guard let topic = headers[.apnsTopic], !topic.isEmpty else { throw APNsRefusal(400, "MissingTopic", apnsID: apnsID) }
+        guard Self.isWellFormedDeviceToken(deviceToken) else { throw APNsRefusal(400, "BadDeviceToken", apnsID: apnsID) }
+        guard let payload = try await body(of: request, limit: pushType.payloadLimit) else {
+            throw APNsRefusal(413, "PayloadTooLarge", apnsID: apnsID)
+        }
+        guard !payload.isEmpty else { throw APNsRefusal(400, "PayloadEmpty", apnsID: apnsID) }
+        return Response(status: .ok, headers: [.apnsID: apnsID])
+    }
+
     /// The provider token, or else a client certificate the TLS handshake verified: the request's
     /// connection number and the token's `iat` (nil for a certificate).
     func authenticate(
@@ -318,6 +343,7 @@ extension APNsEmulator {
             channel.closeFuture.whenComplete { _ in
                 self.state.withLock { storage in
                     storage.connectionNumbers[id] = nil
+                    storage.benchmarkTokens[id] = nil
                     storage.tokens = storage.tokens.filter { $0.key.connection != number }
                 }
             }

@@ -99,6 +99,8 @@ public final class APNsEmulator: Sendable {
         var verifiedTokens: [String: APNsProviderTokenClaims] = [:]
         /// Broadcast channels by id.
         var channels: [String: BroadcastChannel] = [:]
+        /// In benchmark mode, the authorization each connection last had accepted.
+        var benchmarkTokens: [ObjectIdentifier: String] = [:]
 
         var nextSequence: Int { (deliveries.last?.sequence ?? 0) + 1 }
 
@@ -149,6 +151,8 @@ public final class APNsEmulator: Sendable {
     /// Whether the fault and device-state hooks are served: off where anyone who reaches the port
     /// could otherwise break sends or have the backend prune registrations (`serve --demo`).
     public let allowsFaultInjection: Bool
+    /// Benchmark mode: a connection's token checked once, 200 to every well-formed send, nothing recorded.
+    public let isBenchmark: Bool
     let state = Mutex(Storage())
 
     /// - Parameters:
@@ -157,11 +161,16 @@ public final class APNsEmulator: Sendable {
     ///   - clientCertificateRoots: When given, a client may present a certificate that chains to one
     ///     of them instead of sending provider tokens (certificate-based authentication).
     ///   - allowsFaultInjection: Serve `POST /_emulator/faults` and `PUT /_emulator/devices/{token}`.
+    ///   - isBenchmark: Check a connection's provider token once (and again when it changes), then
+    ///     answer 200 to every request with a push type, a topic, a well-formed device token and a
+    ///     body of the allowed size, recording nothing and applying no fault: a server that costs
+    ///     little, so that a benchmark measures the client.
     public init(
         keys: [APNsVerificationKey], bundleIDs: [String], clientCertificateRoots: [NIOSSLCertificate] = [], clock: APNsTokenClock = .system,
-        isDevelopment: Bool = true, deliveryCapacity: Int = 100_000, allowsFaultInjection: Bool = true
+        isDevelopment: Bool = true, deliveryCapacity: Int = 100_000, allowsFaultInjection: Bool = true, isBenchmark: Bool = false
     ) {
         self.allowsFaultInjection = allowsFaultInjection
+        self.isBenchmark = isBenchmark
         self.clientCertificateRoots = clientCertificateRoots
         verifier = APNsTokenVerifier(keys: keys, maximumAge: 60 * 60, clockSkew: 60)
         self.bundleIDs = Set(bundleIDs)

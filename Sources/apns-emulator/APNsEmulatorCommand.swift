@@ -45,6 +45,8 @@ struct APNsEmulatorCommand: AsyncParsableCommand {
         name: .customLong("client-ca-file"),
         help: "Also take client certificates (certificate authentication) that chain to these PEM certificates.")
     var clientCAFile: String?
+    @Flag(help: "Check each connection's provider token once, then answer 200 to every well-formed send, recording nothing.")
+    var benchmark = false
 
     func validate() throws {
         guard !topic.isEmpty else { throw ValidationError("give at least one --topic") }
@@ -73,7 +75,8 @@ struct APNsEmulatorCommand: AsyncParsableCommand {
                 throw ValidationError("\(clientCAFile): not a readable PEM certificate")
             }
         }
-        let emulator = APNsEmulator(keys: [key], bundleIDs: topic, clientCertificateRoots: clientRoots, isDevelopment: !production)
+        let emulator = APNsEmulator(
+            keys: [key], bundleIDs: topic, clientCertificateRoots: clientRoots, isDevelopment: !production, isBenchmark: benchmark)
         try await emulator.run(port: port, identity: identity) { port in
             print("listening on https://127.0.0.1:\(port)")
             fflush(nil)
