@@ -192,9 +192,20 @@ extension APNsEmulator {
         case .dropConnection?:
             try? await context.connection.close()
             return Response(status: .internalServerError)
+        case .silence?:
+            // Nothing more is read: no request, no PING, no answer, until the client gives up.
+            let connection = context.connection
+            try? await connection.eventLoop.submit {
+                try connection.pipeline.syncOperations.addHandler(Silence(), position: .first)
+            }.get()
+            try? await connection.closeFuture.get()
+            return Response(status: .internalServerError)
         case .goAway?:
-            // The stream is open, so the graceful shutdown answers it before the connection closes.
-            defer { context.connection.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent()) }
+            // This stream is open, so it is at or below the GOAWAY's last stream and is answered.
+            let connection = context.connection
+            connection.eventLoop.execute {
+                (try? connection.pipeline.syncOperations.handler(type: ConnectionRetirement.self))?.retire(reason: "Shutdown")
+            }
             return try await handle()
         case nil:
             break
@@ -441,7 +452,7 @@ extension APNsEmulator {
     }
 
     /// `{"status": 100…599, "reason": "…", "retryAfter": "…"}`, `{"delayMilliseconds": 0…300000}`
-    /// or `{"connection": "goAway" | "drop"}`, each with optional `"count": 1…` (that many
+    /// or `{"connection": "goAway" | "drop" | "silence"}`, each with optional `"count": 1…` (that many
     /// requests in a row) and `"after": N` (requests that pass untouched first); every field checked.
     static func faults(from body: [UInt8]) throws(HookRefusal) -> (faults: [APNsFault], after: Int) {
         var parser = JSONParser()
@@ -485,7 +496,8 @@ extension APNsEmulator {
             switch connection.string {
             case "goAway": fault = .goAway
             case "drop": fault = .dropConnection
-            default: throw HookRefusal(400, "connection is \"goAway\" or \"drop\"")
+            case "silence": fault = .silence
+            default: throw HookRefusal(400, "connection is \"goAway\", \"drop\" or \"silence\"")
             }
         default:
             throw HookRefusal(400, "give one of status, delayMilliseconds or connection")

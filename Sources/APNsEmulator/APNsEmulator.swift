@@ -38,13 +38,17 @@ public enum APNsFault: Sendable, Hashable {
     case status(Int, reason: String, retryAfter: String?)
     /// Answer only after this delay, then handle the request normally.
     case delay(Duration)
-    /// Handle the request normally, then shut its connection down gracefully, as APNs does when it
-    /// retires one: GOAWAY, the streams already open are answered, any opened later are refused
-    /// unprocessed, and the connection closes.
+    /// Shut the request's connection down gracefully, as APNs does when it retires one: a GOAWAY
+    /// naming the last stream opened so far, with `{"reason":"Shutdown"}`; the streams up to it
+    /// (this one too) are answered, any opened later are refused unprocessed, and the connection
+    /// closes once the last is answered.
     case goAway
     /// Close the request's connection at once, unanswered and undelivered: the client cannot tell
     /// whether APNs accepted what was in flight.
     case dropConnection
+    /// Stop reading the request's connection, leaving it open: this request and any after it go
+    /// unanswered, and so do PINGs, as when a peer or the network between hangs.
+    case silence
 }
 
 /// A device token's state, as the emulator's tests set it; a well-formed token is active until then.
@@ -71,7 +75,8 @@ public enum APNsDeviceState: Sendable, Hashable {
 /// /_emulator/deliveries` (`?since=N`), `PUT /_emulator/devices/{token}` (`{"state":"unregistered",
 /// "since":MILLISECONDS}`, `{"state":"bad"}` or `{"state":"active"}`), `POST /_emulator/faults`
 /// (`{"status":429,"reason":"TooManyRequests","retryAfter":"1","count":2}`,
-/// `{"delayMilliseconds":500}`, `{"connection":"goAway","after":100}` or `{"connection":"drop"}`),
+/// `{"delayMilliseconds":500}`, `{"connection":"goAway","after":100}`, `{"connection":"drop"}` or
+/// `{"connection":"silence"}`),
 /// `GET /_emulator/requests`.
 ///
 /// Authentication is by provider token, or, when the emulator has client-certificate roots, by a

@@ -60,7 +60,9 @@ final class EndStreamCoalescer: ChannelOutboundHandler, RemovableChannelHandler 
     }
 
     /// Put among Hummingbird's stream handlers (which follow its HTTP codec), it puts the
-    /// coalescer in front of the codec on HTTP/2 streams, and does nothing on HTTP/1 connections.
+    /// coalescer in front of the codec on HTTP/2 streams, and tells the connection's
+    /// ``ConnectionRetirement`` (added with its first stream) of the stream; it does nothing on
+    /// HTTP/1 connections.
     final class Installer: ChannelInboundHandler, RemovableChannelHandler {
         typealias InboundIn = Any
 
@@ -68,6 +70,15 @@ final class EndStreamCoalescer: ChannelOutboundHandler, RemovableChannelHandler 
             // Only a stream's pipeline holds the HTTP/2 codec (asking a socket for a stream option traps).
             guard (try? context.pipeline.syncOperations.handler(type: HTTP2FramePayloadToHTTPServerCodec.self)) != nil else { return }
             try? context.pipeline.syncOperations.addHandler(EndStreamCoalescer(), position: .first)
+            guard let connection = context.channel.parent,
+                let streamID = try? context.channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID)
+            else { return }
+            let existing = try? connection.pipeline.syncOperations.handler(type: ConnectionRetirement.self)
+            let retirement = existing ?? ConnectionRetirement()
+            if existing == nil { try? connection.pipeline.syncOperations.addHandler(retirement) }
+            retirement.opened(streamID)
+            let bound = NIOLoopBound(retirement, eventLoop: context.eventLoop)
+            context.channel.closeFuture.whenComplete { _ in bound.value.closed(streamID) }
         }
     }
 }

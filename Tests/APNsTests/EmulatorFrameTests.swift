@@ -89,6 +89,83 @@ struct EmulatorFrameTests {
         }
     }
 
+    /// Every frame a connection receives, and its end.
+    final class ConnectionRecorder: ChannelInboundHandler, Sendable {
+        typealias InboundIn = HTTP2Frame
+        let frames = Mutex<[HTTP2Frame]>([])
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            let frame = unwrapInboundIn(data)
+            frames.withLock { $0.append(frame) }
+        }
+    }
+
+    @Test("A GOAWAY names the last stream taken and carries {\"reason\":…}; the streams up to it are answered, then the connection closes")
+    func goAwayFrames() async throws {
+        let identity = try APNsEmulatorIdentity.generate()
+        try await withEmulatorAndClient(clock: SharedClock(), identity: identity) { emulator, _, _, port in
+            emulator.inject([.goAway], after: 1)
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .certificates([try NIOSSLCertificate(bytes: Array(identity.certificatePEM.utf8), format: .pem)])
+            tls.applicationProtocols = ["h2"]
+            let context = try NIOSSLContext(configuration: tls)
+            let recorder = ConnectionRecorder()
+            // Frames at the connection's level, no multiplexer: the client's own view of the wire.
+            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandlers([
+                            try NIOSSLClientHandler(context: context, serverHostname: nil), NIOHTTP2Handler(mode: .client), recorder,
+                        ])
+                    }
+                }
+                .connect(host: "127.0.0.1", port: port).get()
+            let token = try TestKey.privateKey.signing.token(issuedAt: SharedClock().clock.now())
+            // Five requests in one flush: the second retires the connection.
+            let streamIDs = [1, 3, 5, 7, 9].map { HTTP2StreamID($0) }
+            try await channel.eventLoop.submit {
+                for (index, streamID) in streamIDs.enumerated() {
+                    let headers: HPACKHeaders = [
+                        ":method": "POST", ":scheme": "https", ":authority": "127.0.0.1", ":path": "/3/device/\(deviceToken(index))",
+                        "authorization": "bearer \(token)", "apns-topic": TestKey.bundleID, "apns-push-type": "alert",
+                    ]
+                    channel.write(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers))), promise: nil)
+                    let body = ByteBuffer(string: #"{"aps":{"alert":"hi"}}"#)
+                    channel.write(HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(body), endStream: true))), promise: nil)
+                }
+                channel.flush()
+            }.get()
+            // The emulator closes the connection once the streams up to the last are answered.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await channel.closeFuture.get() }
+                group.addTask {
+                    try await Task.sleep(for: .seconds(30))
+                    channel.close(promise: nil)
+                    throw FrameMismatch([])
+                }
+                try await group.next()
+                group.cancelAll()
+            }
+            let frames = recorder.frames.withLock { $0 }
+            let goAways = frames.compactMap { frame -> (HTTP2StreamID, HTTP2ErrorCode, String)? in
+                guard case .goAway(let last, let code, let data) = frame.payload else { return nil }
+                return (last, code, data.map { String(buffer: $0) } ?? "")
+            }
+            try #require(goAways.count == 1, "\(frames)")
+            let (last, code, debugData) = goAways[0]
+            #expect(code == .noError && debugData == #"{"reason":"Shutdown"}"#)
+            #expect(last >= 3 && last <= 9)
+            // Every stream up to the last is answered 200 and delivered; none above it is either.
+            let answered = Set(
+                frames.compactMap { frame -> HTTP2StreamID? in
+                    guard case .headers(let headers) = frame.payload, headers.headers[":status"] == ["200"] else { return nil }
+                    return frame.streamID
+                })
+            #expect(answered == Set(streamIDs.filter { $0 <= last }))
+            #expect(emulator.deliveries.count == answered.count)
+        }
+    }
+
     struct FrameMismatch: Error, CustomStringConvertible {
         let frames: [HTTP2Frame.FramePayload]
         init(_ frames: [HTTP2Frame.FramePayload]) { self.frames = frames }
