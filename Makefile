@@ -12,7 +12,7 @@ ASAN_FLAGS ?=
 # openssl command the APNs emulator makes its certificate with, and the PostgreSQL server the
 # store tests start for themselves.
 deps:
-	@scripts/install-system-deps openssl postgresql
+	@scripts/install-system-deps openssl postgresql tinyproxy
 
 build: deps
 	$(SWIFT) build -c release

@@ -108,13 +108,15 @@ let package = Package(
                 serverProduct("HummingbirdCore", "hummingbird"), serverProduct("Logging", "swift-log"), serverProduct("NIOCore", "swift-nio"),
             ]
         ),
-        // The direct APNs client: HTTP/2 sends with per-device results, on AsyncHTTPClient.
+        // The direct APNs client: HTTP/2 sends with per-device results, on a connection pool of its
+        // own (swift-nio-http2 frames, swift-nio-ssl), through an HTTP proxy when asked.
         .target(
             name: "APNs",
             dependencies: [
-                "PushAPNs", "PushAPNsTokens", "PushJSON", "PushHTTP", serverProduct("AsyncHTTPClient", "async-http-client"),
-                serverProduct("Logging", "swift-log"), serverProduct("NIOCore", "swift-nio"), serverProduct("NIOHTTP1", "swift-nio"),
+                "PushAPNs", "PushAPNsTokens", "PushJSON", "PushHTTP", serverProduct("Logging", "swift-log"),
+                serverProduct("CoreMetrics", "swift-metrics"), serverProduct("NIOCore", "swift-nio"), serverProduct("NIOHPACK", "swift-nio-http2"),
                 serverProduct("NIOHTTP2", "swift-nio-http2"), serverProduct("NIOPosix", "swift-nio"), serverProduct("NIOSSL", "swift-nio-ssl"),
+                serverProduct("NIOTLS", "swift-nio"),
             ]
         ),
         // A local, verifying APNs provider API over HTTP/2 and TLS, for tests and `apns-emulator`.
@@ -295,7 +297,7 @@ let package = Package(
                 serverProduct("AsyncHTTPClient", "async-http-client"),
                 serverProduct("NIOCore", "swift-nio"), serverProduct("NIOSSL", "swift-nio-ssl"),
                 serverProduct("NIOPosix", "swift-nio"), serverProduct("NIOHTTP2", "swift-nio-http2"),
-                serverProduct("NIOHPACK", "swift-nio-http2"),
+                serverProduct("NIOHPACK", "swift-nio-http2"), serverProduct("MetricsTestKit", "swift-metrics"),
             ]
         ),
         .testTarget(name: "pushcoreTests", dependencies: ["PushCore", "PushTestSupport"]),

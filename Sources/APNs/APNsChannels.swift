@@ -1,6 +1,5 @@
-import AsyncHTTPClient
 import NIOCore
-import NIOHTTP1
+import NIOHPACK
 import PushAPNs
 import PushAPNsTokens
 import PushJSON
@@ -92,7 +91,7 @@ extension APNsClient {
         ])
         var bytes: [UInt8] = []
         try? body.write(into: &bytes)
-        let answer = try await manage(.POST, bundleID: bundleID, path: "channels", channelID: nil, body: bytes)
+        let answer = try await manage("POST", bundleID: bundleID, path: "channels", channelID: nil, body: bytes)
         guard let id = answer.headers.first(name: "apns-channel-id"), Self.isChannelID(id) else {
             throw APNsChannelError(.unreadableAnswer("no apns-channel-id on the created channel"), requestID: answer.requestID)
         }
@@ -101,7 +100,7 @@ extension APNsClient {
 
     /// A channel's settings.
     public func channel(_ id: String, bundleID: String) async throws(APNsChannelError) -> APNsChannel {
-        let answer = try await manage(.GET, bundleID: bundleID, path: "channels", channelID: id, body: nil)
+        let answer = try await manage("GET", bundleID: bundleID, path: "channels", channelID: id, body: nil)
         var parser = JSONParser()
         guard let document = try? parser.parse(answer.body), let number = document.root["message-storage-policy"]?.int,
             let policy = APNsMessageStoragePolicy(rawValue: number)
@@ -111,7 +110,7 @@ extension APNsClient {
 
     /// The ids of every channel the app has in this environment.
     public func channelIDs(bundleID: String) async throws(APNsChannelError) -> [String] {
-        let answer = try await manage(.GET, bundleID: bundleID, path: "all-channels", channelID: nil, body: nil)
+        let answer = try await manage("GET", bundleID: bundleID, path: "all-channels", channelID: nil, body: nil)
         var parser = JSONParser()
         guard let document = try? parser.parse(answer.body), let list = document.root["channels"], list.kind == .array else {
             throw APNsChannelError(.unreadableAnswer("no channels array in the list"), requestID: answer.requestID)
@@ -128,7 +127,7 @@ extension APNsClient {
 
     /// Deletes a channel; its subscribers get nothing more on it.
     public func deleteChannel(_ id: String, bundleID: String) async throws(APNsChannelError) {
-        _ = try await manage(.DELETE, bundleID: bundleID, path: "channels", channelID: id, body: nil)
+        _ = try await manage("DELETE", bundleID: bundleID, path: "channels", channelID: id, body: nil)
     }
 
     /// Broadcasts a Live Activity update or end to every device subscribed to a channel: one request.
@@ -171,21 +170,23 @@ extension APNsClient {
         } catch {
             throw APNsClientError(message: "no provider token: \(error.code)")
         }
-        var request = HTTPClientRequest(url: configuration.endpoint + "/4/broadcasts/apps/" + bundleID)
-        request.method = .POST
-        request.headers = HTTPHeaders(
-            headers.fields.map { ($0.name, $0.value) } + [("apns-channel-id", channelID), ("content-type", "application/json")])
-        request.body = .bytes(ByteBuffer(bytes: encodedPayload))
+        let pool = try connectionPools().push
+        var request = APNsHTTPRequest(
+            method: "POST", path: "/4/broadcasts/apps/" + bundleID,
+            headers: HPACKHeaders(
+                headers.fields.map { ($0.name, $0.value) } + [("apns-channel-id", channelID), ("content-type", "application/json")]),
+            body: ByteBuffer(bytes: encodedPayload), responseLimit: 64 << 10)
         let exchange = await exchange(
-            &request, token: token, budget: RetryBudget(configuration.retry.maximumAttempts), subject: ["channel": "\(channelID)"])
+            &request, on: pool, token: token, budget: RetryBudget(configuration.retry.maximumAttempts), subject: ["channel": "\(channelID)"])
+        metrics.record(exchange.outcome)
         return APNsBroadcastResult(
             channelID: channelID, outcome: exchange.outcome, requestID: exchange.headers.first(name: "apns-request-id"), attempts: exchange.attempts)
     }
 
     /// One management request, on APNs' terms for retries; the answer when it is a 2xx.
     private func manage(
-        _ method: HTTPMethod, bundleID: String, path: String, channelID: String?, body: [UInt8]?
-    ) async throws(APNsChannelError) -> (headers: HTTPHeaders, body: [UInt8], requestID: String?) {
+        _ method: String, bundleID: String, path: String, channelID: String?, body: [UInt8]?
+    ) async throws(APNsChannelError) -> (headers: HPACKHeaders, body: [UInt8], requestID: String?) {
         guard Self.isBundleID(bundleID) else { throw APNsChannelError(.invalidRequest("not a bundle ID")) }
         if let channelID, !Self.isChannelID(channelID) { throw APNsChannelError(.invalidRequest("not a channel id (base64)")) }
         let token: String?
@@ -194,17 +195,22 @@ extension APNsClient {
         } catch {
             throw APNsChannelError(.unanswered(.other("no provider token: \(error.code)"), mayHaveBeenApplied: false))
         }
-        var request = HTTPClientRequest(url: configuration.channelManagementEndpoint + "/1/apps/" + bundleID + "/" + path)
-        request.method = method
+        let pool: APNsConnectionPool
+        do throws(APNsClientError) {
+            pool = try connectionPools().management
+        } catch {
+            throw APNsChannelError(.invalidRequest(error.message))
+        }
+        // A list of 10,000 channel ids is about 300 KB.
+        var request = APNsHTTPRequest(method: method, path: "/1/apps/" + bundleID + "/" + path, headers: [:], body: nil, responseLimit: 4 << 20)
         if let channelID { request.headers.add(name: "apns-channel-id", value: channelID) }
         if let body {
             request.headers.add(name: "content-type", value: "application/json")
-            request.body = .bytes(ByteBuffer(bytes: body))
+            request.body = ByteBuffer(bytes: body)
         }
-        // A list of 10,000 channel ids is about 300 KB.
         let exchange = await exchange(
-            &request, token: token, budget: RetryBudget(configuration.retry.maximumAttempts), subject: ["channel": "\(channelID ?? "-")"],
-            responseLimit: 4 << 20)
+            &request, on: pool, token: token, budget: RetryBudget(configuration.retry.maximumAttempts),
+            subject: ["channel": "\(channelID ?? "-")"])
         let requestID = exchange.headers.first(name: "apns-request-id")
         guard exchange.outcome == .delivered else { throw APNsChannelError(exchange.outcome, requestID: requestID) }
         return (exchange.headers, exchange.body, requestID)

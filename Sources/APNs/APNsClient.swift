@@ -1,9 +1,7 @@
-import AsyncHTTPClient
+import CoreMetrics
 import Logging
 import NIOCore
-import NIOHTTP1
-import NIOHTTP2
-import NIOPosix
+import NIOHPACK
 import NIOSSL
 import PushAPNs
 import PushAPNsTokens
@@ -41,22 +39,36 @@ public struct APNsClientConfiguration: Sendable {
     public var trustRoots: [NIOSSLCertificate]?
     /// Requests in flight at once, over all of a send's devices: HTTP/2 streams on the connections.
     public var maximumConcurrentRequests: Int
-    /// HTTP/2 connections to the endpoint, each on its own event loop; requests take them in turn.
-    /// One carries 100 requests at a time on the emulator, 1,000 on APNs; more spread the work of
-    /// TLS and HTTP/2 over more cores.
+    /// HTTP/2 connections to the endpoint at most, each on its own event loop, opened one at a
+    /// time as requests come. Each carries as many requests at once as the server allows (100 on
+    /// the emulator, 1,000 on APNs); more spread the work of TLS and HTTP/2 over more cores.
     public var connections: Int
     /// How long one request may take before it counts as unanswered.
     public var requestTimeout: TimeAmount
-    /// How long making a connection (TCP and TLS) may take; AsyncHTTPClient keeps trying until then.
+    /// How long making a connection (TCP, the proxy's tunnel, TLS and the server's first SETTINGS) may take.
     public var connectTimeout: TimeAmount
+    /// A connection that has read nothing for this long is sent a PING.
+    public var pingInterval: TimeAmount
+    /// A connection whose PING is not answered within this is closed: its written requests are
+    /// reported unanswered (they may have been delivered), its unwritten ones go to another connection.
+    public var pingTimeout: TimeAmount
+    /// An HTTP proxy to tunnel through (`CONNECT`); ``APNsProxy/fromEnvironment(for:environment:)`` reads `HTTPS_PROXY`.
+    public var proxy: APNsProxy?
+    /// Where the client's metrics go; swift-metrics' bootstrapped factory when nil.
+    public var metricsFactory: (any MetricsFactory)?
     public var retry: APNsRetryPolicy
 
     public init(
         endpoint: String = Self.production, authentication: Authentication, trustRoots: [NIOSSLCertificate]? = nil,
         maximumConcurrentRequests: Int = 100, connections: Int = 1, requestTimeout: TimeAmount = .seconds(10),
-        connectTimeout: TimeAmount = .seconds(10), retry: APNsRetryPolicy = APNsRetryPolicy()
+        connectTimeout: TimeAmount = .seconds(10), pingInterval: TimeAmount = .seconds(60), pingTimeout: TimeAmount = .seconds(10),
+        proxy: APNsProxy? = nil, metricsFactory: (any MetricsFactory)? = nil, retry: APNsRetryPolicy = APNsRetryPolicy()
     ) {
         self.connectTimeout = connectTimeout
+        self.pingInterval = pingInterval
+        self.pingTimeout = pingTimeout
+        self.proxy = proxy
+        self.metricsFactory = metricsFactory
         self.endpoint = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
         channelManagementEndpoint =
             switch self.endpoint {
@@ -107,7 +119,8 @@ public struct APNsRetryPolicy: Sendable {
     }
 }
 
-/// A send that could not start: the headers or the payload break APNs' rules.
+/// A client that cannot be made (an endpoint that is not `https://host[:port]`, a TLS setting
+/// BoringSSL refuses), or a send that could not start: the headers or the payload break APNs' rules.
 public struct APNsClientError: Error, Hashable, Sendable, CustomStringConvertible {
     public let message: String
     public var description: String { message }
@@ -119,15 +132,27 @@ public struct APNsClientError: Error, Hashable, Sendable, CustomStringConvertibl
 /// expired. Log lines carry shortened device tokens, never keys, provider tokens or payloads.
 public final class APNsClient: Sendable {
     public let configuration: APNsClientConfiguration
-    /// One per connection: AsyncHTTPClient keeps one HTTP/2 connection per host.
-    let http: [HTTPClient]
-    private let nextConnection = Atomic<UInt>(0)
+    /// The push endpoint's connections and the channel management endpoint's (the same pool when
+    /// both are one origin, as on an emulator); or why there can be none, which every send reports.
+    private let pools: Result<Pools, APNsClientError>
+    let metrics: APNsClientMetrics
+    /// The provider token last taken from the cache, to count new ones.
+    private let lastToken = Mutex<String?>(nil)
     let logger: Logger
 
+    struct Pools {
+        let push: APNsConnectionPool
+        let management: APNsConnectionPool
+    }
+
+    /// Opens no connection: the first send does. An endpoint that is not `https://host[:port]`, or
+    /// TLS settings BoringSSL refuses (a certificate and key that do not match, say), make every
+    /// send throw ``APNsClientError``.
     public init(configuration: APNsClientConfiguration, logger: Logger = Logger(label: "apns")) {
         self.configuration = configuration
         self.logger = logger
         var tls = TLSConfiguration.makeClientConfiguration()
+        tls.applicationProtocols = ["h2"]
         if let roots = configuration.trustRoots { tls.trustRoots = .certificates(roots) }
         if case .certificate(let chain, let key) = configuration.authentication {
             tls.certificateChain = chain.map { .certificate($0) }
@@ -138,24 +163,70 @@ public final class APNsClient: Sendable {
             // the device's result is a certain "not delivered" TLS failure.
             tls.maximumTLSVersion = .tlsv12
         }
-        var http = HTTPClient.Configuration(tlsConfiguration: tls)
-        http.httpVersion = .automatic
-        http.timeout = .init(connect: configuration.connectTimeout, read: configuration.requestTimeout)
-        // Nothing may be sent twice behind our back: retries are this client's own decision.
-        http.maximumUsesPerConnection = nil
-        let group = MultiThreadedEventLoopGroup.singleton
-        self.http = (0..<configuration.connections).map { _ in
-            HTTPClient(eventLoopGroup: group, configuration: http, backgroundActivityLogger: logger)
+        let metrics = APNsClientMetrics(factory: configuration.metricsFactory ?? MetricsSystem.factory)
+        self.metrics = metrics
+        let sslContext: NIOSSLContext
+        do {
+            sslContext = try NIOSSLContext(configuration: tls)
+        } catch {
+            pools = .failure(APNsClientError(message: "TLS cannot be set up: \(error)"))
+            return
+        }
+        func pool(for endpoint: String) throws(APNsClientError) -> APNsConnectionPool {
+            guard let (host, port) = Self.origin(of: endpoint) else {
+                throw APNsClientError(message: "\(endpoint) is not https://host[:port]")
+            }
+            return APNsConnectionPool(
+                configuration: .init(
+                    host: host, port: port, connections: configuration.connections, connectTimeout: configuration.connectTimeout,
+                    requestTimeout: configuration.requestTimeout, pingInterval: configuration.pingInterval,
+                    pingTimeout: configuration.pingTimeout, proxy: configuration.proxy, maximumStreamsPerConnection: 1000),
+                sslContext: sslContext, logger: logger, metrics: metrics)
+        }
+        do throws(APNsClientError) {
+            let push = try pool(for: configuration.endpoint)
+            let management =
+                configuration.channelManagementEndpoint == configuration.endpoint ? push : try pool(for: configuration.channelManagementEndpoint)
+            pools = .success(Pools(push: push, management: management))
+        } catch {
+            pools = .failure(error)
         }
     }
 
-    /// Closes the connections. Call once, when no send is running.
-    public func shutdown() async throws {
-        var failure: (any Error)?
-        for client in http {
-            do { try await client.shutdown() } catch { failure = failure ?? error }
+    /// The connection pools, or why the client has none.
+    func connectionPools() throws(APNsClientError) -> Pools {
+        try pools.get()
+    }
+
+    /// The host and port of `https://host[:port]` (443 when none), a bracketed IPv6 address unbracketed.
+    static func origin(of endpoint: String) -> (host: String, port: Int)? {
+        guard endpoint.hasPrefix("https://") else { return nil }
+        let authority = endpoint.dropFirst("https://".count)
+        guard !authority.isEmpty, !authority.contains(where: { "/?#@ ".contains($0) }) else { return nil }
+        var host = Substring(authority)
+        var port = 443
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return nil }
+            host = authority[authority.index(after: authority.startIndex)..<close]
+            let rest = authority[authority.index(after: close)...]
+            if !rest.isEmpty {
+                guard rest.hasPrefix(":"), let number = Int(rest.dropFirst()) else { return nil }
+                port = number
+            }
+        } else if let colon = authority.lastIndex(of: ":") {
+            guard let number = Int(authority[authority.index(after: colon)...]) else { return nil }
+            host = authority[..<colon]
+            port = number
         }
-        if let failure { throw failure }
+        guard !host.isEmpty, (1...65_535).contains(port) else { return nil }
+        return (String(host), port)
+    }
+
+    /// Closes the connections; requests still waiting or unanswered fail. Call once, when no send is running.
+    public func shutdown() async throws {
+        guard case .success(let pools) = pools else { return }
+        await pools.push.shutdown()
+        if pools.management !== pools.push { await pools.management.shutdown() }
     }
 
     /// Sends `payload` to every device in `devices`.
@@ -185,8 +256,9 @@ public final class APNsClient: Sendable {
                 message:
                     "the payload is \(encodedPayload.count) bytes; \(headers.pushType.rawValue) pushes take at most \(headers.pushType.payloadLimit)")
         }
+        let pool = try connectionPools().push
         let body = ByteBuffer(bytes: encodedPayload)
-        let fields = HTTPHeaders(headers.fields.map { ($0.name, $0.value) } + [("content-type", "application/json")])
+        let fields = HPACKHeaders(headers.fields.map { ($0.name, $0.value) } + [("content-type", "application/json")])
         let budget = RetryBudget(configuration.retry.minimumRetries + Int(Double(devices.count) * configuration.retry.retryBudgetRatio))
         let limit = configuration.maximumConcurrentRequests
 
@@ -195,14 +267,14 @@ public final class APNsClient: Sendable {
             var next = 0
             while next < min(limit, devices.count) {
                 let (index, device) = (next, devices[next])
-                group.addTask { (index, await self.sendOne(to: device, body: body, fields: fields, budget: budget)) }
+                group.addTask { (index, await self.sendOne(to: device, on: pool, body: body, fields: fields, budget: budget)) }
                 next += 1
             }
             for await (index, result) in group {
                 results[index] = result
                 if next < devices.count {
                     let (index, device) = (next, devices[next])
-                    group.addTask { (index, await self.sendOne(to: device, body: body, fields: fields, budget: budget)) }
+                    group.addTask { (index, await self.sendOne(to: device, on: pool, body: body, fields: fields, budget: budget)) }
                     next += 1
                 }
             }
@@ -210,8 +282,11 @@ public final class APNsClient: Sendable {
         return results.map { $0! }
     }
 
-    private func sendOne(to device: String, body: ByteBuffer, fields: HTTPHeaders, budget: RetryBudget) async -> APNsSendResult {
+    private func sendOne(
+        to device: String, on pool: APNsConnectionPool, body: ByteBuffer, fields: HPACKHeaders, budget: RetryBudget
+    ) async -> APNsSendResult {
         guard Self.isOnePathSegment(device) else {
+            metrics.record(.failed(.invalidDeviceToken, mayHaveBeenDelivered: false))
             return APNsSendResult(
                 deviceToken: device, outcome: .failed(.invalidDeviceToken, mayHaveBeenDelivered: false), apnsID: nil, uniqueID: nil,
                 attempts: 0)
@@ -220,15 +295,13 @@ public final class APNsClient: Sendable {
         do throws(APNsTokenError) {
             token = try providerToken()
         } catch {
-            return APNsSendResult(
-                deviceToken: device, outcome: .failed(.other("no provider token: \(error.code)"), mayHaveBeenDelivered: false), apnsID: nil,
-                uniqueID: nil, attempts: 0)
+            let outcome = APNsSendOutcome.failed(.other("no provider token: \(error.code)"), mayHaveBeenDelivered: false)
+            metrics.record(outcome)
+            return APNsSendResult(deviceToken: device, outcome: outcome, apnsID: nil, uniqueID: nil, attempts: 0)
         }
-        var request = HTTPClientRequest(url: configuration.endpoint + "/3/device/" + device)
-        request.method = .POST
-        request.headers = fields
-        request.body = .bytes(body)
-        let exchange = await exchange(&request, token: token, budget: budget, subject: ["device": "\(Self.shortened(device))"])
+        var request = APNsHTTPRequest(method: "POST", path: "/3/device/" + device, headers: fields, body: body, responseLimit: 64 << 10)
+        let exchange = await exchange(&request, on: pool, token: token, budget: budget, subject: ["device": "\(Self.shortened(device))"])
+        metrics.record(exchange.outcome)
         return APNsSendResult(
             deviceToken: device, outcome: exchange.outcome, apnsID: exchange.headers.first(name: "apns-id"),
             uniqueID: exchange.headers.first(name: "apns-unique-id"), attempts: exchange.attempts)
@@ -238,18 +311,30 @@ public final class APNsClient: Sendable {
     func providerToken() throws(APNsTokenError) -> String? {
         guard case .token(let cache) = configuration.authentication else { return nil }
         do throws(APNsTokenError) {
-            return try cache.token()
+            let token = try cache.token()
+            countIfNew(token)
+            return token
         } catch {
             logger.error("provider token: \(error.code)")
             throw error
         }
     }
 
+    /// Counts `token` as minted when it is not the one this client used last.
+    private func countIfNew(_ token: String) {
+        let isNew = lastToken.withLock { last in
+            guard last != token else { return false }
+            last = token
+            return true
+        }
+        if isNew { metrics.tokensMinted.increment() }
+    }
+
     /// A request's last answer, or why there was none, after the retries the policy allows.
     struct Exchange {
         /// `.delivered` for any 2xx answer.
         var outcome: APNsSendOutcome
-        var headers: HTTPHeaders = [:]
+        var headers = HPACKHeaders()
         var body: [UInt8] = []
         var attempts: Int
     }
@@ -258,38 +343,41 @@ public final class APNsClient: Sendable {
     /// where ``isRetryable(_:)`` allows and the budget lasts, and once more with a new token after
     /// APNs calls this one expired.
     func exchange(
-        _ request: inout HTTPClientRequest, token: String?, budget: RetryBudget, subject: @autoclosure () -> Logger.Metadata,
-        responseLimit: Int = 64 << 10
+        _ request: inout APNsHTTPRequest, on pool: APNsConnectionPool, token: String?, budget: RetryBudget,
+        subject: @autoclosure () -> Logger.Metadata
     ) async -> Exchange {
         var token = token
         var attempts = 0
         var replacedToken = false
         while true {
             attempts += 1
+            if attempts > 1 { metrics.retries.increment() }
             if let token { request.headers.replaceOrAdd(name: "authorization", value: "bearer " + token) }
             var exchange = Exchange(outcome: .delivered, attempts: attempts)
             var retryAfter: Duration?
-            do {
-                let connection = http.count == 1 ? 0 : Int(nextConnection.wrappingAdd(1, ordering: .relaxed).oldValue % UInt(http.count))
-                let response = try await http[connection].execute(request, timeout: configuration.requestTimeout)
+            let started = NIODeadline.now()
+            let answer = await pool.execute(request)
+            metrics.duration.recordNanoseconds((NIODeadline.now() - started).nanoseconds)
+            switch answer {
+            case .success(let response):
                 exchange.headers = response.headers
-                exchange.body = Array(try await response.body.collect(upTo: responseLimit).readableBytesView)
-                if (200..<300).contains(response.status.code) { return exchange }
+                exchange.body = Array(response.body.readableBytesView)
+                if (200..<300).contains(response.status) { return exchange }
                 let (reasonText, timestamp) = parseErrorBody(exchange.body)
                 let reason = APNsRejectionReason(reasonText ?? "")
-                exchange.outcome = .rejected(status: Int(response.status.code), reason: reason, unregisteredSinceMilliseconds: timestamp)
+                exchange.outcome = .rejected(status: response.status, reason: reason, unregisteredSinceMilliseconds: timestamp)
                 retryAfter = response.headers.first(name: "retry-after").flatMap { RetryAfter.parse($0, now: APNsTokenClock.system.now()) }
                 if reason == .expiredProviderToken, !replacedToken, case .token(let cache) = configuration.authentication, let used = token {
                     replacedToken = true
                     if let fresh = try? cache.replace(rejected: used) {
                         logger.notice("APNs called the provider token expired; retrying with a new one", metadata: subject())
+                        countIfNew(fresh)
                         token = fresh
                         continue
                     }
                 }
-            } catch {
-                let (failure, written) = Self.classify(error)
-                exchange.outcome = .failed(failure, mayHaveBeenDelivered: written)
+            case .failure(let failure):
+                exchange.outcome = .failed(failure.failure, mayHaveBeenDelivered: failure.mayHaveBeenWritten)
             }
             let outcome = exchange.outcome
             // A request never written costs APNs nothing, so only answered ones spend the budget.
@@ -308,42 +396,16 @@ public final class APNsClient: Sendable {
         }
     }
 
-    /// 429 `TooManyRequests`, 500, 503 (`ServiceUnavailable`, `Shutdown`), and a request a closing
-    /// connection never wrote. Not 429 `TooManyProviderTokenUpdates`: the same token gets the same
-    /// answer until the connection's 20 minutes have passed. Not a connection that could not be
-    /// made: AsyncHTTPClient has already tried again until the connect timeout.
+    /// 429 `TooManyRequests`, 500, 503 (`ServiceUnavailable`, `Shutdown`), and a request that was
+    /// never written (its connection was lost first). Not 429 `TooManyProviderTokenUpdates`: the
+    /// same token gets the same answer until the connection's 20 minutes have passed. Not a
+    /// connection that could not be made (refused, TLS, proxy): the next attempt would fail alike.
     static func isRetryable(_ outcome: APNsSendOutcome) -> Bool {
         switch outcome {
         case .delivered: false
         case .rejected(let status, let reason, _): (status == 429 && reason != .tooManyProviderTokenUpdates) || status == 500 || status == 503
         case .failed(let failure, let mayHaveBeenDelivered): failure == .connectionLost && !mayHaveBeenDelivered
         }
-    }
-
-    /// What went wrong, and whether the request may have reached APNs. Only what proves it did not
-    /// counts as unwritten: a connection that was never made (refused, timed out connecting, TLS
-    /// failed); a stream APNs refused (`REFUSED_STREAM`, which HTTP/2 guarantees was not processed:
-    /// those above a GOAWAY's last stream); and a request the connection pool gave up before
-    /// writing it (`cancelled`: its connection was closing, and this client never cancels a
-    /// request itself) or whose stream was closed before its first write. A connection lost with
-    /// the request on it may have delivered it.
-    static func classify(_ error: any Error) -> (APNsTransportFailure, mayHaveBeenWritten: Bool) {
-        if let error = error as? HTTPClientError {
-            switch error {
-            case .connectTimeout: return (.timeout, false)
-            case .deadlineExceeded, .readTimeout, .writeTimeout: return (.timeout, true)
-            case .cancelled: return (.connectionLost, false)
-            case .remoteConnectionClosed: return (.connectionLost, true)
-            default: return (.other(String(describing: error)), true)
-            }
-        }
-        if let error = error as? NIOHTTP2Errors.StreamClosed { return (.connectionLost, error.errorCode != .refusedStream) }
-        if let error = error as? ChannelError, case .ioOnClosedChannel = error { return (.connectionLost, false) }
-        if error is NIOConnectionError { return (.connectionRefused, false) }
-        if let error = error as? IOError, error.errnoCode == 111 { return (.connectionRefused, false) }
-        if error is NIOSSLError || error is BoringSSLError { return (.tls, false) }
-        if let error = error as? ChannelError, case .connectTimeout = error { return (.timeout, false) }
-        return (.other(String(describing: type(of: error))), true)
     }
 
     /// Letters, digits, `-` and `_`, 1 to 512 of them: whatever else a token holds, it cannot send

@@ -88,6 +88,10 @@ public enum APNsTransportFailure: Hashable, Sendable, CustomStringConvertible {
     case tls
     /// Not sent: the token has a character that would change the request's path (`/`, `?`, `%`, …).
     case invalidDeviceToken
+    /// The HTTP proxy would not open a tunnel to APNs (its address and answer, never its credentials).
+    case proxy(String)
+    /// APNs retired the connection with a GOAWAY (its `reason`, when it gave one) before answering.
+    case goAway(reason: String?)
     case other(String)
 
     public var description: String {
@@ -97,6 +101,8 @@ public enum APNsTransportFailure: Hashable, Sendable, CustomStringConvertible {
         case .connectionRefused: "connection refused"
         case .tls: "TLS handshake failed"
         case .invalidDeviceToken: "not a device token"
+        case .proxy(let problem): problem
+        case .goAway(let reason): "GOAWAY \(reason ?? "without reason")"
         case .other(let text): text
         }
     }

@@ -1,0 +1,269 @@
+import Logging
+import NIOCore
+import NIOHPACK
+import NIOHTTP2
+import NIOPosix
+import NIOSSL
+import Synchronization
+
+/// A request as a connection writes it; the pseudo-header fields come from the pool's origin.
+struct APNsHTTPRequest: Sendable {
+    var method: String
+    var path: String
+    /// Lowercase names, without pseudo-header fields.
+    var headers: HPACKHeaders
+    var body: ByteBuffer?
+    /// The largest answer body taken; a longer one fails the request.
+    var responseLimit: Int
+}
+
+struct APNsHTTPResponse: Sendable {
+    var status: Int
+    var headers: HPACKHeaders
+    var body: ByteBuffer
+}
+
+/// Why a request got no answer, and whether it may have reached the server.
+struct APNsExchangeFailure: Error, Hashable, Sendable {
+    var failure: APNsTransportFailure
+    var mayHaveBeenWritten: Bool
+}
+
+/// A request waiting for a stream or riding on one. It is in exactly one place at a time (the
+/// pool's queue or one connection's streams), and whichever holds it resumes it once.
+struct APNsPendingRequest: Sendable {
+    let request: APNsHTTPRequest
+    let continuation: CheckedContinuation<Result<APNsHTTPResponse, APNsExchangeFailure>, Never>
+    /// Times it came back unprocessed (above a GOAWAY's last stream, refused, never written).
+    var resends = 0
+
+    func resume(_ result: Result<APNsHTTPResponse, APNsExchangeFailure>) {
+        continuation.resume(returning: result)
+    }
+}
+
+/// The HTTP/2 connections to one origin (APNs' push host, or its channel management host): opened
+/// when requests come, up to a number; each carries as many streams at once as the server's
+/// `SETTINGS_MAX_CONCURRENT_STREAMS` allows; requests wait in order for a free stream.
+///
+/// Requests that a connection proves it never processed — above a GOAWAY's last stream id,
+/// refused with `REFUSED_STREAM`, or not yet written when it closed — go back to the front of the
+/// queue and are sent on another connection; they cost no attempt.
+final class APNsConnectionPool: Sendable {
+    struct Configuration: Sendable {
+        var host: String
+        var port: Int
+        var connections: Int
+        var connectTimeout: TimeAmount
+        var requestTimeout: TimeAmount
+        var pingInterval: TimeAmount
+        var pingTimeout: TimeAmount
+        var proxy: APNsProxy?
+        /// Streams one connection carries at most, whatever the server allows.
+        var maximumStreamsPerConnection: Int
+    }
+
+    /// A request sent back this many times fails, not written: every connection kept refusing it.
+    static let maximumResends = 8
+
+    let configuration: Configuration
+    /// `:authority`: the host, with the port when it is not 443.
+    let authority: String
+    let sslContext: NIOSSLContext
+    let logger: Logger
+    let metrics: APNsClientMetrics
+    private let state = Mutex(State())
+
+    fileprivate struct State {
+        var connections: [Entry] = []
+        var waiting = CircularBuffer<APNsPendingRequest>()
+        var nextConnectionID = 1
+        var isShutDown = false
+    }
+
+    fileprivate struct Entry {
+        enum Phase {
+            case opening
+            /// Taking new streams, up to `capacity` at once.
+            case ready(capacity: Int)
+            /// GOAWAY, PING failure or a stream id run out: finishing what it has, taking nothing new.
+            case draining
+        }
+
+        let connection: APNsConnection
+        var phase: Phase
+        var inFlight = 0
+    }
+
+    /// What to do outside the lock after a change: start streams, open a connection, fail requests.
+    private struct Work {
+        var starts: [(APNsConnection, [APNsPendingRequest])] = []
+        var open: APNsConnection?
+        var failures: [(APNsPendingRequest, APNsExchangeFailure)] = []
+    }
+
+    init(configuration: Configuration, sslContext: NIOSSLContext, logger: Logger, metrics: APNsClientMetrics) {
+        self.configuration = configuration
+        authority = configuration.port == 443 ? configuration.host : "\(configuration.host):\(configuration.port)"
+        self.sslContext = sslContext
+        self.logger = logger
+        self.metrics = metrics
+    }
+
+    /// Sends `request` on the next free stream and waits for its answer.
+    func execute(_ request: APNsHTTPRequest) async -> Result<APNsHTTPResponse, APNsExchangeFailure> {
+        await withCheckedContinuation { continuation in
+            let pending = APNsPendingRequest(request: request, continuation: continuation)
+            perform { state, work in
+                guard !state.isShutDown else {
+                    work.failures.append((pending, APNsExchangeFailure(failure: .other("the client is shut down"), mayHaveBeenWritten: false)))
+                    return
+                }
+                state.waiting.append(pending)
+            }
+        }
+    }
+
+    /// Closes every connection (their unanswered streams fail) and fails what waits.
+    func shutdown() async {
+        let connections = state.withLock { state -> [APNsConnection] in
+            state.isShutDown = true
+            return state.connections.map(\.connection)
+        }
+        perform { state, work in
+            while let pending = state.waiting.popFirst() {
+                work.failures.append((pending, APNsExchangeFailure(failure: .other("the client is shut down"), mayHaveBeenWritten: false)))
+            }
+        }
+        for connection in connections { await connection.close() }
+    }
+
+    // MARK: What connections report (on their event loops)
+
+    func connectionReady(_ id: Int, capacity: Int) {
+        perform { state, _ in
+            state.update(id) { $0.phase = .ready(capacity: capacity) }
+        }
+    }
+
+    func capacityChanged(_ id: Int, capacity: Int) {
+        perform { state, _ in
+            state.update(id) { entry in
+                if case .ready = entry.phase { entry.phase = .ready(capacity: capacity) }
+            }
+        }
+    }
+
+    func streamsFinished(_ id: Int, count: Int) {
+        perform { state, _ in
+            state.update(id) { $0.inFlight -= count }
+        }
+    }
+
+    func connectionDraining(_ id: Int) {
+        perform { state, _ in
+            state.update(id) { $0.phase = .draining }
+        }
+    }
+
+    /// Requests the connection did not process, back to the front of the queue in their order.
+    func returned(_ id: Int, _ requests: [APNsPendingRequest], failure: APNsTransportFailure) {
+        guard !requests.isEmpty else { return }
+        metrics.resends.increment(by: requests.count)
+        perform { state, work in
+            state.update(id) { $0.inFlight -= requests.count }
+            for var pending in requests.reversed() {
+                pending.resends += 1
+                if state.isShutDown || pending.resends > Self.maximumResends {
+                    work.failures.append((pending, APNsExchangeFailure(failure: failure, mayHaveBeenWritten: false)))
+                } else {
+                    state.waiting.prepend(pending)
+                }
+            }
+        }
+    }
+
+    /// The connection is gone. `failure` says why one that never became ready failed: what waits
+    /// fails with it unless another connection may still take it.
+    func connectionClosed(_ id: Int, neverReadyBecause failure: APNsExchangeFailure?) {
+        perform { state, work in
+            state.connections.removeAll { $0.connection.id == id }
+            guard let failure else { return }
+            let othersMayServe = state.connections.contains { entry in
+                if case .draining = entry.phase { return false }
+                return true
+            }
+            if !othersMayServe {
+                while let pending = state.waiting.popFirst() { work.failures.append((pending, failure)) }
+            }
+        }
+    }
+
+    // MARK: Dispatch
+
+    /// Changes the state under the lock, hands waiting requests to connections with free streams,
+    /// opens a connection when there is work and room, then acts outside the lock.
+    private func perform(_ change: (inout State, inout Work) -> Void) {
+        let work = state.withLock { state -> Work in
+            var work = Work()
+            change(&state, &work)
+            dispatch(&state, &work)
+            return work
+        }
+        for (pending, failure) in work.failures { pending.resume(.failure(failure)) }
+        if let connection = work.open { connection.open() }
+        for (connection, requests) in work.starts { connection.start(requests) }
+    }
+
+    private func dispatch(_ state: inout State, _ work: inout Work) {
+        guard !state.isShutDown else { return }
+        var dispatched = false
+        if !state.waiting.isEmpty {
+            var batches = [[APNsPendingRequest]](repeating: [], count: state.connections.count)
+            while !state.waiting.isEmpty {
+                // The ready connection with the most free streams, request by request: the load
+                // spreads over the connections and their event loops.
+                var best: Int?
+                var bestFree = 0
+                for (index, entry) in state.connections.enumerated() {
+                    guard case .ready(let capacity) = entry.phase else { continue }
+                    let free = capacity - entry.inFlight
+                    if free > bestFree {
+                        best = index
+                        bestFree = free
+                    }
+                }
+                guard let best else { break }
+                batches[best].append(state.waiting.removeFirst())
+                state.connections[best].inFlight += 1
+                dispatched = true
+            }
+            for (index, batch) in batches.enumerated() where !batch.isEmpty {
+                work.starts.append((state.connections[index].connection, batch))
+            }
+        }
+        // Lazily, one at a time, up to the configured number: while requests wait, or while there is
+        // traffic to spread.
+        let live = state.connections.count { entry in
+            if case .draining = entry.phase { return false }
+            return true
+        }
+        let opening = state.connections.contains { entry in
+            if case .opening = entry.phase { return true }
+            return false
+        }
+        if !opening, live < configuration.connections, !state.waiting.isEmpty || dispatched {
+            let connection = APNsConnection(id: state.nextConnectionID, pool: self)
+            state.nextConnectionID += 1
+            state.connections.append(Entry(connection: connection, phase: .opening))
+            work.open = connection
+        }
+    }
+}
+
+extension APNsConnectionPool.State {
+    fileprivate mutating func update(_ id: Int, _ change: (inout APNsConnectionPool.Entry) -> Void) {
+        guard let index = connections.firstIndex(where: { $0.connection.id == id }) else { return }
+        change(&connections[index])
+    }
+}

@@ -1,0 +1,173 @@
+import NIOCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// An HTTP proxy that APNs connections tunnel through (`CONNECT host:port`), with optional Basic
+/// credentials. TLS runs end to end inside the tunnel: the proxy sees only the host and port.
+public struct APNsProxy: Sendable, Hashable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+    public var username: String?
+    public var password: String?
+
+    public init(host: String, port: Int, username: String? = nil, password: String? = nil) {
+        self.host = host
+        self.port = port
+        self.username = username
+        self.password = password
+    }
+
+    /// `http://[user:password@]host[:port]` (the port defaults to 80), as `HTTPS_PROXY` holds it;
+    /// the credentials percent-decoded.
+    public init(url: String) throws(APNsProxyError) {
+        guard let components = URLComponents(string: url), components.scheme?.lowercased() == "http",
+            let host = components.host, !host.isEmpty, components.path.isEmpty || components.path == "/", components.query == nil
+        else { throw APNsProxyError("a proxy is http://[user:password@]host[:port]") }
+        guard (1...65_535).contains(components.port ?? 80) else { throw APNsProxyError("the proxy's port is 1 to 65535") }
+        self.init(host: host, port: components.port ?? 80, username: components.user, password: components.password)
+    }
+
+    /// The proxy `HTTPS_PROXY` (or `https_proxy`) names for `host`, unless `NO_PROXY` (or
+    /// `no_proxy`) exempts it: `*`, or a comma-separated list of hosts and domain suffixes.
+    /// - Returns: nil when no proxy applies.
+    /// - Throws: ``APNsProxyError`` when the variable is set but is not a proxy address.
+    public static func fromEnvironment(
+        for host: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(APNsProxyError) -> APNsProxy? {
+        guard let url = environment["HTTPS_PROXY"] ?? environment["https_proxy"], !url.isEmpty else { return nil }
+        let exempt = (environment["NO_PROXY"] ?? environment["no_proxy"] ?? "").split(separator: ",").map {
+            $0.trimmingCharacters(in: .whitespaces).lowercased()
+        }
+        let host = host.lowercased()
+        for entry in exempt where !entry.isEmpty {
+            let domain = entry.hasPrefix(".") ? String(entry.dropFirst()) : entry
+            if entry == "*" || host == domain || host.hasSuffix("." + domain) { return nil }
+        }
+        do {
+            return try APNsProxy(url: url)
+        } catch {
+            throw APNsProxyError("HTTPS_PROXY: \(error.message)")
+        }
+    }
+
+    /// `host:port`, and whether credentials are set; never the password.
+    public var description: String {
+        "\(host):\(port)\(username == nil ? "" : " (with credentials)")"
+    }
+
+    var basicCredentials: String? {
+        guard let username else { return nil }
+        return Data("\(username):\(password ?? "")".utf8).base64EncodedString()
+    }
+}
+
+/// A proxy setting that cannot be used.
+public struct APNsProxyError: Error, Hashable, Sendable, CustomStringConvertible {
+    public let message: String
+    init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// Why a proxy would not open the tunnel.
+struct HTTPConnectTunnelError: Error, CustomStringConvertible {
+    let proxy: APNsProxy
+    let problem: String
+    var description: String { "proxy \(proxy.host):\(proxy.port) \(problem)" }
+}
+
+/// Asks the proxy for a tunnel to `target` as the connection comes up; once it answers 200, hands
+/// the pipeline to `established` (TLS and HTTP/2 go in) and leaves. Any other answer fails the
+/// connection with the proxy's status line, through `refused`.
+final class HTTPConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    /// The proxy's answer head may be at most this long.
+    static let maximumHeadLength = 16 << 10
+
+    let proxy: APNsProxy
+    let target: String
+    let established: (ChannelPipeline.SynchronousOperations) throws -> Void
+    let refused: (APNsTransportFailure) -> Void
+    private var head = ByteBuffer()
+    private var asked = false
+    private var done = false
+
+    init(
+        proxy: APNsProxy, target: String, established: @escaping (ChannelPipeline.SynchronousOperations) throws -> Void,
+        refused: @escaping (APNsTransportFailure) -> Void
+    ) {
+        self.proxy = proxy
+        self.target = target
+        self.established = established
+        self.refused = refused
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { ask(context: context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        ask(context: context)
+        context.fireChannelActive()
+    }
+
+    private func ask(context: ChannelHandlerContext) {
+        guard !asked else { return }
+        asked = true
+        var request = "CONNECT \(target) HTTP/1.1\r\nHost: \(target)\r\n"
+        if let credentials = proxy.basicCredentials { request += "Proxy-Authorization: Basic \(credentials)\r\n" }
+        request += "\r\n"
+        context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: request)), promise: nil)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !done else { return }
+        var bytes = unwrapInboundIn(data)
+        head.writeBuffer(&bytes)
+        let view = head.readableBytesView
+        guard let end = view.firstRange(of: Array("\r\n\r\n".utf8)) else {
+            if head.readableBytes > Self.maximumHeadLength { fail(context: context, "sent an answer head longer than 16 KiB") }
+            return
+        }
+        let statusLine = String(
+            decoding: view[view.startIndex..<(view.firstRange(of: Array("\r\n".utf8))?.lowerBound ?? end.lowerBound)], as: UTF8.self)
+        let parts = statusLine.split(separator: " ", maxSplits: 2)
+        guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), let status = Int(parts[1]) else {
+            fail(context: context, "did not answer CONNECT in HTTP/1.1")
+            return
+        }
+        guard (200..<300).contains(status) else {
+            fail(context: context, "refused the tunnel: \(statusLine.dropFirst(parts[0].count + 1).prefix(100))")
+            return
+        }
+        done = true
+        head.moveReaderIndex(to: head.readerIndex + (end.upperBound - view.startIndex))
+        let rest = head
+        do {
+            try established(context.pipeline.syncOperations)
+            context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+            // Bytes after the head belong to TLS (a proxy sends none before the client speaks).
+            if rest.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(rest)) }
+        } catch {
+            context.fireErrorCaught(error)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if !done { refused(.proxy(HTTPConnectTunnelError(proxy: proxy, problem: "closed the connection before the tunnel opened").description)) }
+        context.fireChannelInactive()
+    }
+
+    private func fail(context: ChannelHandlerContext, _ problem: String) {
+        done = true
+        refused(.proxy(HTTPConnectTunnelError(proxy: proxy, problem: problem).description))
+        context.close(promise: nil)
+    }
+}

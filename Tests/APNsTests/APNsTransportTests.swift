@@ -1,0 +1,231 @@
+import APNs
+import APNsEmulator
+import Foundation
+import Metrics
+import MetricsTestKit
+import NIOCore
+import NIOPosix
+import NIOSSL
+import PushAPNsTokens
+import Testing
+
+/// The client's own HTTP/2 transport: PING health checks, the CONNECT proxy, metrics.
+@Suite("APNs transport: PING, proxy, metrics", .serialized)
+struct APNsTransportTests {
+    /// A client of the emulator `withEmulatorAndClient` started, with other settings.
+    func client(
+        port: Int, identity: APNsEmulatorIdentity, cache: APNsTokenCache, proxy: APNsProxy? = nil, pingInterval: TimeAmount = .seconds(60),
+        pingTimeout: TimeAmount = .seconds(10), metrics: TestMetrics? = nil
+    ) throws -> APNsClient {
+        APNsClient(
+            configuration: APNsClientConfiguration(
+                endpoint: "https://127.0.0.1:\(port)", authentication: .token(cache),
+                trustRoots: [try NIOSSLCertificate(bytes: Array(identity.certificatePEM.utf8), format: .pem)],
+                requestTimeout: patientTimeout, connectTimeout: patientTimeout, pingInterval: pingInterval, pingTimeout: pingTimeout,
+                proxy: proxy, metricsFactory: metrics))
+    }
+
+    @Test("A connection that stops answering is found by PING and replaced; the send completes, and no device is sent twice")
+    func silentConnection() async throws {
+        let identity = try APNsEmulatorIdentity.generate()
+        try await withEmulatorAndClient(clock: SharedClock(), identity: identity) { emulator, _, cache, port in
+            let metrics = TestMetrics()
+            let client = try client(
+                port: port, identity: identity, cache: cache, pingInterval: .milliseconds(200), pingTimeout: .milliseconds(300),
+                metrics: metrics)
+            defer { Task { try? await client.shutdown() } }
+            emulator.inject([.silence], after: 100)
+            let devices = (0..<300).map(deviceToken)
+            let results = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: devices)
+            let delivered = emulator.deliveries
+            #expect(delivered.count == Set(delivered.map(\.deviceToken)).count, "a notification was delivered twice")
+            // What the silent connection had been written is in doubt; everything else arrived on the next connection.
+            let inDoubt = results.filter { !$0.isDelivered }
+            #expect(inDoubt.allSatisfy { $0.outcome == .failed(.timeout, mayHaveBeenDelivered: true) }, "\(inDoubt.prefix(3))")
+            #expect(!inDoubt.isEmpty && inDoubt.count <= 100)
+            #expect(Set(results.filter(\.isDelivered).map(\.deviceToken)) == Set(delivered.map(\.deviceToken)))
+            #expect(Set(delivered.map(\.connection)).count == 2)
+            #expect(try metrics.expectCounter("apns_pings_failed_total").totalValue == 1)
+
+            let after = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: [deviceToken(1000)])
+            #expect(after[0].isDelivered)
+        }
+    }
+
+    /// The emulator, as Hummingbird's HTTP/2 server, takes a PING every 30 s on a connection
+    /// without requests and tolerates two sooner: this test stays within that.
+    @Test("An idle connection answers its PINGs and stays")
+    func idlePings() async throws {
+        let identity = try APNsEmulatorIdentity.generate()
+        try await withEmulatorAndClient(clock: SharedClock(), identity: identity) { emulator, _, cache, port in
+            let metrics = TestMetrics()
+            let client = try client(
+                port: port, identity: identity, cache: cache, pingInterval: .milliseconds(200), pingTimeout: .seconds(30), metrics: metrics)
+            defer { Task { try? await client.shutdown() } }
+            _ = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: [deviceToken(1)])
+            try await Task.sleep(for: .milliseconds(500))
+            let later = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: [deviceToken(2)])
+            #expect(later[0].isDelivered)
+            #expect(Set(emulator.deliveries.map(\.connection)).count == 1)
+            #expect(try metrics.expectCounter("apns_pings_failed_total").totalValue == 0)
+            #expect(try metrics.expectMeter("apns_connections_open").lastValue == 1)
+        }
+    }
+
+    @Test("Sends go through an HTTP CONNECT proxy (tinyproxy) with Basic credentials; wrong ones fail naming the proxy")
+    func throughProxy() async throws {
+        let proxy = try TinyProxy.start(username: "pusher", password: "s3cret-proxy-pw")
+        defer { proxy.stop() }
+        let identity = try APNsEmulatorIdentity.generate()
+        try await withEmulatorAndClient(clock: SharedClock(), identity: identity) { emulator, _, cache, port in
+            let good = try client(
+                port: port, identity: identity, cache: cache,
+                proxy: APNsProxy(host: "127.0.0.1", port: proxy.port, username: "pusher", password: "s3cret-proxy-pw"))
+            let results = try await good.send(encodedPayload: alertPayload, headers: alertHeaders, to: (0..<50).map(deviceToken))
+            try await good.shutdown()
+            #expect(results.allSatisfy { $0.isDelivered })
+            #expect(emulator.deliveries.count == 50)
+            #expect(proxy.log().contains("CONNECT"))
+
+            let requestsBefore = emulator.requestCount
+            let wrong = try client(
+                port: port, identity: identity, cache: cache,
+                proxy: APNsProxy(host: "127.0.0.1", port: proxy.port, username: "pusher", password: "not-the-password"))
+            let refused = try await wrong.send(encodedPayload: alertPayload, headers: alertHeaders, to: [deviceToken(1), deviceToken(2)])
+            try await wrong.shutdown()
+            for result in refused {
+                guard case .failed(.proxy(let problem), mayHaveBeenDelivered: false) = result.outcome else {
+                    Issue.record("not a proxy failure: \(result.outcome)")
+                    continue
+                }
+                // tinyproxy answers wrong credentials 401, missing ones 407.
+                #expect(problem.hasPrefix("proxy 127.0.0.1:\(proxy.port) refused the tunnel: 40"), "\(problem)")
+                #expect(!problem.contains("not-the-password") && !"\(result)".contains("not-the-password"))
+            }
+            #expect(emulator.requestCount == requestsBefore)
+
+            // A proxy that is not there is named too.
+            let closedPort = try await unusedPort()
+            let absent = try client(port: port, identity: identity, cache: cache, proxy: APNsProxy(host: "127.0.0.1", port: closedPort))
+            let unreachable = try await absent.send(encodedPayload: alertPayload, headers: alertHeaders, to: [deviceToken(3)])
+            try await absent.shutdown()
+            guard case .failed(.proxy(let problem), mayHaveBeenDelivered: false) = unreachable[0].outcome else {
+                Issue.record("not a proxy failure: \(unreachable[0].outcome)")
+                return
+            }
+            #expect(problem.hasPrefix("proxy 127.0.0.1:\(closedPort) "), "\(problem)")
+        }
+    }
+
+    @Test("HTTPS_PROXY and NO_PROXY are read as curl reads them; a bad value is an error; the password is never shown")
+    func proxyFromEnvironment() throws {
+        let host = "api.push.apple.com"
+        #expect(try APNsProxy.fromEnvironment(for: host, environment: [:]) == nil)
+        let proxy = try APNsProxy.fromEnvironment(for: host, environment: ["HTTPS_PROXY": "http://user:p%40ss@proxy.internal:3128"])
+        #expect(proxy == APNsProxy(host: "proxy.internal", port: 3128, username: "user", password: "p@ss"))
+        #expect(!"\(proxy!)".contains("p@ss") && "\(proxy!)" == "proxy.internal:3128 (with credentials)")
+        #expect(try APNsProxy.fromEnvironment(for: host, environment: ["https_proxy": "http://proxy.internal"])?.port == 80)
+        for exempt in ["*", "apple.com", ".push.apple.com", "example.org, api.push.apple.com"] {
+            #expect(try APNsProxy.fromEnvironment(for: host, environment: ["HTTPS_PROXY": "http://p:1", "NO_PROXY": exempt]) == nil)
+        }
+        #expect(try APNsProxy.fromEnvironment(for: host, environment: ["HTTPS_PROXY": "http://p:1", "NO_PROXY": "le.com"]) != nil)
+        for bad in ["socks5://p:1080", "http://", "http://p:0", "http://p:1/path", "p:1"] {
+            #expect(throws: APNsProxyError.self, "\(bad)") { try APNsProxy.fromEnvironment(for: host, environment: ["HTTPS_PROXY": bad]) }
+        }
+    }
+
+    @Test("Metrics: results by status and Apple's reason, retries, latency, connections, tokens minted")
+    func metrics() async throws {
+        let identity = try APNsEmulatorIdentity.generate()
+        try await withEmulatorAndClient(clock: SharedClock(), identity: identity) { emulator, _, cache, port in
+            let metrics = TestMetrics()
+            let client = try client(port: port, identity: identity, cache: cache, metrics: metrics)
+            emulator.setState(.unregistered(sinceMilliseconds: 1_700_000_000_000), for: deviceToken(7))
+            emulator.inject([.status(429, reason: "TooManyRequests", retryAfter: nil)], after: 3)
+            let results = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: (0..<10).map(deviceToken))
+            try await client.shutdown()
+            #expect(results.count(where: \.isDelivered) == 9)
+            #expect(try metrics.expectCounter("apns_sends_total", [("status", "200"), ("reason", "none")]).totalValue == 9)
+            #expect(try metrics.expectCounter("apns_sends_total", [("status", "410"), ("reason", "Unregistered")]).totalValue == 1)
+            #expect(try metrics.expectCounter("apns_retries_total").totalValue == 1)
+            #expect(try metrics.expectCounter("apns_provider_tokens_minted_total").totalValue == 1)
+            #expect(try metrics.expectTimer("apns_request_duration_seconds").values.count == 11)
+            #expect(try metrics.expectMeter("apns_connections_open").lastValue == 0)
+        }
+    }
+}
+
+/// A free TCP port on 127.0.0.1, found by binding and closing.
+func unusedPort() async throws -> Int {
+    let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
+    let port = channel.localAddress!.port!
+    try await channel.close()
+    return port
+}
+
+/// Debian's tinyproxy (installed by `make deps`) in the foreground, on a free port, with Basic
+/// credentials, allowing CONNECT to any port.
+struct TinyProxy {
+    let process: Process
+    let port: Int
+    let folder: URL
+
+    static func start(username: String, password: String) throws -> TinyProxy {
+        let candidates = ["/usr/bin/tinyproxy", "/usr/sbin/tinyproxy", "/opt/homebrew/bin/tinyproxy", "/usr/local/bin/tinyproxy"]
+        guard let executable = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            throw TinyProxyMissing()
+        }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tinyproxy-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for _ in 0..<5 {
+            let socket = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).wait()
+            let port = socket.localAddress!.port!
+            try socket.close().wait()
+            let configuration = """
+                Port \(port)
+                Listen 127.0.0.1
+                Timeout 60
+                MaxClients 100
+                Allow 127.0.0.1
+                BasicAuth \(username) \(password)
+                LogLevel Connect
+                LogFile "\(folder.path)/tinyproxy.log"
+
+                """
+            try configuration.write(to: folder.appendingPathComponent("tinyproxy.conf"), atomically: true, encoding: .utf8)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = ["-d", "-c", folder.appendingPathComponent("tinyproxy.conf").path]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            // Listening once a connection is taken; a port someone else took meanwhile ends the process.
+            for _ in 0..<100 where process.isRunning {
+                if (try? ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: port).wait())
+                    .map({ $0.close(promise: nil) }) != nil
+                {
+                    return TinyProxy(process: process, port: port, folder: folder)
+                }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            process.terminate()
+            process.waitUntilExit()
+        }
+        throw TinyProxyMissing()
+    }
+
+    func log() -> String {
+        (try? String(contentsOf: folder.appendingPathComponent("tinyproxy.log"), encoding: .utf8)) ?? ""
+    }
+
+    func stop() {
+        // SIGTERM has tinyproxy wait out its open tunnels.
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    struct TinyProxyMissing: Error, CustomStringConvertible {
+        var description: String { "tinyproxy did not start (make deps installs it)" }
+    }
+}
