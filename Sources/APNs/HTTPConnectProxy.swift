@@ -31,18 +31,19 @@ public struct APNsProxy: Sendable, Hashable, CustomStringConvertible {
         self.init(host: host, port: components.port ?? 80, username: components.user, password: components.password)
     }
 
-    /// The proxy `HTTPS_PROXY` (or `https_proxy`) names for `host`, unless `NO_PROXY` (or
-    /// `no_proxy`) exempts it: `*`, or a comma-separated list of hosts and domain suffixes.
+    /// The proxy `HTTPS_PROXY` (or `https_proxy`) names for `endpoint` (`https://host[:port]`),
+    /// unless `NO_PROXY` (or `no_proxy`) exempts its host: `*`, or a comma-separated list of hosts
+    /// and domain suffixes.
     /// - Returns: nil when no proxy applies.
     /// - Throws: ``APNsProxyError`` when the variable is set but is not a proxy address.
     public static func fromEnvironment(
-        for host: String, environment: [String: String] = ProcessInfo.processInfo.environment
+        for endpoint: String, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(APNsProxyError) -> APNsProxy? {
         guard let url = environment["HTTPS_PROXY"] ?? environment["https_proxy"], !url.isEmpty else { return nil }
+        let host = (APNsClient.origin(of: endpoint)?.host ?? endpoint).lowercased()
         let exempt = (environment["NO_PROXY"] ?? environment["no_proxy"] ?? "").split(separator: ",").map {
             $0.trimmingCharacters(in: .whitespaces).lowercased()
         }
-        let host = host.lowercased()
         for entry in exempt where !entry.isEmpty {
             let domain = entry.hasPrefix(".") ? String(entry.dropFirst()) : entry
             if entry == "*" || host == domain || host.hasSuffix("." + domain) { return nil }

@@ -212,15 +212,18 @@ public struct PushBackendService: Service, CustomStringConvertible {
             case .apns(let settings):
                 // One token cache for both environments: a provider token is good in either.
                 let tokens = APNsTokenCache(key: settings.signingKey)
-                func client(_ endpoint: String) -> APNsClient {
+                func client(_ endpoint: String) throws -> APNsClient {
                     let client = APNsClient(
-                        configuration: APNsClientConfiguration(endpoint: endpoint, authentication: .token(tokens), trustRoots: settings.trustRoots),
+                        configuration: APNsClientConfiguration(
+                            endpoint: endpoint, authentication: .token(tokens), trustRoots: settings.trustRoots,
+                            proxy: try APNsProxy.fromEnvironment(for: endpoint)),
                         logger: logger)
                     apnsClients.append(client)
                     return client
                 }
                 let apns = DirectAPNs(
-                    client: client(settings.endpoint), otherEnvironment: settings.otherEnvironmentEndpoint.map(client), topic: settings.topic,
+                    client: try client(settings.endpoint), otherEnvironment: try settings.otherEnvironmentEndpoint.map(client),
+                    topic: settings.topic,
                     liveActivity: settings.liveActivity)
                 try await Self.checkAPNs(apns, tokens: tokens, device: settings.checkDevice, logger: logger)
                 sender = .apns(apns)

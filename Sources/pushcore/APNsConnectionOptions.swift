@@ -22,6 +22,8 @@ struct APNsConnectionOptions: ParsableArguments {
     var caFile: String?
     @Option(name: .customLong("connect-timeout"), help: "Seconds to keep trying to connect (TCP and TLS).") var connectTimeout: Int = 10
     @Option(help: "Seconds to wait for each answer.") var timeout: Int = 10
+    @Option(help: "Tunnel through this HTTP proxy, http://[user:password@]host[:port]; or HTTPS_PROXY (NO_PROXY exempts hosts).")
+    var proxy: String?
 
     /// The topic, from its flag or the environment.
     var topic: String { topicFlag ?? environment("APNS_TOPIC") ?? "" }
@@ -39,6 +41,13 @@ struct APNsConnectionOptions: ParsableArguments {
         if !(1...600).contains(connectTimeout) || !(1...600).contains(timeout) {
             throw ValidationError("--connect-timeout and --timeout take 1 to 600 seconds")
         }
+        if let proxy {
+            do throws(APNsProxyError) {
+                _ = try APNsProxy(url: proxy)
+            } catch {
+                throw ValidationError("--proxy: \(error)")
+            }
+        }
     }
 
     /// A client for these options; nil after printing why the key or the certificate is unusable.
@@ -54,10 +63,21 @@ struct APNsConnectionOptions: ParsableArguments {
                 return nil
             }
         }
+        let endpoint = endpoint ?? (development ? APNsClientConfiguration.development : APNsClientConfiguration.production)
+        var proxy: APNsProxy?
+        do throws(APNsProxyError) {
+            if let url = self.proxy {
+                proxy = try APNsProxy(url: url)
+            } else {
+                proxy = try APNsProxy.fromEnvironment(for: endpoint)
+            }
+        } catch {
+            Terminal.writeError("HTTPS_PROXY", code: "invalidProxy", error.message)
+            return nil
+        }
         let configuration = APNsClientConfiguration(
-            endpoint: endpoint ?? (development ? APNsClientConfiguration.development : APNsClientConfiguration.production),
-            authentication: authentication, trustRoots: trustRoots, maximumConcurrentRequests: concurrency,
-            connections: connections, requestTimeout: .seconds(Int64(timeout)), connectTimeout: .seconds(Int64(connectTimeout)))
+            endpoint: endpoint, authentication: authentication, trustRoots: trustRoots, maximumConcurrentRequests: concurrency,
+            connections: connections, requestTimeout: .seconds(Int64(timeout)), connectTimeout: .seconds(Int64(connectTimeout)), proxy: proxy)
         return APNsClient(
             configuration: configuration, logger: Logger(label: "pushcore", factory: { label in StreamLogHandler.standardError(label: label) }))
     }

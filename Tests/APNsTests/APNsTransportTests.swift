@@ -119,7 +119,7 @@ struct APNsTransportTests {
 
     @Test("HTTPS_PROXY and NO_PROXY are read as curl reads them; a bad value is an error; the password is never shown")
     func proxyFromEnvironment() throws {
-        let host = "api.push.apple.com"
+        let host = "https://api.push.apple.com"
         #expect(try APNsProxy.fromEnvironment(for: host, environment: [:]) == nil)
         let proxy = try APNsProxy.fromEnvironment(for: host, environment: ["HTTPS_PROXY": "http://user:p%40ss@proxy.internal:3128"])
         #expect(proxy == APNsProxy(host: "proxy.internal", port: 3128, username: "user", password: "p@ss"))

@@ -197,6 +197,29 @@ struct SendCommandTests {
         }
     }
 
+    @Test("Through an HTTP proxy from --proxy or HTTPS_PROXY; a refused tunnel names the proxy and never its password")
+    func proxy() async throws {
+        let proxy = try TinyProxy.start(username: "pusher", password: "s3cret-proxy-pw")
+        defer { proxy.stop() }
+        try await withEmulator { emulator in
+            let viaFlag = try send(emulator, ["--proxy", "http://pusher:s3cret-proxy-pw@127.0.0.1:\(proxy.port)", "--title", "Hi", active])
+            #expect(viaFlag.status == 0 && viaFlag.out.hasPrefix("\(active) 200 "), "\(viaFlag.err)")
+            let environment = ProcessInfo.processInfo.environment.merging(["HTTPS_PROXY": "http://pusher:wrong-pw@127.0.0.1:\(proxy.port)"]) {
+                $1
+            }
+            let refused = try PushCoreBinary.run(
+                [
+                    "send", "--key-file", emulator.keyPath, "--key-id", keyID, "--team-id", teamID, "--topic", topic, "--endpoint",
+                    emulator.endpoint, "--ca-file", emulator.certificatePath, "--title", "Hi", other,
+                ] + patientTimeoutOptions, environment: environment)
+            #expect(refused.status == 1 && refused.out.hasPrefix("\(other) - proxy-127.0.0.1:\(proxy.port)-refused-the-tunnel:-40"), "\(refused.out)")
+            #expect(!(refused.out + refused.err).contains("wrong-pw"))
+            let malformed = try send(emulator, ["--proxy", "socks5://127.0.0.1:1080", "--title", "Hi", active])
+            #expect(malformed.status == 2 && malformed.err.contains("--proxy: a proxy is http://"), "\(malformed.err)")
+            #expect(try await emulator.deliveries().map(\.deviceToken) == [active])
+        }
+    }
+
     @Test("A client certificate instead of a signing key: a PEM pair, a PKCS#12 file; a wrong password is refused unsent, and not repeated")
     func certificates() async throws {
         let files = try ClientIdentityFiles.make(password: "correct horse")
