@@ -6,9 +6,13 @@ import NIOHTTP2
 /// unprocessed (`REFUSED_STREAM`, which NIOHTTP2 sends for streams above a GOAWAY it sent), and
 /// the connection closes once the last of them is answered.
 ///
-/// One per HTTP/2 connection, at the end of its pipeline, told of every stream by
-/// ``EndStreamCoalescer/Installer``.
-final class ConnectionRetirement: ChannelOutboundHandler, RemovableChannelHandler {
+/// One per HTTP/2 connection, right after its `NIOHTTP2Handler`, told of every stream by
+/// ``EndStreamCoalescer/Installer``. Once it has sent the GOAWAY it keeps swift-nio-http2's errors
+/// from Hummingbird's connection manager, which closes the whole connection on any error, answers
+/// to earlier streams and all. They are the client's requests that crossed the GOAWAY: their
+/// HEADERS are refused, and the DATA after them is taken for a frame on an idle stream.
+final class ConnectionRetirement: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTP2Frame
     typealias OutboundIn = HTTP2Frame
     typealias OutboundOut = HTTP2Frame
 
@@ -23,6 +27,11 @@ final class ConnectionRetirement: ChannelOutboundHandler, RemovableChannelHandle
 
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if lastStreamID != nil, error is any NIOHTTP2Error { return }
+        context.fireErrorCaught(error)
     }
 
     func opened(_ streamID: HTTP2StreamID) {
@@ -50,11 +59,19 @@ final class ConnectionRetirement: ChannelOutboundHandler, RemovableChannelHandle
     private func closeIfDone() {
         guard let lastStreamID, let context, !open.contains(where: { $0 <= lastStreamID }) else { return }
         // A stream counts as closed while its last frame is still on its way down the pipeline:
-        // close once that write and its flush are done, or the answer would be lost.
+        // close once that write and its flush are done. And close the output only: requests the
+        // client wrote before it read the GOAWAY may still arrive, and a socket closed with unread
+        // bytes answers with a reset that makes the client's kernel drop the answers it has not
+        // read yet. The client closes its side on the end of the stream; a client that does not
+        // is closed on after a while.
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
         context.eventLoop.execute {
-            bound.value.flush()
-            bound.value.close(promise: nil)
+            let context = bound.value
+            context.flush()
+            let closing = context.eventLoop.makePromise(of: Void.self)
+            context.close(mode: .output, promise: closing)
+            closing.futureResult.whenFailure { _ in bound.value.close(promise: nil) }
+            context.eventLoop.scheduleTask(in: .seconds(10)) { bound.value.close(promise: nil) }
         }
     }
 }

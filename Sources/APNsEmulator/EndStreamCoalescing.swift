@@ -73,9 +73,12 @@ final class EndStreamCoalescer: ChannelOutboundHandler, RemovableChannelHandler 
             guard let connection = context.channel.parent,
                 let streamID = try? context.channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID)
             else { return }
-            let existing = try? connection.pipeline.syncOperations.handler(type: ConnectionRetirement.self)
+            let pipeline = connection.pipeline.syncOperations
+            let existing = try? pipeline.handler(type: ConnectionRetirement.self)
             let retirement = existing ?? ConnectionRetirement()
-            if existing == nil { try? connection.pipeline.syncOperations.addHandler(retirement) }
+            if existing == nil, let http2 = try? pipeline.handler(type: NIOHTTP2Handler.self) {
+                try? pipeline.addHandler(retirement, position: .after(http2))
+            }
             retirement.opened(streamID)
             let bound = NIOLoopBound(retirement, eventLoop: context.eventLoop)
             context.channel.closeFuture.whenComplete { _ in bound.value.closed(streamID) }
