@@ -10,7 +10,7 @@ import Synchronization
 /// - `apns_retries_total`: requests made again by the retry policy.
 /// - `apns_resends_total`: requests sent again because a connection proved it had not processed
 ///   them (above a GOAWAY's last stream, refused, or unwritten when it closed).
-/// - `apns_goaways_total`, `apns_pings_failed_total`, `apns_connections_open`.
+/// - `apns_goaways_total`, `apns_pings_total` (sent), `apns_pings_failed_total`, `apns_connections_open`.
 /// - `apns_provider_tokens_minted_total`: new provider tokens this client took from its cache.
 final class APNsClientMetrics: Sendable {
     let factory: any MetricsFactory
@@ -18,6 +18,7 @@ final class APNsClientMetrics: Sendable {
     let retries: Counter
     let resends: Counter
     let goAways: Counter
+    let pings: Counter
     let pingsFailed: Counter
     let tokensMinted: Counter
     private let connectionsOpen: Meter
@@ -31,6 +32,7 @@ final class APNsClientMetrics: Sendable {
         retries = Counter(label: "apns_retries_total", dimensions: [], factory: factory)
         resends = Counter(label: "apns_resends_total", dimensions: [], factory: factory)
         goAways = Counter(label: "apns_goaways_total", dimensions: [], factory: factory)
+        pings = Counter(label: "apns_pings_total", dimensions: [], factory: factory)
         pingsFailed = Counter(label: "apns_pings_failed_total", dimensions: [], factory: factory)
         tokensMinted = Counter(label: "apns_provider_tokens_minted_total", dimensions: [], factory: factory)
         connectionsOpen = Meter(label: "apns_connections_open", dimensions: [], factory: factory)

@@ -127,6 +127,8 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
     /// What the streams a GOAWAY left waiting end with, if the connection closes before their answers.
     private var goAwayFailure: APNsTransportFailure?
     private var receivedSinceWindowUpdate = 0
+    /// Streams refused unprocessed during the current read, to be sent again after it.
+    private var refused: [APNsPendingRequest] = []
 
     private var tick: RepeatedTask?
     private var connectDeadline = NIODeadline.distantFuture
@@ -213,8 +215,10 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
             let stream = streams.removeValue(forKey: event.streamID)
         {
             if reason == .refusedStream {
-                // HTTP/2 guarantees a refused stream was not processed.
-                pool.returned(id, [stream.pending], failure: .connectionLost)
+                // HTTP/2 guarantees a refused stream was not processed. A GOAWAY's refusals come
+                // just before the frame itself: hand them back once the read is done, when the
+                // pool knows this connection takes nothing more.
+                refused.append(stream.pending)
             } else {
                 finishedSinceReport += 1
                 stream.pending.resume(
@@ -233,7 +237,8 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
         tick?.cancel()
         tick = nil
         let failure = failure ?? goAwayFailure ?? .connectionLost
-        var unwritten: [APNsPendingRequest] = []
+        var unwritten = refused
+        refused = []
         for (_, stream) in streams.sorted(by: { $0.key < $1.key }) {
             if stream.written {
                 stream.pending.resume(.failure(APNsExchangeFailure(failure: failure, mayHaveBeenWritten: true)))
@@ -242,12 +247,12 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
             }
         }
         streams = [:]
-        pool.returned(id, unwritten, failure: failure)
         if !wasOpening {
             pool.metrics.connectionClosed()
             pool.logger.debug("APNs connection closed", metadata: ["connection": "\(id)", "reason": "\(failure)"])
         }
-        pool.connectionClosed(id, neverReadyBecause: wasOpening ? APNsExchangeFailure(failure: failure, mayHaveBeenWritten: false) : nil)
+        // One report: the pool forgets the connection before it sends the unwritten requests again.
+        pool.connectionClosed(id, returning: unwritten, failure: failure, wasReady: !wasOpening)
     }
 
     // MARK: Writing
@@ -261,8 +266,8 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
         let idsLeft = (Int(Int32.max) - Int(nextStreamID)) / 2
         let batch = requests.prefix(idsLeft)
         if batch.count < requests.count {
-            pool.returned(id, Array(requests.dropFirst(batch.count)), failure: .connectionLost)
             drain(context: context)
+            pool.returned(id, Array(requests.dropFirst(batch.count)), failure: .connectionLost)
             guard !batch.isEmpty else { return }
         }
         let deadline = NIODeadline.now() + pool.configuration.requestTimeout
@@ -371,6 +376,11 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
             finishedSinceReport = 0
             pool.streamsFinished(id, count: finished)
         }
+        if !refused.isEmpty {
+            let again = refused
+            refused = []
+            pool.returned(id, again, failure: goAwayFailure ?? .connectionLost)
+        }
         context.fireChannelReadComplete()
     }
 
@@ -475,6 +485,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
             }
             if pingDeadline == nil, now - lastRead >= configuration.pingInterval {
                 pingDeadline = now + configuration.pingTimeout
+                pool.metrics.pings.increment()
                 context.write(
                     wrapOutboundOut(
                         HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(withInteger: UInt64(now.uptimeNanoseconds)), ack: false))),

@@ -169,32 +169,40 @@ final class APNsConnectionPool: Sendable {
     /// Requests the connection did not process, back to the front of the queue in their order.
     func returned(_ id: Int, _ requests: [APNsPendingRequest], failure: APNsTransportFailure) {
         guard !requests.isEmpty else { return }
-        metrics.resends.increment(by: requests.count)
         perform { state, work in
             state.update(id) { $0.inFlight -= requests.count }
-            for var pending in requests.reversed() {
-                pending.resends += 1
-                if state.isShutDown || pending.resends > Self.maximumResends {
-                    work.failures.append((pending, APNsExchangeFailure(failure: failure, mayHaveBeenWritten: false)))
-                } else {
-                    state.waiting.prepend(pending)
-                }
-            }
+            requeue(requests, failure: failure, &state, &work)
         }
     }
 
-    /// The connection is gone. `failure` says why one that never became ready failed: what waits
-    /// fails with it unless another connection may still take it.
-    func connectionClosed(_ id: Int, neverReadyBecause failure: APNsExchangeFailure?) {
+    /// The connection is gone; `unwritten` were on it and go to another. One that never became
+    /// ready failed with `failure`: what waits fails with it unless another connection may still
+    /// take it.
+    func connectionClosed(_ id: Int, returning unwritten: [APNsPendingRequest], failure: APNsTransportFailure, wasReady: Bool) {
         perform { state, work in
             state.connections.removeAll { $0.connection.id == id }
-            guard let failure else { return }
+            requeue(unwritten, failure: failure, &state, &work)
+            guard !wasReady else { return }
             let othersMayServe = state.connections.contains { entry in
                 if case .draining = entry.phase { return false }
                 return true
             }
             if !othersMayServe {
-                while let pending = state.waiting.popFirst() { work.failures.append((pending, failure)) }
+                let reason = APNsExchangeFailure(failure: failure, mayHaveBeenWritten: false)
+                while let pending = state.waiting.popFirst() { work.failures.append((pending, reason)) }
+            }
+        }
+    }
+
+    private func requeue(_ requests: [APNsPendingRequest], failure: APNsTransportFailure, _ state: inout State, _ work: inout Work) {
+        guard !requests.isEmpty else { return }
+        metrics.resends.increment(by: requests.count)
+        for var pending in requests.reversed() {
+            pending.resends += 1
+            if state.isShutDown || pending.resends > Self.maximumResends {
+                work.failures.append((pending, APNsExchangeFailure(failure: failure, mayHaveBeenWritten: false)))
+            } else {
+                state.waiting.prepend(pending)
             }
         }
     }
