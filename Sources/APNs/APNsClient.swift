@@ -49,8 +49,9 @@ public struct APNsClientConfiguration: Sendable {
     public var connectTimeout: TimeAmount
     /// A connection that has read nothing for this long is sent a PING.
     public var pingInterval: TimeAmount
-    /// A connection whose PING is not answered within this is closed: its written requests are
-    /// reported unanswered (they may have been delivered), its unwritten ones go to another connection.
+    /// A connection that reads nothing within this of its PING, not even the answer, is closed: its
+    /// written requests are reported unanswered (they may have been delivered), its unwritten ones
+    /// go to another connection.
     public var pingTimeout: TimeAmount
     /// An HTTP proxy to tunnel through (`CONNECT`); ``APNsProxy/fromEnvironment(for:environment:)`` reads `HTTPS_PROXY`.
     public var proxy: APNsProxy?

@@ -453,8 +453,11 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
     private func onTick() {
         let now = NIODeadline.now()
         if readSinceTick {
+            // Any frame read proves the peer alive, as its PING answer would: on a busy server the
+            // answers queued before the PING come first.
             lastRead = now
             readSinceTick = false
+            pingDeadline = nil
         }
         let configuration = pool.configuration
         switch phase {
