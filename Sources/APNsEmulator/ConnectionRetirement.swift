@@ -6,6 +6,10 @@ import NIOHTTP2
 /// unprocessed (`REFUSED_STREAM`, which NIOHTTP2 sends for streams above a GOAWAY it sent), and
 /// the connection closes once the last of them is answered.
 ///
+/// It also keeps the client's PINGs (which `NIOHTTP2Handler` has answered) from Hummingbird's
+/// connection manager, whose keepalive rule closes a connection pinged more than every 30 s while
+/// it has no request: a client's health checks are its own business, here as on APNs.
+///
 /// One per HTTP/2 connection, right after its `NIOHTTP2Handler`, told of every stream by
 /// ``EndStreamCoalescer/Installer``. Once it has sent the GOAWAY it keeps swift-nio-http2's errors
 /// from Hummingbird's connection manager, which closes the whole connection on any error, answers
@@ -27,6 +31,11 @@ final class ConnectionRetirement: ChannelDuplexHandler, RemovableChannelHandler 
 
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .ping(_, ack: false) = unwrapInboundIn(data).payload { return }
+        context.fireChannelRead(data)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
