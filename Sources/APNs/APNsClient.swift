@@ -355,6 +355,11 @@ public final class APNsClient: Sendable {
             if attempts > 1 { metrics.retries.increment() }
             if let token { request.headers.replaceOrAdd(name: "authorization", value: "bearer " + token) }
             var exchange = Exchange(outcome: .delivered, attempts: attempts)
+            // A cancelled send writes nothing more; what is already on a stream runs to its answer.
+            guard !Task.isCancelled else {
+                exchange.outcome = .failed(.other("cancelled"), mayHaveBeenDelivered: false)
+                return exchange
+            }
             var retryAfter: Duration?
             let started = NIODeadline.now()
             let answer = await pool.execute(request)

@@ -189,15 +189,13 @@ struct APNsClientTests {
                     endpoint: "https://127.0.0.1:\(port)", authentication: .token(cache),
                     trustRoots: [try NIOSSLCertificate(bytes: Array(identity.certificatePEM.utf8), format: .pem)], connections: 3,
                     requestTimeout: patientTimeout, connectTimeout: patientTimeout))
-            // One request at a time needs one connection.
-            for index in 0..<3 {
-                let one = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: [deviceToken(index)])
-                #expect(one[0].isDelivered)
-            }
-            #expect(Set(emulator.deliveries.map(\.connection)).count == 1)
+            // Nothing is opened before the first request, which waits for the first connection;
+            // the traffic then opens the others, one at a time, up to three.
+            #expect(emulator.requestCount == 0)
+            let one = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: [deviceToken(0)])
+            #expect(one[0].isDelivered && emulator.deliveries.map(\.connection) == [1])
             emulator.reset()
-            // 100 at a time, rounds of 1,000: the emulator allows 100 streams a connection, so the
-            // others open, and each takes a share.
+            // Rounds of 1,000, 100 at a time: each connection takes a share.
             for _ in 0..<3 {
                 let results = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: (0..<1000).map(deviceToken))
                 #expect(results.allSatisfy { $0.isDelivered })
@@ -311,6 +309,23 @@ struct APNsClientTests {
                 "\(undelivered.prefix(3).map(\.outcome)); \(Set(undelivered.map(\.deviceToken)).intersection(delivered).count) of them delivered")
             #expect(Set(emulator.deliveries.map(\.connection)).count == 4)
             #expect(results.allSatisfy { $0.attempts == 1 })
+        }
+    }
+
+    @Test("A cancelled send writes nothing more: the requests on streams are answered, the rest end unsent")
+    func cancelledSend() async throws {
+        try await withEmulatorAndClient(clock: SharedClock()) { emulator, client, _, _ in
+            // The first 100 requests (all the send keeps in flight) are answered two seconds late.
+            emulator.inject(Array(repeating: .delay(.seconds(2)), count: 100))
+            let devices = (0..<1000).map(deviceToken)
+            let send = Task { try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: devices) }
+            while emulator.requestCount < 100 { try await Task.sleep(for: .milliseconds(10)) }
+            send.cancel()
+            let results = try await send.value
+            #expect(results.count == 1000)
+            #expect(results.prefix(100).allSatisfy { $0.isDelivered })
+            #expect(results.dropFirst(100).allSatisfy { $0.outcome == .failed(.other("cancelled"), mayHaveBeenDelivered: false) })
+            #expect(emulator.deliveries.count == 100 && emulator.requestCount == 100)
         }
     }
 
