@@ -52,6 +52,7 @@ private final class MeasurementsBox: @unchecked Sendable {
 private let deviceCount = 1000
 private let callers = 100
 private let benchTopic = "com.example.bench"
+private let benchPayload = Array(#"{"aps":{"alert":{"title":"Game Request","body":"Bob wants to play poker"},"badge":3},"gameID":"12345678"}"#.utf8)
 private let benchDevices = (0..<deviceCount).map { index in
     let hex = String(index, radix: 16)
     return String(repeating: "0", count: 64 - hex.count) + hex
@@ -65,7 +66,6 @@ private func runAPNsSend(samples: Int, sendsPerSample: Int) async throws -> [Mea
     let identity = try APNsEmulatorIdentity.generate()
     let emulator = APNsEmulator(keys: [verificationKey], bundleIDs: [benchTopic], deliveryCapacity: 2 * sendsPerSample)
     let devices = benchDevices
-    let payload = Array(#"{"aps":{"alert":{"title":"Game Request","body":"Bob wants to play poker"},"badge":3},"gameID":"12345678"}"#.utf8)
     let headers = APNsHeaders(pushType: .alert, topic: benchTopic)
 
     let (ports, listening) = AsyncStream.makeStream(of: Int.self)
@@ -85,7 +85,7 @@ private func runAPNsSend(samples: Int, sendsPerSample: Int) async throws -> [Mea
             for (name, oneDevicePerCall) in [("apns.send", true), ("apns.send.bulk", false)] {
                 measurements.append(
                     try await measure(
-                        name, oneDevicePerCall: oneDevicePerCall, client: client, emulator: emulator, devices: devices, payload: payload,
+                        name, oneDevicePerCall: oneDevicePerCall, client: client, emulator: emulator, devices: devices, payload: benchPayload,
                         headers: headers, samples: samples, sendsPerSample: sendsPerSample))
             }
             try await client.shutdown()
@@ -142,10 +142,9 @@ private func runAPNsSendToProcess(samples: Int, sendsPerSample: Int) async throw
             endpoint: "https://127.0.0.1:\(port)", authentication: .token(APNsTokenCache(key: signingKey)),
             trustRoots: try NIOSSLCertificate.fromPEMFile(certificatePath), maximumConcurrentRequests: callers),
         logger: quiet)
-    let payload = Array(#"{"aps":{"alert":{"title":"Game Request","body":"Bob wants to play poker"},"badge":3},"gameID":"12345678"}"#.utf8)
     do {
         let measurement = try await measure(
-            "apns.send.client", oneDevicePerCall: true, client: client, emulator: nil, devices: benchDevices, payload: payload,
+            "apns.send.client", oneDevicePerCall: true, client: client, emulator: nil, devices: benchDevices, payload: benchPayload,
             headers: APNsHeaders(pushType: .alert, topic: benchTopic), samples: samples, sendsPerSample: sendsPerSample)
         try await client.shutdown()
         return measurement

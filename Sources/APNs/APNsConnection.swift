@@ -172,12 +172,8 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
     }
 
     func connectFailed(_ error: any Error) {
-        let failure = Self.classify(error).failure
-        if let proxy = pool.configuration.proxy {
-            record(.proxy("proxy \(proxy.host):\(proxy.port) could not be reached (\(failure))"))
-        } else {
-            record(failure)
-        }
+        let failure = Self.classify(error)
+        record(pool.configuration.proxy.map { $0.failure("could not be reached (\(failure))") } ?? failure)
         closed()
     }
 
@@ -203,7 +199,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        record(Self.classify(error).failure)
+        record(Self.classify(error))
         context.close(promise: nil)
     }
 
@@ -371,17 +367,21 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
             receivedSinceWindowUpdate = 0
         }
         context.flush()
-        if finishedSinceReport > 0 {
-            let finished = finishedSinceReport
-            finishedSinceReport = 0
-            pool.streamsFinished(id, count: finished)
-        }
+        reportFinished()
         if !refused.isEmpty {
             let again = refused
             refused = []
             pool.returned(id, again, failure: goAwayFailure ?? .connectionLost)
         }
         context.fireChannelReadComplete()
+    }
+
+    /// Tells the pool how many streams ended since it last heard: once per read burst or tick.
+    private func reportFinished() {
+        guard finishedSinceReport > 0 else { return }
+        let finished = finishedSinceReport
+        finishedSinceReport = 0
+        pool.streamsFinished(id, count: finished)
     }
 
     private func complete(_ streamID: HTTP2StreamID, _ stream: Stream) {
@@ -495,30 +495,27 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
                     promise: nil)
             }
             context.flush()
-            if finishedSinceReport > 0 {
-                pool.streamsFinished(id, count: finishedSinceReport)
-                finishedSinceReport = 0
-            }
+            reportFinished()
             closeIfDrained(context: context)
         case .closed:
             break
         }
     }
 
-    /// What went wrong with a connection, and whether a request on it may have been written.
-    static func classify(_ error: any Error) -> (failure: APNsTransportFailure, mayHaveBeenWritten: Bool) {
-        if let error = error as? NIOHTTP2Errors.StreamClosed { return (.connectionLost, error.errorCode != .refusedStream) }
+    /// What went wrong with a connection. Whether a request on it may have been written is the
+    /// stream's own record (its write promise), not the error's.
+    static func classify(_ error: any Error) -> APNsTransportFailure {
+        if error is NIOHTTP2Errors.StreamClosed { return .connectionLost }
         if let error = error as? ChannelError {
             switch error {
-            case .connectTimeout: return (.timeout, false)
-            case .ioOnClosedChannel, .alreadyClosed, .eof: return (.connectionLost, false)
+            case .connectTimeout: return .timeout
+            case .ioOnClosedChannel, .alreadyClosed, .eof: return .connectionLost
             default: break
             }
         }
-        if error is NIOConnectionError { return (.connectionRefused, false) }
-        if let error = error as? IOError, error.errnoCode == 111 { return (.connectionRefused, false) }
-        if error is NIOSSLError || error is BoringSSLError { return (.tls, false) }
-        if let error = error as? HTTPConnectTunnelError { return (.proxy(error.description), false) }
-        return (.other(String(describing: type(of: error))), true)
+        if error is NIOConnectionError { return .connectionRefused }
+        if let error = error as? IOError, error.errnoCode == 111 { return .connectionRefused }
+        if error is NIOSSLError || error is BoringSSLError { return .tls }
+        return .other(String(describing: type(of: error)))
     }
 }

@@ -1,8 +1,6 @@
 import Logging
 import NIOCore
 import NIOHPACK
-import NIOHTTP2
-import NIOPosix
 import NIOSSL
 import Synchronization
 

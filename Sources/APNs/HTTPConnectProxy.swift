@@ -60,6 +60,11 @@ public struct APNsProxy: Sendable, Hashable, CustomStringConvertible {
         "\(host):\(port)\(username == nil ? "" : " (with credentials)")"
     }
 
+    /// A connection's failure that names this proxy and what it did, never its credentials.
+    func failure(_ problem: String) -> APNsTransportFailure {
+        .proxy("proxy \(host):\(port) \(problem)")
+    }
+
     var basicCredentials: String? {
         guard let username else { return nil }
         return Data("\(username):\(password ?? "")".utf8).base64EncodedString()
@@ -71,13 +76,6 @@ public struct APNsProxyError: Error, Hashable, Sendable, CustomStringConvertible
     public let message: String
     init(_ message: String) { self.message = message }
     public var description: String { message }
-}
-
-/// Why a proxy would not open the tunnel.
-struct HTTPConnectTunnelError: Error, CustomStringConvertible {
-    let proxy: APNsProxy
-    let problem: String
-    var description: String { "proxy \(proxy.host):\(proxy.port) \(problem)" }
 }
 
 /// Asks the proxy for a tunnel to `target` as the connection comes up; once it answers 200, hands
@@ -162,13 +160,13 @@ final class HTTPConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHand
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if !done { refused(.proxy(HTTPConnectTunnelError(proxy: proxy, problem: "closed the connection before the tunnel opened").description)) }
+        if !done { refused(proxy.failure("closed the connection before the tunnel opened")) }
         context.fireChannelInactive()
     }
 
     private func fail(context: ChannelHandlerContext, _ problem: String) {
         done = true
-        refused(.proxy(HTTPConnectTunnelError(proxy: proxy, problem: problem).description))
+        refused(proxy.failure(problem))
         context.close(promise: nil)
     }
 }
