@@ -1,6 +1,6 @@
 SWIFT ?= swift
 
-.PHONY: deps build bench bench-quick cross-check-tokens check-contract test test-debug test-release test-asan test-tsan fuzz fuzz-smoke robustness check-modules format-lint docs load clean
+.PHONY: deps build bench bench-quick cross-check-tokens check-contract check-core-alone test test-debug test-release test-asan test-tsan fuzz fuzz-smoke robustness check-modules format-lint docs load clean
 
 FUZZ_SECONDS ?= 300
 # Extra flags for the release builds of `bench-quick` and `test-release`, and for the ASan build;
@@ -58,6 +58,11 @@ cross-check-tokens: deps
 check-contract: deps
 	$(SWIFT) build -c release $(RELEASE_FLAGS) --product push-backend
 	scripts/check-contract "$$($(SWIFT) build -c release $(RELEASE_FLAGS) --show-bin-path)/push-backend" 50
+
+# The core as a package that wants only the codec builds it (`traits: []`): it builds and runs
+# with swift-crypto and libxxhash alone.
+check-core-alone: deps
+	scripts/check-core-alone .build-core
 
 # The whole suite under AddressSanitizer (the CLI tests then run an ASan-built pushcore too); a
 # report from any process fails it (scripts/test-asan).

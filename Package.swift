@@ -22,7 +22,6 @@ let package = Package(
         .library(name: "PushSAS", targets: ["PushSAS"]),
         .library(name: "PushAPNsTokens", targets: ["PushAPNsTokens"]),
         .library(name: "PushResources", targets: ["PushResources"]),
-        .library(name: "PushHTTP", targets: ["PushHTTP"]),
         .library(name: "RichPushImages", targets: ["RichPushImages"]),
         .library(name: "NotificationHubs", targets: ["NotificationHubs"]),
         .library(name: "APNs", targets: ["APNs"]),
@@ -63,23 +62,24 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
     ],
     targets: [
+        // Byte-level helpers every module shares (base64, percent-encoding, hex, decimal digits,
+        // constant-time comparison, the Unix clock, HTTP field parsing) and no product exports:
+        // none of its types appears in a public API.
+        .target(name: "PushInternals"),
         // The core: four modules by concern and an umbrella that re-exports them.
         // Lifetimes: the non-escaping views (`JSONView`, `APNsPayloadView`) declare what they depend on.
-        .target(name: "PushJSON", swiftSettings: [.enableExperimentalFeature("Lifetimes")]),
+        .target(name: "PushJSON", dependencies: ["PushInternals"], swiftSettings: [.enableExperimentalFeature("Lifetimes")]),
         .target(name: "PushAPNs", dependencies: ["PushJSON"], swiftSettings: [.enableExperimentalFeature("Lifetimes")]),
-        .target(name: "PushSAS", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "PushSAS", dependencies: ["PushInternals", .product(name: "Crypto", package: "swift-crypto")]),
         // APNs provider tokens (ES256 JWTs): signing key, cache, verifier.
-        .target(name: "PushAPNsTokens", dependencies: ["PushJSON", .product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "PushAPNsTokens", dependencies: ["PushJSON", "PushInternals", .product(name: "Crypto", package: "swift-crypto")]),
         // Debian's libxxhash-dev (or Homebrew's xxhash); wrapped by Sources/PushResources/XXH3.swift alone.
         .systemLibrary(
             name: "CXXHash",
             pkgConfig: "libxxhash",
             providers: [.apt(["libxxhash-dev"]), .brew(["xxhash"])]
         ),
-        // HTTP field parsing shared by the resources' responses and both clients: optional
-        // whitespace, Retry-After and HTTP-dates.
-        .target(name: "PushHTTP"),
-        .target(name: "PushResources", dependencies: ["CXXHash", "PushHTTP"]),
+        .target(name: "PushResources", dependencies: ["CXXHash", "PushInternals"]),
         .target(name: "PushCore", dependencies: ["PushJSON", "PushAPNs", "PushSAS", "PushResources"]),
 
         // Images embedded in the binary for rich pushes. Keep them small: `.embedInCode` compile time
@@ -94,7 +94,7 @@ let package = Package(
         .target(
             name: "NotificationHubs",
             dependencies: [
-                "PushAPNs", "PushSAS", "PushResources", "PushHTTP",
+                "PushAPNs", "PushSAS", "PushInternals",
                 serverProduct("AsyncHTTPClient", "async-http-client"), serverProduct("Logging", "swift-log"),
                 serverProduct("NIOCore", "swift-nio"), serverProduct("NIOPosix", "swift-nio"),
                 serverProduct("NIOHTTP1", "swift-nio"),
@@ -113,7 +113,7 @@ let package = Package(
         .target(
             name: "APNs",
             dependencies: [
-                "PushAPNs", "PushAPNsTokens", "PushJSON", "PushHTTP", serverProduct("Logging", "swift-log"),
+                "PushAPNs", "PushAPNsTokens", "PushJSON", "PushInternals", serverProduct("Logging", "swift-log"),
                 serverProduct("CoreMetrics", "swift-metrics"), serverProduct("NIOCore", "swift-nio"), serverProduct("NIOHPACK", "swift-nio-http2"),
                 serverProduct("NIOHTTP2", "swift-nio-http2"), serverProduct("NIOPosix", "swift-nio"), serverProduct("NIOSSL", "swift-nio-ssl"),
                 serverProduct("NIOTLS", "swift-nio"),
@@ -123,7 +123,7 @@ let package = Package(
         .target(
             name: "APNsEmulator",
             dependencies: [
-                "PushAPNs", "PushAPNsTokens", "PushJSON", serverProduct("Hummingbird", "hummingbird"),
+                "PushAPNs", "PushAPNsTokens", "PushJSON", "PushInternals", serverProduct("Hummingbird", "hummingbird"),
                 serverProduct("HummingbirdCore", "hummingbird"), serverProduct("HummingbirdHTTP2", "hummingbird"),
                 serverProduct("Logging", "swift-log"), serverProduct("NIOCore", "swift-nio"),
                 serverProduct("ServiceLifecycle", "swift-service-lifecycle"),
@@ -135,7 +135,7 @@ let package = Package(
         .target(
             name: "PushBackend",
             dependencies: [
-                "PushCore", "NotificationHubs", "APNs", "PushAPNsTokens", "RichPushImages",
+                "PushCore", "NotificationHubs", "APNs", "PushAPNsTokens", "PushInternals", "RichPushImages",
                 serverProduct("Hummingbird", "hummingbird"), serverProduct("HummingbirdCore", "hummingbird"),
                 serverProduct("HummingbirdAuth", "hummingbird-auth"),
                 serverProduct("NIOHTTPTypes", "swift-nio-extras"), serverProduct("SQLiteNIO", "sqlite-nio"),
@@ -156,7 +156,7 @@ let package = Package(
         .target(
             name: "PushClient",
             dependencies: [
-                "PushJSON", "PushAPNs", "PushHTTP", .product(name: "Crypto", package: "swift-crypto"),
+                "PushJSON", "PushAPNs", "PushInternals", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(
@@ -170,7 +170,7 @@ let package = Package(
         .executableTarget(
             name: "pushcore",
             dependencies: [
-                "PushCore", "PushAPNsTokens", "PushHTTP", "PushClient", .target(name: "APNs", condition: server),
+                "PushCore", "PushAPNsTokens", "PushInternals", "PushClient", .target(name: "APNs", condition: server),
                 serverProduct("AsyncHTTPClient", "async-http-client"), serverProduct("NIOCore", "swift-nio"),
                 serverProduct("ArgumentParser", "swift-argument-parser"),
                 serverProduct("Logging", "swift-log"), serverProduct("NIOSSL", "swift-nio-ssl"),
@@ -254,10 +254,10 @@ let package = Package(
         // Fixtures/ is read from the source tree by path.
         .testTarget(
             name: "PushAPNsTokensTests",
-            dependencies: ["PushAPNsTokens", "PushTestSupport", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["PushAPNsTokens", .product(name: "Crypto", package: "swift-crypto")],
             exclude: ["Fixtures"]
         ),
-        .testTarget(name: "PushHTTPTests", dependencies: ["PushHTTP"]),
+        .testTarget(name: "PushInternalsTests", dependencies: ["PushInternals"]),
         .testTarget(
             name: "PushClientTests", dependencies: ["PushClient", "PushJSON", "PushAPNs", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "PushResourcesTests", dependencies: ["PushResources", "RichPushImages", "PushTestSupport"]),

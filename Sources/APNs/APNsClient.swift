@@ -5,7 +5,7 @@ import NIOHPACK
 import NIOSSL
 import PushAPNs
 import PushAPNsTokens
-import PushHTTP
+import PushInternals
 import Synchronization
 
 /// Where and how the client talks to APNs.

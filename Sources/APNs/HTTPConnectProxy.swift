@@ -1,4 +1,5 @@
 import NIOCore
+import PushInternals
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -67,7 +68,7 @@ public struct APNsProxy: Sendable, Hashable, CustomStringConvertible {
 
     var basicCredentials: String? {
         guard let username else { return nil }
-        return Data("\(username):\(password ?? "")".utf8).base64EncodedString()
+        return Base64.encodedString("\(username):\(password ?? "")".utf8)
     }
 }
 

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import PushAPNs
+import PushInternals
 import PushJSON
 
 /// Broadcast channels (iOS 18): the management routes, which APNs serves on its own hosts and
@@ -182,12 +183,12 @@ extension APNsEmulator {
 
     /// 16 random bytes in base64, the form of APNs' channel ids.
     static func newChannelID() -> String {
-        Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+        Base64.encodedString((0..<16).map { _ in UInt8.random(in: 0...255) })
     }
 
     /// Base64 of 1 to 64 bytes.
     static func isWellFormedChannelID(_ id: String) -> Bool {
-        guard let data = Data(base64Encoded: id) else { return false }
-        return (1...64).contains(data.count)
+        guard let bytes = Base64.decode(id.utf8) else { return false }
+        return (1...64).contains(bytes.count)
     }
 }

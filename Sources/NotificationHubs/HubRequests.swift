@@ -1,4 +1,5 @@
 import PushAPNs
+import PushInternals
 import PushJSON
 import PushSAS
 
@@ -232,7 +233,7 @@ extension HubEndpoint {
 
     static func pathSegment(_ text: String) -> String {
         var bytes: [UInt8] = []
-        TokenEncoding.appendPercentEncoded(text.utf8, to: &bytes)
+        PercentEncoding.append(text.utf8, to: &bytes)
         return String(decoding: bytes, as: UTF8.self)
     }
 

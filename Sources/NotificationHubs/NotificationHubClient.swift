@@ -4,8 +4,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import PushAPNs
-// Retry-After parsing is part of this client's API (RetryPolicy honours it).
-@_exported import PushHTTP
+import PushInternals
 import PushJSON
 import PushSAS
 

@@ -1,7 +1,6 @@
 import PushAPNs
-import PushHTTP
+import PushInternals
 import PushJSON
-import PushResources
 import PushSAS
 
 /// A Notification Hubs tag expression: tags joined with `&&`, `||`, `!` and parentheses, built in

@@ -1,4 +1,5 @@
 import Crypto
+import PushInternals
 
 /// A token-signing key from Apple's developer account (the `AuthKey_KEYID.p8` file), with its key
 /// id and the team id it belongs to. Mints provider tokens:
@@ -43,9 +44,9 @@ public struct APNsSigningKey: @unchecked Sendable, CustomStringConvertible, Cust
         self.privateKey = privateKey
         // No escaping needed: the id is 10 letters and digits.
         let header = Array("{\"alg\":\"ES256\",\"kid\":\"\(keyID)\"}".utf8)
-        var encoded = [UInt8](repeating: 0, count: Base64URL.encodedCount(header.count) + 1)
+        var encoded = [UInt8](repeating: 0, count: Base64.encodedCount(header.count, .url) + 1)
         let end = header.withUnsafeBytes { header in
-            encoded.withUnsafeMutableBytes { Base64URL.encode(header, into: $0, at: 0) }
+            encoded.withUnsafeMutableBytes { Base64.encode(header, .url, into: $0, at: 0) }
         }
         encoded[end] = UInt8(ascii: ".")
         self.encodedHeader = encoded
@@ -77,7 +78,7 @@ public struct APNsSigningKey: @unchecked Sendable, CustomStringConvertible, Cust
             }
             buffer[count] = UInt8(ascii: ".")
             count += 1
-            count = signature.rawRepresentation.withUnsafeBytes { Base64URL.encode($0, into: buffer, at: count) }
+            count = signature.rawRepresentation.withUnsafeBytes { Base64.encode($0, .url, into: buffer, at: count) }
             return String(decoding: UnsafeRawBufferPointer(rebasing: buffer[..<count]), as: UTF8.self)
         }
     }
@@ -107,7 +108,7 @@ public struct APNsSigningKey: @unchecked Sendable, CustomStringConvertible, Cust
                 append(digits[start...])
             }
             append("}".utf8)
-            return Base64URL.encode(UnsafeRawBufferPointer(rebasing: claims[..<count]), into: output, at: offset)
+            return Base64.encode(UnsafeRawBufferPointer(rebasing: claims[..<count]), .url, into: output, at: offset)
         }
     }
 

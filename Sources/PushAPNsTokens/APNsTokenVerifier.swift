@@ -1,4 +1,5 @@
 import Crypto
+import PushInternals
 import PushJSON
 
 /// A key that provider tokens are checked against: the public half of a signing key, with the ids
@@ -143,7 +144,7 @@ struct ParsedProviderToken {
         guard parts.count == 3 else { throw APNsTokenError(.malformed, "a provider token has three parts separated by '.'") }
         let header = try Self.object(parts[0], part: "header")
         let claims = try Self.object(parts[1], part: "claims")
-        guard let signature = Base64URL.decode(parts[2]), signature.count == 64 else {
+        guard let signature = Base64.decode(parts[2], .url), signature.count == 64 else {
             throw APNsTokenError(.malformed, "the signature must be the base64url of 64 bytes (r ‖ s)")
         }
         algorithm = try Self.string("alg", in: header, part: "header")
@@ -158,7 +159,7 @@ struct ParsedProviderToken {
     }
 
     private static func object(_ encoded: ArraySlice<UInt8>, part: String) throws(APNsTokenError) -> [JSONMember] {
-        guard let bytes = Base64URL.decode(encoded) else { throw APNsTokenError(.malformed, "the \(part) is not base64url") }
+        guard let bytes = Base64.decode(encoded, .url) else { throw APNsTokenError(.malformed, "the \(part) is not base64url") }
         var parser = JSONParser()
         // `JSON(_:)` refuses repeated keys: two `kid`s must not mean whichever a reader takes.
         guard let document = try? parser.parse(bytes), case .object(let members)? = try? JSON(document.root) else {

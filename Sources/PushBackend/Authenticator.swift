@@ -1,6 +1,7 @@
 import Crypto
 import Metrics
 import PushCore
+import PushInternals
 import Synchronization
 
 #if canImport(Glibc)
@@ -201,7 +202,7 @@ public final class Authenticator: Sendable {
     private func isRemembered(_ attempt: Attempt, now: ContinuousClock.Instant) -> Bool {
         remembered.withLock { cache in
             guard var entry = cache[attempt.name], entry.storedHash == attempt.storedHash, entry.until > now,
-                TokenEncoding.constantTimeEquals(entry.passwordMAC, attempt.passwordMAC)
+                constantTimeEquals(entry.passwordMAC, attempt.passwordMAC)
             else { return false }
             entry.until = min(now + limits.rememberFor, entry.since + limits.rememberAtMost)
             cache[attempt.name] = entry
@@ -243,7 +244,7 @@ public final class Authenticator: Sendable {
         let bytes = Array(header.utf8)
         guard bytes.count > 6, bytes.count <= 4096, String(decoding: bytes[0..<6], as: UTF8.self).lowercased() == "basic " else { return nil }
         let encoded = Array(bytes[6...].drop { $0 == UInt8(ascii: " ") })
-        guard let decoded = TokenEncoding.base64Decoded(encoded), let colon = decoded.firstIndex(of: UInt8(ascii: ":")),
+        guard let decoded = Base64.decode(encoded), let colon = decoded.firstIndex(of: UInt8(ascii: ":")),
             let name = String(validating: decoded[..<colon], as: UTF8.self),
             let password = String(validating: decoded[(colon + 1)...], as: UTF8.self)
         else { return nil }

@@ -8,6 +8,7 @@ import Metrics
 import NIOCore
 import NotificationHubs
 import PushCore
+import PushInternals
 import Tracing
 
 #if canImport(FoundationEssentials)
@@ -130,7 +131,7 @@ package struct BackendAPI: Sendable {
         for name in images.names {
             guard let resource = try? images.resource(named: name) else { continue }
             buffers[name] = ByteBuffer(bytes: resource.bytes)
-            digests[name] = "sha-256=:\(Data(SHA256.hash(data: resource.bytes)).base64EncodedString()):"
+            digests[name] = "sha-256=:\(Base64.encodedString(SHA256.hash(data: resource.bytes))):"
         }
         imageBuffers = buffers
         imageDigests = digests

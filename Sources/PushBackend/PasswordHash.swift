@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import PushCore
+import PushInternals
 import _CryptoExtras
 
 /// A salted scrypt hash of a password, stored as text in the PHC string form
@@ -80,7 +81,7 @@ public struct PasswordHash: Sendable, Hashable, CustomStringConvertible {
     /// Whether `password` hashes to this hash; the comparison takes the same time wherever the bytes differ.
     /// Slow on purpose (see ``Parameters/standard``): run it off the event loops.
     public func matches(_ password: some StringProtocol) -> Bool {
-        TokenEncoding.constantTimeEquals(Self.derive(Array(password.utf8), salt: salt, parameters: parameters), hash)
+        constantTimeEquals(Self.derive(Array(password.utf8), salt: salt, parameters: parameters), hash)
     }
 
     static func derive(_ password: [UInt8], salt: [UInt8], parameters: Parameters) -> [UInt8] {
@@ -96,7 +97,7 @@ public struct PasswordHash: Sendable, Hashable, CustomStringConvertible {
     }
 
     private static func encodeBase64(_ bytes: [UInt8]) -> String {
-        var text = Data(bytes).base64EncodedString()
+        var text = Base64.encodedString(bytes)
         while text.last == "=" { text.removeLast() }
         return text
     }
@@ -104,6 +105,6 @@ public struct PasswordHash: Sendable, Hashable, CustomStringConvertible {
     private static func decodeBase64(_ text: Substring) -> [UInt8]? {
         var padded = Array(text.utf8)
         while padded.count % 4 != 0 { padded.append(UInt8(ascii: "=")) }
-        return TokenEncoding.base64Decoded(padded)
+        return Base64.decode(padded)
     }
 }

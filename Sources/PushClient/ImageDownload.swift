@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HTTPTypes
 import OpenAPIRuntime
+import PushInternals
 
 /// An image downloaded and verified by ``PushBackendClient/downloadImage(id:to:maximumBytes:within:)``.
 public struct DownloadedImage: Sendable, Hashable {
@@ -210,10 +211,10 @@ package enum ReprDigest {
             guard member.hasPrefix("sha-256=:") else { continue }
             let value = member.dropFirst("sha-256=:".count)
             // A byte sequence, then perhaps parameters (`;name=value`), which say nothing here.
-            guard let end = value.firstIndex(of: ":"), let bytes = Data(base64Encoded: String(value[..<end])), bytes.count == 32 else {
+            guard let end = value.firstIndex(of: ":"), let bytes = Base64.decode(value[..<end].utf8), bytes.count == 32 else {
                 return nil
             }
-            return Array(bytes)
+            return bytes
         }
         return nil
     }

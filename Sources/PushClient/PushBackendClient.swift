@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 import OpenAPIRuntime
-import PushHTTP
+import PushInternals
 import PushJSON
 
 #if canImport(OpenAPIURLSession)
@@ -189,12 +189,7 @@ public struct PushBackendClient: Sendable {
     }
 
     /// Bytes in lowercase hex, as the backend takes tokens.
-    package static func hex(_ bytes: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        for byte in bytes { text += [digits[Int(byte >> 4)], digits[Int(byte & 0xF)]] }
-        return String(decoding: text, as: UTF8.self)
-    }
+    package static func hex(_ bytes: some Sequence<UInt8>) -> String { Hex.lowercase(Array(bytes)) }
 }
 
 /// Turns the backend's refusals into ``PushClientError``s before the generated code decodes them,

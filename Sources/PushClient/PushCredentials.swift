@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import OpenAPIRuntime
+import PushInternals
 
 /// A user's name and password for the backend's HTTP Basic authentication. Its description and
 /// reflection show the name only.
@@ -18,7 +19,7 @@ public struct PushCredentials: Sendable, Hashable, CustomStringConvertible, Cust
     public var customMirror: Mirror { Mirror(self, children: ["user": user, "password": "<redacted>"]) }
 
     /// `Basic base64(user:password)` (RFC 7617, UTF-8).
-    var authorization: String { "Basic " + Data("\(user):\(password)".utf8).base64EncodedString() }
+    var authorization: String { "Basic " + Base64.encodedString("\(user):\(password)".utf8) }
 }
 
 /// Where the app keeps the signed-in user's credentials (the Keychain, say). Asked before every

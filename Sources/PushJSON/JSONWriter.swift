@@ -1,8 +1,8 @@
+import PushInternals
+
 /// Primitive writers shared by every encoder: strings with minimal escaping, integers by hand.
 @usableFromInline
 package enum JSONWriter {
-    @usableFromInline static let hexDigits: StaticString = "0123456789abcdef"
-
     /// Writes `"…"` with the string's UTF-8 escaped minimally.
     @inlinable
     package static func writeString<Output: JSONOutput>(_ string: String, to output: inout Output) {
@@ -107,8 +107,8 @@ package enum JSONWriter {
             output.append(ASCII.lowerU)
             output.append(ASCII.zero)
             output.append(ASCII.zero)
-            output.append(hexDigits.utf8Start[Int(byte >> 4)])
-            output.append(hexDigits.utf8Start[Int(byte & 0xF)])
+            output.append(Hex.lowerDigit(byte >> 4))
+            output.append(Hex.lowerDigit(byte))
         }
     }
 
@@ -158,18 +158,4 @@ package enum JSONWriter {
         writeStringContent(string, to: &counter)
         return counter.count
     }
-}
-
-/// Writes the decimal digits of `magnitude` so that they end at the end of `buffer` (20 bytes
-/// hold any `UInt64`); returns the offset of the first digit.
-@inlinable
-package func writeDecimalDigits(_ magnitude: UInt64, endingAt buffer: UnsafeMutableRawBufferPointer) -> Int {
-    var magnitude = magnitude
-    var start = buffer.count
-    repeat {
-        start -= 1
-        buffer[start] = ASCII.zero &+ UInt8(truncatingIfNeeded: magnitude % 10)
-        magnitude /= 10
-    } while magnitude != 0
-    return start
 }

@@ -1,4 +1,4 @@
-import PushHTTP
+import PushInternals
 
 /// Why a `Range` header value was not understood.
 public struct ByteRangeError: Error, Hashable, Sendable, CustomStringConvertible {

@@ -1,4 +1,4 @@
-import PushHTTP
+import PushInternals
 
 /// An HTTP entity tag (RFC 9110 §8.8.3): an opaque string, strong or weak.
 public struct EntityTag: Hashable, Sendable, CustomStringConvertible {

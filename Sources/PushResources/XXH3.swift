@@ -1,4 +1,5 @@
 internal import CXXHash
+import PushInternals
 
 // The one Swift file that touches xxHash's C API.
 
@@ -62,16 +63,7 @@ public enum XXH3 {
 
     /// The canonical text of a 64-bit digest: 16 lowercase hex digits, most significant first (what
     /// `xxhsum -H3` prints).
-    public static func canonicalHex(_ value: UInt64) -> String {
-        let hexDigits: StaticString = "0123456789abcdef"
-        return String(unsafeUninitializedCapacity: 16) { buffer in
-            for index in 0..<16 {
-                let nibble = Int(truncatingIfNeeded: value >> UInt64(60 - 4 * index)) & 0xF
-                buffer[index] = hexDigits.utf8Start[nibble]
-            }
-            return 16
-        }
-    }
+    public static func canonicalHex(_ value: UInt64) -> String { Hex.lowercase(value) }
 }
 
 /// The xxHash library's streaming state, owned by exactly one hasher: created with it, freed when

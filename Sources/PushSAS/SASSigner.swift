@@ -1,12 +1,5 @@
 import Crypto
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import PushInternals
 
 /// Where token expiries count from: Unix seconds. Inject a fixed clock in tests.
 public struct SASClock: Sendable {
@@ -14,17 +7,8 @@ public struct SASClock: Sendable {
 
     public init(_ now: @escaping @Sendable () -> Int64) { self.now = now }
 
-    /// The system's wall clock. Expiries are whole seconds, so Linux's coarse clock (a few
-    /// milliseconds of resolution, a fraction of the cost) is enough.
-    public static let system = SASClock {
-        var time = timespec()
-        #if os(Linux)
-        clock_gettime(CLOCK_REALTIME_COARSE, &time)
-        #else
-        clock_gettime(CLOCK_REALTIME, &time)
-        #endif
-        return Int64(time.tv_sec)
-    }
+    /// The system's wall clock, in whole seconds.
+    public static let system = SASClock { unixSeconds() }
 
     /// Always `seconds`.
     public static func fixed(_ seconds: Int64) -> SASClock { SASClock { seconds } }
@@ -49,7 +33,7 @@ public struct SASSigner: Sendable, CustomStringConvertible, CustomDebugStringCon
         self.keyName = keyName
         self.keyed = KeyedHMAC(key: key)
         var field = Array("&skn=".utf8)
-        TokenEncoding.appendPercentEncoded(keyName.utf8, to: &field)
+        PercentEncoding.append(keyName.utf8, to: &field)
         self.keyNameField = field
     }
 

@@ -1,3 +1,5 @@
+import PushInternals
+
 /// The fields of a SAS token, as `inspect` shows them and `verify` returns them. The signature is
 /// never shown.
 public struct SASTokenInfo: Sendable, Hashable, CustomStringConvertible {
@@ -63,7 +65,7 @@ public struct SASVerifier: Sendable {
             throw SASError(.unknownKeyName, "no key named \"\(SASTokenInfo.escapingControls(parsed.info.keyName))\"")
         }
         let expected = parsed.signedText.withUnsafeBytes { keyed.authenticationCode(for: $0) }
-        let matches = expected.withUnsafeBytes { TokenEncoding.constantTimeEquals($0, parsed.signature) }
+        let matches = expected.withUnsafeBytes { constantTimeEquals($0, parsed.signature) }
         guard matches else { throw SASError(.badSignature, "the signature does not match") }
         let (deadline, overflow) = parsed.info.expiry.addingReportingOverflow(max(clockSkew, 0))
         guard overflow || now <= deadline else {
@@ -145,13 +147,13 @@ struct ParsedToken {
         else {
             throw SASError(.malformed, "se must be Unix seconds")
         }
-        guard let decodedResource = TokenEncoding.percentDecoded(resource),
-            let decodedKeyName = TokenEncoding.percentDecoded(keyName),
-            let encodedSignature = TokenEncoding.percentDecoded(signature)
+        guard let decodedResource = PercentEncoding.decode(resource),
+            let decodedKeyName = PercentEncoding.decode(keyName),
+            let encodedSignature = PercentEncoding.decode(signature)
         else {
             throw SASError(.malformed, "invalid percent-encoding")
         }
-        guard let signatureBytes = TokenEncoding.base64Decoded(encodedSignature), signatureBytes.count == 32 else {
+        guard let signatureBytes = Base64.decode(encodedSignature), signatureBytes.count == 32 else {
             throw SASError(.malformed, "sig must be the base64 of a 32-byte HMAC-SHA256")
         }
         self.signature = signatureBytes

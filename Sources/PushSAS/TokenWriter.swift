@@ -1,3 +1,5 @@
+import PushInternals
+
 /// Appends to uninitialised string storage sized in advance.
 struct TokenWriter {
     let base: UnsafeMutablePointer<UInt8>
@@ -64,7 +66,7 @@ struct TokenWriter {
     mutating func appendBase64Digit(_ value: UInt32) {
         let sextet = Int(value & 63)
         if sextet < 62 {
-            appendByte(TokenEncoding.base64Alphabet.utf8Start[sextet])
+            appendByte(Base64.Alphabet.standard.digit(value))
         } else {
             appendByte(UInt8(ascii: "%"))
             appendByte(UInt8(ascii: "2"))
@@ -75,12 +77,12 @@ struct TokenWriter {
     /// The byte itself when unreserved (RFC 3986), `%XX` with uppercase hex otherwise.
     @inline(__always)
     mutating func appendPercentEncoded(_ byte: UInt8) {
-        if TokenEncoding.isUnreserved(byte) {
+        if PercentEncoding.isUnreserved(byte) {
             appendByte(byte)
         } else {
             appendByte(UInt8(ascii: "%"))
-            appendByte(TokenEncoding.upperHex.utf8Start[Int(byte >> 4)])
-            appendByte(TokenEncoding.upperHex.utf8Start[Int(byte & 0xF)])
+            appendByte(Hex.upperDigit(byte >> 4))
+            appendByte(Hex.upperDigit(byte))
         }
     }
 }

@@ -1,7 +1,7 @@
 import APNs
 import ArgumentParser
 import PushCore
-import PushHTTP
+import PushInternals
 
 #if canImport(Glibc)
 import Glibc

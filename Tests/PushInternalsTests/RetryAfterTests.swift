@@ -1,4 +1,4 @@
-import PushHTTP
+import PushInternals
 import Testing
 
 @Suite("Retry-After")
