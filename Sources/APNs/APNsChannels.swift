@@ -138,12 +138,12 @@ extension APNsClient {
     public func broadcast(
         _ payload: APNsPayload, to channelID: String, bundleID: String, priority: Int? = nil, expiration: Int? = nil
     ) async throws(APNsClientError) -> APNsBroadcastResult {
-        guard payload.aps.event != nil else { throw APNsClientError(message: "a broadcast carries a Live Activity event (aps.event)") }
+        guard payload.aps.event != nil else { throw APNsClientError(.invalidPayload, "a broadcast carries a Live Activity event (aps.event)") }
         let body: [UInt8]
         do throws(APNsPayloadError) {
             body = try payload.encoded(limit: APNsPushType.liveactivity.payloadLimit)
         } catch {
-            throw APNsClientError(message: "the payload cannot be encoded: \(error)")
+            throw APNsClientError(.invalidPayload, "the payload cannot be encoded: \(error)")
         }
         return try await broadcast(encodedPayload: body, to: channelID, bundleID: bundleID, priority: priority, expiration: expiration)
     }
@@ -152,23 +152,23 @@ extension APNsClient {
     public func broadcast(
         encodedPayload: [UInt8], to channelID: String, bundleID: String, priority: Int? = nil, expiration: Int? = nil
     ) async throws(APNsClientError) -> APNsBroadcastResult {
-        guard Self.isBundleID(bundleID) else { throw APNsClientError(message: "not a bundle ID") }
-        guard Self.isChannelID(channelID) else { throw APNsClientError(message: "not a channel id (base64)") }
+        guard Self.isBundleID(bundleID) else { throw APNsClientError(.invalidChannel, "not a bundle ID") }
+        guard Self.isChannelID(channelID) else { throw APNsClientError(.invalidChannel, "not a channel id (base64)") }
         let headers = APNsHeaders(pushType: .liveactivity, priority: priority, expiration: expiration)
         do throws(APNsHeaders.ValidationError) {
             try headers.validate()
         } catch {
-            throw APNsClientError(message: "invalid header: \(error)")
+            throw APNsClientError(.invalidHeaders, "invalid header: \(error)")
         }
         guard encodedPayload.count <= APNsPushType.liveactivity.payloadLimit else {
             throw APNsClientError(
-                message: "the payload is \(encodedPayload.count) bytes; broadcasts take at most \(APNsPushType.liveactivity.payloadLimit)")
+                .payloadTooLarge, "the payload is \(encodedPayload.count) bytes; broadcasts take at most \(APNsPushType.liveactivity.payloadLimit)")
         }
         let token: String?
         do throws(APNsTokenError) {
             token = try providerToken()
         } catch {
-            throw APNsClientError(message: "no provider token: \(error.code)")
+            throw APNsClientError(.noProviderToken, "no provider token: \(error.code)")
         }
         let pool = try connectionPools().push
         var request = APNsHTTPRequest(

@@ -123,7 +123,43 @@ public struct APNsRetryPolicy: Sendable {
 /// A client that cannot be made (an endpoint that is not `https://host[:port]`, a TLS setting
 /// BoringSSL refuses), or a send that could not start: the headers or the payload break APNs' rules.
 public struct APNsClientError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// A stable error code. Later versions may add codes without breaking a `switch` that has a
+    /// `default` case; `rawValue` and `description` are its name.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Name: String {
+            case invalidEndpoint, invalidTLSConfiguration, invalidHeaders, invalidPayload, payloadTooLarge, invalidChannel, noProviderToken
+        }
+        private let name: Name
+        private init(_ name: Name) { self.name = name }
+        public var rawValue: String { name.rawValue }
+        public var description: String { name.rawValue }
+
+        // Making the client.
+        /// An endpoint that is not `https://host[:port]`.
+        public static let invalidEndpoint = Code(.invalidEndpoint)
+        /// TLS settings BoringSSL refuses, such as a certificate and a key that do not match.
+        public static let invalidTLSConfiguration = Code(.invalidTLSConfiguration)
+        // Starting a send.
+        /// A header APNs would refuse, or no `apns-topic`.
+        public static let invalidHeaders = Code(.invalidHeaders)
+        /// A payload that cannot be encoded, or a broadcast without a Live Activity event.
+        public static let invalidPayload = Code(.invalidPayload)
+        /// A payload over its push type's limit.
+        public static let payloadTooLarge = Code(.payloadTooLarge)
+        /// A bundle ID or channel id that is not well formed.
+        public static let invalidChannel = Code(.invalidChannel)
+        /// The signing key could not mint a provider token.
+        public static let noProviderToken = Code(.noProviderToken)
+    }
+
+    public let code: Code
     public let message: String
+
+    init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
     public var description: String { message }
 }
 
@@ -170,12 +206,12 @@ public final class APNsClient: Sendable {
         do {
             sslContext = try NIOSSLContext(configuration: tls)
         } catch {
-            pools = .failure(APNsClientError(message: "TLS cannot be set up: \(error)"))
+            pools = .failure(APNsClientError(.invalidTLSConfiguration, "TLS cannot be set up: \(error)"))
             return
         }
         func pool(for endpoint: String) throws(APNsClientError) -> APNsConnectionPool {
             guard let (host, port) = Self.origin(of: endpoint) else {
-                throw APNsClientError(message: "\(endpoint) is not https://host[:port]")
+                throw APNsClientError(.invalidEndpoint, "\(endpoint) is not https://host[:port]")
             }
             return APNsConnectionPool(
                 configuration: .init(
@@ -239,7 +275,7 @@ public final class APNsClient: Sendable {
         do throws(APNsPayloadError) {
             body = try payload.encoded()
         } catch {
-            throw APNsClientError(message: "the payload cannot be encoded: \(error)")
+            throw APNsClientError(.invalidPayload, "the payload cannot be encoded: \(error)")
         }
         return try await send(encodedPayload: body, headers: headers, to: devices)
     }
@@ -249,13 +285,13 @@ public final class APNsClient: Sendable {
         do throws(APNsHeaders.ValidationError) {
             try headers.validate()
         } catch {
-            throw APNsClientError(message: "invalid header: \(error)")
+            throw APNsClientError(.invalidHeaders, "invalid header: \(error)")
         }
-        guard headers.topic != nil else { throw APNsClientError(message: "apns-topic is required") }
+        guard headers.topic != nil else { throw APNsClientError(.invalidHeaders, "apns-topic is required") }
         guard encodedPayload.count <= headers.pushType.payloadLimit else {
             throw APNsClientError(
-                message:
-                    "the payload is \(encodedPayload.count) bytes; \(headers.pushType.rawValue) pushes take at most \(headers.pushType.payloadLimit)")
+                .payloadTooLarge,
+                "the payload is \(encodedPayload.count) bytes; \(headers.pushType.rawValue) pushes take at most \(headers.pushType.payloadLimit)")
         }
         let pool = try connectionPools().push
         let body = ByteBuffer(bytes: encodedPayload)

@@ -252,7 +252,7 @@ extension APNsEmulator {
                 case .invalidCollapseID: "BadCollapseId"
                 case .invalidID: "BadMessageId"
                 case .invalidTopic: "DeviceTokenNotForTopic"
-                @unknown default: "BadTopic"
+                default: "BadTopic"
                 }
             throw APNsRefusal(400, reason, apnsID: apnsID)
         }

@@ -1,36 +1,46 @@
 /// An error from the Notification Hubs client: a refused request (with the hub's tracking id), a
 /// transport failure, or input refused before anything was sent.
 public struct NotificationHubError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// A stable error code. Later versions may add codes: match with a `default` case.
-    public enum Code: String, Sendable {
+    /// A stable error code. Later versions may add codes without breaking a `switch` that has a
+    /// `default` case; `rawValue` and `description` are its name.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Name: String {
+            case invalidTag, invalidTagExpression, tooManyTags, badRequest, unauthorized, forbidden, throttled, notFound, payloadTooLarge,
+                serverError, unexpectedStatus, transportFailed
+        }
+        private let name: Name
+        private init(_ name: Name) { self.name = name }
+        public var rawValue: String { name.rawValue }
+        public var description: String { name.rawValue }
+
         // Refused before sending.
         /// A tag longer than 120 characters, with a character outside `A-Z a-z 0-9 _ @ # . : -`, or starting with `$`.
-        case invalidTag
+        public static let invalidTag = Code(.invalidTag)
         /// A tag expression that does not parse.
-        case invalidTagExpression
+        public static let invalidTagExpression = Code(.invalidTagExpression)
         /// More than 20 tags in an expression of only `||`, or more than 6 in any other.
-        case tooManyTags
+        public static let tooManyTags = Code(.tooManyTags)
         // Answers from the hub.
         /// 400: the hub refused the request as malformed.
-        case badRequest
+        public static let badRequest = Code(.badRequest)
         /// 401: an invalid signature or an expired token.
-        case unauthorized
+        public static let unauthorized = Code(.unauthorized)
         /// 403 without `Retry-After`: the key lacks the right (Send, Listen, Manage).
-        case forbidden
+        public static let forbidden = Code(.forbidden)
         /// 429, or 403 with `Retry-After`: quota or rate exceeded.
-        case throttled
+        public static let throttled = Code(.throttled)
         /// 404: no such hub, installation or notification.
-        case notFound
+        public static let notFound = Code(.notFound)
         /// 413: the payload is over the platform's limit.
-        case payloadTooLarge
+        public static let payloadTooLarge = Code(.payloadTooLarge)
         /// 5xx.
-        case serverError
+        public static let serverError = Code(.serverError)
         /// Another status the client does not expect.
-        case unexpectedStatus
+        public static let unexpectedStatus = Code(.unexpectedStatus)
         // No answer.
         /// The connection failed or the answer did not come in time; `status` is nil. The message
         /// says whether the request may have reached the hub.
-        case transportFailed
+        public static let transportFailed = Code(.transportFailed)
     }
 
     public let code: Code

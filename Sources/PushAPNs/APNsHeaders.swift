@@ -128,13 +128,20 @@ public struct APNsHeaders: Sendable, Hashable {
     }
 
     public struct ValidationError: Error, Hashable, Sendable, CustomStringConvertible {
-        /// A stable error code. Later versions may add codes: match with a `default` case.
-        public enum Code: String, Sendable {
-            case invalidPriority
-            case invalidExpiration
-            case invalidCollapseID
-            case invalidID
-            case invalidTopic
+        /// A stable error code. Later versions may add codes without breaking a `switch` that has a
+        /// `default` case; `rawValue` and `description` are its name.
+        public struct Code: Hashable, Sendable, CustomStringConvertible {
+            private enum Name: String { case invalidPriority, invalidExpiration, invalidCollapseID, invalidID, invalidTopic }
+            private let name: Name
+            private init(_ name: Name) { self.name = name }
+            public var rawValue: String { name.rawValue }
+            public var description: String { name.rawValue }
+
+            public static let invalidPriority = Code(.invalidPriority)
+            public static let invalidExpiration = Code(.invalidExpiration)
+            public static let invalidCollapseID = Code(.invalidCollapseID)
+            public static let invalidID = Code(.invalidID)
+            public static let invalidTopic = Code(.invalidTopic)
         }
 
         public let code: Code

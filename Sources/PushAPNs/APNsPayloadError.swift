@@ -5,32 +5,42 @@ import PushJSON
 ///
 /// `code` is stable and safe to match on. Messages never quote a value, only key names.
 public struct APNsPayloadError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// A stable error code. Later versions may add codes: match with a `default` case.
-    public enum Code: String, Sendable {
+    /// A stable error code. Later versions may add codes without breaking a `switch` that has a
+    /// `default` case; `rawValue` and `description` are its name.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Name: String {
+            case typeMismatch, invalidValue, missingKey, duplicateKey, payloadTooLarge, cannotFit, unknownKey, backgroundPushWithAlert,
+                pushTypeMismatch, schemaMismatch
+        }
+        private let name: Name
+        private init(_ name: Name) { self.name = name }
+        public var rawValue: String { name.rawValue }
+        public var description: String { name.rawValue }
+
         // The model.
         /// A key holds the wrong JSON type (`aps.badge` as a string).
-        case typeMismatch
+        public static let typeMismatch = Code(.typeMismatch)
         /// A value out of its range or none of its names (a negative `aps.badge`, an unknown `aps.event`).
-        case invalidValue
+        public static let invalidValue = Code(.invalidValue)
         /// A key the payload needs is missing (`aps`, or `aps.timestamp` in a Live Activity push).
-        case missingKey
+        public static let missingKey = Code(.missingKey)
         /// A key appears twice in one dictionary, or a named field is set again among the other keys.
-        case duplicateKey
+        public static let duplicateKey = Code(.duplicateKey)
         // Size.
         /// The encoded payload is over the limit; ``size`` and ``limit`` say by how much.
-        case payloadTooLarge
+        public static let payloadTooLarge = Code(.payloadTooLarge)
         /// Even with its alert text emptied the payload is over ``limit``.
-        case cannotFit
+        public static let cannotFit = Code(.cannotFit)
         // Lint.
         /// A key APNs does not know (a warning; the key is passed through).
-        case unknownKey
+        public static let unknownKey = Code(.unknownKey)
         /// A `content-available` push that also shows something (a warning).
-        case backgroundPushWithAlert
+        public static let backgroundPushWithAlert = Code(.backgroundPushWithAlert)
         /// The payload does not match the push type it is sent as.
-        case pushTypeMismatch
+        public static let pushTypeMismatch = Code(.pushTypeMismatch)
         /// A Live Activity's `content-state` or `attributes` does not match the app's declared
         /// fields (``APNsFieldSchema``): the device would drop the push.
-        case schemaMismatch
+        public static let schemaMismatch = Code(.schemaMismatch)
     }
 
     public let code: Code

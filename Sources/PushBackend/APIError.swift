@@ -6,14 +6,69 @@ import PushCore
 /// Every refusal the API makes: an HTTP status and a stable code, answered as
 /// `{"error": {"code": "…", "message": "…"}}`.
 public struct APIError: HTTPResponseError, Hashable, Sendable, CustomStringConvertible {
+    /// The `code` of an error body. Later versions may add codes without breaking a `switch` that
+    /// has a `default` case; `rawValue` and `description` are its name.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Name: String {
+            case activityGone, apnsDeliveryRequired, apnsRejected, apnsUnavailable, bodyTooLarge, channelGone, conflict, contentStateMismatch,
+                duplicateField, forbidden, hubError, internalError, invalidDeviceToken, invalidField, invalidJSON, invalidPayload, invalidQuery,
+                invalidToken, loginBusy, methodNotAllowed, missingField, notFound, payloadTooLarge, rateLimited, registrationContended, resourceGone,
+                storageUnavailable, tooManyActivityTokens, tooManyDevices, tooManyLogins, unauthorized, unknownField, unknownRecipient,
+                unknownResource,
+                unsupportedMediaType, unsupportedRichType, wrongActivityKind
+        }
+        private let name: Name
+        private init(_ name: Name) { self.name = name }
+        public var rawValue: String { name.rawValue }
+        public var description: String { name.rawValue }
+
+        public static let activityGone = Code(.activityGone)
+        public static let apnsDeliveryRequired = Code(.apnsDeliveryRequired)
+        public static let apnsRejected = Code(.apnsRejected)
+        public static let apnsUnavailable = Code(.apnsUnavailable)
+        public static let bodyTooLarge = Code(.bodyTooLarge)
+        public static let channelGone = Code(.channelGone)
+        public static let conflict = Code(.conflict)
+        public static let contentStateMismatch = Code(.contentStateMismatch)
+        public static let duplicateField = Code(.duplicateField)
+        public static let forbidden = Code(.forbidden)
+        public static let hubError = Code(.hubError)
+        public static let internalError = Code(.internalError)
+        public static let invalidDeviceToken = Code(.invalidDeviceToken)
+        public static let invalidField = Code(.invalidField)
+        public static let invalidJSON = Code(.invalidJSON)
+        public static let invalidPayload = Code(.invalidPayload)
+        public static let invalidQuery = Code(.invalidQuery)
+        public static let invalidToken = Code(.invalidToken)
+        public static let loginBusy = Code(.loginBusy)
+        public static let methodNotAllowed = Code(.methodNotAllowed)
+        public static let missingField = Code(.missingField)
+        public static let notFound = Code(.notFound)
+        public static let payloadTooLarge = Code(.payloadTooLarge)
+        public static let rateLimited = Code(.rateLimited)
+        public static let registrationContended = Code(.registrationContended)
+        public static let resourceGone = Code(.resourceGone)
+        public static let storageUnavailable = Code(.storageUnavailable)
+        public static let tooManyActivityTokens = Code(.tooManyActivityTokens)
+        public static let tooManyDevices = Code(.tooManyDevices)
+        public static let tooManyLogins = Code(.tooManyLogins)
+        public static let unauthorized = Code(.unauthorized)
+        public static let unknownField = Code(.unknownField)
+        public static let unknownRecipient = Code(.unknownRecipient)
+        public static let unknownResource = Code(.unknownResource)
+        public static let unsupportedMediaType = Code(.unsupportedMediaType)
+        public static let unsupportedRichType = Code(.unsupportedRichType)
+        public static let wrongActivityKind = Code(.wrongActivityKind)
+    }
+
     public let status: HTTPResponse.Status
-    public let code: String
+    public let code: Code
     public let message: String
     public var headers: [(String, String)] = []
     /// For the log only: what failed behind a 5xx, which the client is not told.
     package var detail: String?
 
-    public init(status: HTTPResponse.Status, code: String, _ message: String, headers: [(String, String)] = []) {
+    public init(status: HTTPResponse.Status, code: Code, _ message: String, headers: [(String, String)] = []) {
         self.status = status
         self.code = code
         self.message = message
@@ -37,39 +92,39 @@ public struct APIError: HTTPResponseError, Hashable, Sendable, CustomStringConve
     }
 
     static func unauthorized(_ message: String) -> APIError {
-        APIError(status: 401, code: "unauthorized", message, headers: [("WWW-Authenticate", #"Basic realm="push-backend", charset="UTF-8""#)])
+        APIError(status: 401, code: .unauthorized, message, headers: [("WWW-Authenticate", #"Basic realm="push-backend", charset="UTF-8""#)])
     }
 
     /// Also what a notification or registration of someone else's gets: no hint that it exists.
     static func notFound(_ message: String = "no such resource") -> APIError {
-        APIError(status: 404, code: "notFound", message)
+        APIError(status: 404, code: .notFound, message)
     }
 
-    static func badRequest(_ code: String, _ message: String) -> APIError {
+    static func badRequest(_ code: Code, _ message: String) -> APIError {
         APIError(status: 400, code: code, message)
     }
 
     /// Beyond a client address's or a user name's budget of password checks.
     static func tooManyLogins(retryAfter wait: Duration) -> APIError {
         APIError(
-            status: 429, code: "tooManyLogins", "too many failed logins; try again later", headers: [("Retry-After", String(wait.retryAfterSeconds))])
+            status: 429, code: .tooManyLogins, "too many failed logins; try again later", headers: [("Retry-After", String(wait.retryAfterSeconds))])
     }
 
     /// The password checks already waiting fill the queue.
-    static let loginBusy = APIError(status: 503, code: "loginBusy", "too many logins are being checked; try again", headers: [("Retry-After", "1")])
+    static let loginBusy = APIError(status: 503, code: .loginBusy, "too many logins are being checked; try again", headers: [("Retry-After", "1")])
 
     /// The engine's own text goes to the log only: bodies carry our codes and messages.
     package static func storage(_ error: StoreError) -> APIError {
         var refusal =
             error.code == .conflict
-            ? APIError(status: 409, code: "conflict", "the request conflicts with what is stored; try again")
-            : APIError(status: 503, code: "storageUnavailable", "the database failed; try again")
+            ? APIError(status: 409, code: .conflict, "the request conflicts with what is stored; try again")
+            : APIError(status: 503, code: .storageUnavailable, "the database failed; try again")
         refusal.detail = error.description
         return refusal
     }
 
     static func hub(_ error: NotificationHubError) -> APIError {
-        var refusal = APIError(status: 502, code: "hubError", "Notification Hubs refused the request (\(error.code))")
+        var refusal = APIError(status: 502, code: .hubError, "Notification Hubs refused the request (\(error.code))")
         refusal.detail = error.description
         return refusal
     }
@@ -77,7 +132,7 @@ public struct APIError: HTTPResponseError, Hashable, Sendable, CustomStringConve
     /// The body, built by PushCore's writer.
     package var body: [UInt8] {
         var bytes: [UInt8] = []
-        try? JSON.object([JSONMember("error", .object([JSONMember("code", .string(code)), JSONMember("message", .string(message))]))])
+        try? JSON.object([JSONMember("error", .object([JSONMember("code", .string(code.rawValue)), JSONMember("message", .string(message))]))])
             .write(into: &bytes)
         return bytes
     }

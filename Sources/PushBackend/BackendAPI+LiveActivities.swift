@@ -60,13 +60,13 @@ extension BackendAPI {
     private func directAPNs() throws(APIError) -> DirectAPNs {
         guard case .apns(let apns) = sender else {
             throw APIError(
-                status: 501, code: "apnsDeliveryRequired", "Live Activities and channels need APNs delivery; this server sends through a hub")
+                status: 501, code: .apnsDeliveryRequired, "Live Activities and channels need APNs delivery; this server sends through a hub")
         }
         return apns
     }
 
     private func requireSender(_ caller: Authenticator.User) throws(APIError) {
-        guard caller.role == .sender else { throw APIError(status: 403, code: "forbidden", "this needs the sender role") }
+        guard caller.role == .sender else { throw APIError(status: 403, code: .forbidden, "this needs the sender role") }
     }
 
     // MARK: Activities
@@ -76,15 +76,15 @@ extension BackendAPI {
         try RequestBody.allowKeys(["token", "kind"], in: body)
         let token = try RequestBody.string("token", in: body).lowercased()
         guard Self.isAPNsToken(token) else {
-            throw APIError.badRequest("invalidToken", "token must be an ActivityKit push token in hex (64 to 200 digits)")
+            throw APIError.badRequest(.invalidToken, "token must be an ActivityKit push token in hex (64 to 200 digits)")
         }
         guard let kind = ActivityRecord.Kind(rawValue: try RequestBody.string("kind", in: body)) else {
-            throw APIError.badRequest("invalidField", "kind must be pushToStart or activity")
+            throw APIError.badRequest(.invalidField, "kind must be pushToStart or activity")
         }
         try takeRegistrationBudget(caller)
         guard try await store.activityCount(owner: caller.name) < registrationLimits.maximumActivityTokens else {
             throw APIError(
-                status: 409, code: "tooManyActivityTokens",
+                status: 409, code: .tooManyActivityTokens,
                 "at most \(registrationLimits.maximumActivityTokens) activity tokens per user; delete one first")
         }
         let record = ActivityRecord(id: randomHex(bytes: 16), owner: caller.name, kind: kind, token: token, updatedAt: unixMilliseconds())
@@ -99,9 +99,9 @@ extension BackendAPI {
         switch (update.event, activity.kind) {
         case (.start, .pushToStart), (.update, .activity), (.end, .activity): break
         case (.start, _):
-            throw APIError(status: 409, code: "wrongActivityKind", "start goes to a push-to-start token")
+            throw APIError(status: 409, code: .wrongActivityKind, "start goes to a push-to-start token")
         default:
-            throw APIError(status: 409, code: "wrongActivityKind", "\(update.event.rawValue) goes to an activity's own token")
+            throw APIError(status: 409, code: .wrongActivityKind, "\(update.event.rawValue) goes to an activity's own token")
         }
         let payload = try checked(update.payload(), apns: apns)
         let result: APNsSendResult
@@ -110,7 +110,7 @@ extension BackendAPI {
                 try await apns.client.send(payload, headers: APNsHeaders(for: payload, topic: apns.topic), to: [activity.token])[0]
             }
         } catch {
-            throw APIError(status: 500, code: "internalError", "the push could not be sent: \(error.message)")
+            throw APIError(status: 500, code: .internalError, "the push could not be sent: \(error.message)")
         }
         if result.isDelivered { return .json(200, .object([JSONMember("apnsId", .string(result.apnsID ?? ""))])) }
         let actions = await tokenActions(
@@ -119,7 +119,7 @@ extension BackendAPI {
             try await store.deleteActivity(id: activity.id, owner: nil)
         {
             logger.notice("pruned a dead activity token", metadata: ["activity": "\(activity.id)", "reason": "\(reason)"])
-            throw APIError(status: 410, code: "activityGone", "APNs says the token is no longer valid (\(result.summary)); it was removed")
+            throw APIError(status: 410, code: .activityGone, "APNs says the token is no longer valid (\(result.summary)); it was removed")
         }
         throw Self.apnsFailure(result.outcome)
     }
@@ -129,11 +129,11 @@ extension BackendAPI {
         do throws(APNsPayloadError) {
             _ = try payload.encoded(limit: APNsPushType.liveactivity.payloadLimit)
         } catch {
-            throw APIError(status: 422, code: "invalidPayload", error.message)
+            throw APIError(status: 422, code: .invalidPayload, error.message)
         }
         if let errors = apns.liveActivity?.errors(in: payload), !errors.isEmpty {
             throw APIError(
-                status: 422, code: "contentStateMismatch",
+                status: 422, code: .contentStateMismatch,
                 "the device could not decode this push: " + errors.map(\.message).joined(separator: "; "))
         }
         return payload
@@ -142,11 +142,11 @@ extension BackendAPI {
     private static func apnsFailure(_ outcome: APNsSendOutcome) -> APIError {
         switch outcome {
         case .rejected(let status, let reason, _):
-            APIError(status: 502, code: "apnsRejected", "APNs refused the push: \(status) \(reason)")
+            APIError(status: 502, code: .apnsRejected, "APNs refused the push: \(status) \(reason)")
         case .failed(let failure, _):
-            APIError(status: 502, code: "apnsUnavailable", "no answer from APNs (\(failure))")
+            APIError(status: 502, code: .apnsUnavailable, "no answer from APNs (\(failure))")
         case .delivered:
-            APIError(status: 500, code: "internalError", "a delivered push taken for a failure")
+            APIError(status: 500, code: .internalError, "a delivered push taken for a failure")
         }
     }
 
@@ -160,7 +160,7 @@ extension BackendAPI {
         switch try RequestBody.optionalString("storagePolicy", in: body) ?? "none" {
         case "none": policy = .noStorage
         case "most-recent": policy = .mostRecentMessage
-        default: throw APIError.badRequest("invalidField", "storagePolicy must be none or most-recent")
+        default: throw APIError.badRequest(.invalidField, "storagePolicy must be none or most-recent")
         }
         let channel: APNsChannel
         do throws(APNsChannelError) {
@@ -193,7 +193,7 @@ extension BackendAPI {
         let apns = try directAPNs()
         try requireSender(caller)
         guard update.event != .start else {
-            throw APIError.badRequest("invalidField", "a broadcast updates or ends activities; start them with input-push-channel")
+            throw APIError.badRequest(.invalidField, "a broadcast updates or ends activities; start them with input-push-channel")
         }
         let record = try await ownChannel(id: id, caller: caller)
         let payload = try checked(update.payload(), apns: apns)
@@ -205,12 +205,12 @@ extension BackendAPI {
                     payload, to: record.apnsChannelID, bundleID: apns.topic, expiration: record.storagePolicy == 0 ? 0 : nil)
             }
         } catch {
-            throw APIError(status: 500, code: "internalError", "the broadcast could not be sent: \(error.message)")
+            throw APIError(status: 500, code: .internalError, "the broadcast could not be sent: \(error.message)")
         }
         guard result.isDelivered else {
             if case .rejected(404, .channelNotRegistered, _) = result.outcome {
                 _ = try await store.deleteChannel(id: id)
-                throw APIError(status: 410, code: "channelGone", "APNs no longer knows this channel; it was removed")
+                throw APIError(status: 410, code: .channelGone, "APNs no longer knows this channel; it was removed")
             }
             throw Self.apnsFailure(result.outcome)
         }
@@ -225,9 +225,9 @@ extension BackendAPI {
 
     private static func apnsFailure(_ error: APNsChannelError) -> APIError {
         switch error.failure {
-        case .rejected(let status, let reason): APIError(status: 502, code: "apnsRejected", "APNs refused the channel request: \(status) \(reason)")
-        case .unanswered(let failure, _): APIError(status: 502, code: "apnsUnavailable", "no answer from APNs (\(failure))")
-        case .unreadableAnswer, .invalidRequest: APIError(status: 502, code: "apnsRejected", "\(error)")
+        case .rejected(let status, let reason): APIError(status: 502, code: .apnsRejected, "APNs refused the channel request: \(status) \(reason)")
+        case .unanswered(let failure, _): APIError(status: 502, code: .apnsUnavailable, "no answer from APNs (\(failure))")
+        case .unreadableAnswer, .invalidRequest: APIError(status: 502, code: .apnsRejected, "\(error)")
         }
     }
 }
@@ -257,7 +257,7 @@ struct LiveActivityRequest {
                 "inputPushToken", "inputPushChannel",
             ], in: body)
         guard let event = APNsLiveActivityEvent(rawValue: try RequestBody.string("event", in: body)) else {
-            throw .badRequest("invalidField", "event must be start, update or end")
+            throw .badRequest(.invalidField, "event must be start, update or end")
         }
         self.event = event
         contentState = try Self.object("contentState", in: body)
@@ -265,17 +265,17 @@ struct LiveActivityRequest {
         attributesType = try RequestBody.optionalString("attributesType", in: body)
         if event == .start {
             guard attributesType != nil, attributes != nil, contentState != nil else {
-                throw .badRequest("missingField", "start needs attributesType, attributes and contentState")
+                throw .badRequest(.missingField, "start needs attributesType, attributes and contentState")
             }
         } else {
             let isGiven = { (key: String) in body[key].map { !$0.isNull } ?? false }
             guard attributesType == nil, attributes == nil, !isGiven("inputPushToken"), !isGiven("inputPushChannel") else {
-                throw .badRequest("invalidField", "attributes, attributesType, inputPushToken and inputPushChannel are for start only")
+                throw .badRequest(.invalidField, "attributes, attributesType, inputPushToken and inputPushChannel are for start only")
             }
-            if event == .update && contentState == nil { throw .badRequest("missingField", "update needs contentState") }
+            if event == .update && contentState == nil { throw .badRequest(.missingField, "update needs contentState") }
         }
         if let alert = body["alert"], !alert.isNull {
-            guard alert.kind == .object else { throw .badRequest("invalidField", "alert must be {\"title\": …, \"body\": …}") }
+            guard alert.kind == .object else { throw .badRequest(.invalidField, "alert must be {\"title\": …, \"body\": …}") }
             try RequestBody.allowKeys(["title", "body"], in: alert)
             let title = try RequestBody.optionalString("title", in: alert)
             let text = try RequestBody.optionalString("body", in: alert)
@@ -286,19 +286,19 @@ struct LiveActivityRequest {
         timestamp = try Self.seconds("timestamp", in: body) ?? Int(unixMilliseconds() / 1000)
         staleDate = try Self.seconds("staleDate", in: body)
         dismissalDate = try Self.seconds("dismissalDate", in: body)
-        if dismissalDate != nil && event != .end { throw .badRequest("invalidField", "dismissalDate is for end only") }
+        if dismissalDate != nil && event != .end { throw .badRequest(.invalidField, "dismissalDate is for end only") }
         if let score = body["relevanceScore"], !score.isNull {
-            guard let value = score.double, value.isFinite else { throw .badRequest("invalidField", "relevanceScore must be a number") }
+            guard let value = score.double, value.isFinite else { throw .badRequest(.invalidField, "relevanceScore must be a number") }
             relevanceScore = value
         } else {
             relevanceScore = nil
         }
         // An end push carries neither; taking them would drop them without a word.
         if event == .end && (staleDate != nil || relevanceScore != nil) {
-            throw .badRequest("invalidField", "staleDate and relevanceScore are for start and update")
+            throw .badRequest(.invalidField, "staleDate and relevanceScore are for start and update")
         }
         if let flag = body["inputPushToken"], !flag.isNull {
-            guard let value = flag.bool else { throw .badRequest("invalidField", "inputPushToken must be true or false") }
+            guard let value = flag.bool else { throw .badRequest(.invalidField, "inputPushToken must be true or false") }
             inputPushToken = value
         } else {
             inputPushToken = false
@@ -323,7 +323,7 @@ struct LiveActivityRequest {
 
     private static func object(_ key: String, in body: JSONValue) throws(APIError) -> JSON? {
         guard let value = body[key], !value.isNull else { return nil }
-        guard value.kind == .object, let owned = try? JSON(value) else { throw .badRequest("invalidField", "\(key) must be an object") }
+        guard value.kind == .object, let owned = try? JSON(value) else { throw .badRequest(.invalidField, "\(key) must be an object") }
         return owned
     }
 
@@ -335,7 +335,7 @@ struct LiveActivityRequest {
         // A whole number is one however written: 1700000000.0 and 1.7e9 are taken too.
         let whole = value.int ?? value.double.flatMap { $0.rounded() == $0 && abs($0) <= 1e15 ? Int($0) : nil }
         guard let seconds = whole, (0...maximumSeconds).contains(seconds) else {
-            throw .badRequest("invalidField", "\(key) must be Unix seconds, 0 to \(maximumSeconds)")
+            throw .badRequest(.invalidField, "\(key) must be Unix seconds, 0 to \(maximumSeconds)")
         }
         return seconds
     }

@@ -201,7 +201,7 @@ package struct BackendAPI: Sendable {
         try RequestBody.allowKeys(["deviceToken"], in: body)
         let deviceToken = try RequestBody.string("deviceToken", in: body).lowercased()
         guard Self.isAPNsToken(deviceToken) else {
-            throw APIError.badRequest("invalidDeviceToken", "deviceToken must be an APNs device token in hex (64 to 200 digits)")
+            throw APIError.badRequest(.invalidDeviceToken, "deviceToken must be an APNs device token in hex (64 to 200 digits)")
         }
         let installationID = RegistrationRecord.installationID(deviceToken: deviceToken)
         try takeRegistrationBudget(caller)
@@ -213,7 +213,7 @@ package struct BackendAPI: Sendable {
             let previous = try await store.registration(deviceToken: deviceToken)
             if previous?.owner != caller.name, try await store.registrations(owner: caller.name).count >= registrationLimits.maximumDevices {
                 throw APIError(
-                    status: 409, code: "tooManyDevices",
+                    status: 409, code: .tooManyDevices,
                     "at most \(registrationLimits.maximumDevices) devices per user; unregister one first")
             }
             try await store.saveRegistration(registration)
@@ -237,7 +237,7 @@ package struct BackendAPI: Sendable {
     func takeRegistrationBudget(_ caller: Authenticator.User) throws(APIError) {
         if let wait = registrationBudget.take(caller.name) {
             throw APIError(
-                status: 429, code: "rateLimited", "too many registrations; try again later",
+                status: 429, code: .rateLimited, "too many registrations; try again later",
                 headers: [("Retry-After", String(wait.retryAfterSeconds))])
         }
     }
@@ -272,7 +272,7 @@ package struct BackendAPI: Sendable {
             }
             applied = .some(owner)
         }
-        throw APIError(status: 503, code: "registrationContended", "this device is being registered by others at the same time; try again")
+        throw APIError(status: 503, code: .registrationContended, "this device is being registered by others at the same time; try again")
     }
 
     /// Deletes the installation a registration from before token-derived installation ids was made under.
@@ -290,16 +290,16 @@ package struct BackendAPI: Sendable {
     private func send(_ request: NotificationRequest, caller: Authenticator.User, logger: Logger) async throws -> Response {
         if let wait = sendBudget.take(caller.name) {
             throw APIError(
-                status: 429, code: "rateLimited", "too many notifications; try again later",
+                status: 429, code: .rateLimited, "too many notifications; try again later",
                 headers: [("Retry-After", String(wait.retryAfterSeconds))])
         }
         let recipient = request.to ?? caller.name
         if recipient != caller.name {
             guard caller.role == .sender else {
-                throw APIError(status: 403, code: "forbidden", "notifying other users needs the sender role")
+                throw APIError(status: 403, code: .forbidden, "notifying other users needs the sender role")
             }
             guard try await store.user(named: recipient) != nil else {
-                throw APIError(status: 422, code: "unknownRecipient", "there is no user named \(recipient)")
+                throw APIError(status: 422, code: .unknownRecipient, "there is no user named \(recipient)")
             }
         }
         let id = randomHex(bytes: 16)
@@ -310,7 +310,7 @@ package struct BackendAPI: Sendable {
             let resource = resource ?? defaultImage
             guard (try? images.resource(named: resource)) != nil else {
                 throw APIError.badRequest(
-                    "unknownResource", "no embedded image is named \(resource); there are \(images.names.joined(separator: ", "))")
+                    .unknownResource, "no embedded image is named \(resource); there are \(images.names.joined(separator: ", "))")
             }
             // Stored alike: the alert is only how it is pushed; the app fetches the same item.
             content = .rich(richType: richType, resource: resource, message: message)
@@ -327,7 +327,7 @@ package struct BackendAPI: Sendable {
         do throws(APNsPayloadError) {
             if payload.aps.alert == nil { _ = try payload.encoded() } else { try payload.fit() }
         } catch {
-            throw APIError(status: 413, code: "payloadTooLarge", "the push would not fit: \(error.message); shorten the message")
+            throw APIError(status: 413, code: .payloadTooLarge, "the push would not fit: \(error.message); shorten the message")
         }
         let devices = try await store.registrations(owner: recipient)
         // The budget counts pushes: one notification to many devices costs one per device.
@@ -358,12 +358,12 @@ package struct BackendAPI: Sendable {
         do throws(APNsClientError) {
             results = try await apns.client.send(payload, headers: APNsHeaders(for: payload, topic: apns.topic), to: devices.map(\.deviceToken))
         } catch {
-            throw APIError(status: 500, code: "internalError", "the push could not be sent: \(error.message)")
+            throw APIError(status: 500, code: .internalError, "the push could not be sent: \(error.message)")
         }
         await prune(results, of: devices, apns: apns, logger: logger)
         let unanswered = results.contains { if case .failed(let failure, _) = $0.outcome { failure != .invalidDeviceToken } else { false } }
         if unanswered && !results.contains(where: \.isDelivered) {
-            throw APIError(status: 502, code: "apnsUnavailable", "APNs could not be reached for any of the recipient's devices")
+            throw APIError(status: 502, code: .apnsUnavailable, "APNs could not be reached for any of the recipient's devices")
         }
     }
 
@@ -419,7 +419,7 @@ package struct BackendAPI: Sendable {
         var limit: Int?
         for pair in query.split(separator: "&", omittingEmptySubsequences: false) where !query.isEmpty {
             guard pair.hasPrefix("limit="), limit == nil, let value = Int(pair.dropFirst(6)), (1...1000).contains(value) else {
-                throw APIError.badRequest("invalidQuery", "the query takes one limit, a number from 1 to 1000")
+                throw APIError.badRequest(.invalidQuery, "the query takes one limit, a number from 1 to 1000")
             }
             limit = value
         }
@@ -450,7 +450,7 @@ package struct BackendAPI: Sendable {
         switch record.content {
         case .rich(_, let resourceName, _):
             guard let resource = try? images.resource(named: resourceName), let buffer = imageBuffers[resourceName] else {
-                throw APIError(status: 410, code: "resourceGone", "the image \(resourceName) is no longer served")
+                throw APIError(status: 410, code: .resourceGone, "the image \(resourceName) is no longer served")
             }
             response = imageResponse(resource, buffer, digest: imageDigests[resourceName], request: request, isHead: isHead)
         case .secure(let payload):

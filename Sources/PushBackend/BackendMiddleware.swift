@@ -128,7 +128,7 @@ struct AllowedMethods: RouterMiddleware {
             }
             guard let route, !route.methods.contains(request.method) else { throw error }
             throw APIError(
-                status: 405, code: "methodNotAllowed", "\(request.method.rawValue) is not allowed here", headers: [("Allow", route.allow)])
+                status: 405, code: .methodNotAllowed, "\(request.method.rawValue) is not allowed here", headers: [("Allow", route.allow)])
         }
     }
 }
@@ -147,7 +147,7 @@ extension APIError {
         case let error as NotificationHubError: self = .hub(error)
         case let error as HTTPError where error.status == .notFound: self = .notFound()
         default:
-            self = APIError(status: 500, code: "internalError", "the request failed; try again")
+            self = APIError(status: 500, code: .internalError, "the request failed; try again")
             detail = "\(error)"
         }
     }

@@ -190,16 +190,23 @@ public struct NotificationRecord: Sendable, Hashable {
 }
 
 public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// A stable error code. Later versions may add codes: match with a `default` case.
-    public enum Code: String, Sendable {
+    /// A stable error code. Later versions may add codes without breaking a `switch` that has a
+    /// `default` case; `rawValue` and `description` are its name.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Name: String { case conflict, unavailable, schemaTooNew, storage }
+        private let name: Name
+        private init(_ name: Name) { self.name = name }
+        public var rawValue: String { name.rawValue }
+        public var description: String { name.rawValue }
+
         /// The name or id is taken.
-        case conflict
+        public static let conflict = Code(.conflict)
         /// The data directory cannot be created or opened.
-        case unavailable
+        public static let unavailable = Code(.unavailable)
         /// The database was written by a newer version of this program.
-        case schemaTooNew
+        public static let schemaTooNew = Code(.schemaTooNew)
         /// The engine failed a statement.
-        case storage
+        public static let storage = Code(.storage)
     }
 
     public let code: Code

@@ -6,22 +6,22 @@ enum RequestBody {
     /// The body as a JSON object (at most ``BackendAPI/maximumRequestBody`` bytes).
     static func object(of request: inout Request) async throws(APIError) -> JSONValue {
         guard isJSON(request.headers[.contentType]) else {
-            throw APIError(status: 415, code: "unsupportedMediaType", "send the body as application/json")
+            throw APIError(status: 415, code: .unsupportedMediaType, "send the body as application/json")
         }
         let bytes: [UInt8]
         do {
             bytes = Array(try await request.collectBody(upTo: BackendAPI.maximumRequestBody).readableBytesView)
         } catch {
-            throw APIError(status: 413, code: "bodyTooLarge", "the body is over \(BackendAPI.maximumRequestBody) bytes")
+            throw APIError(status: 413, code: .bodyTooLarge, "the body is over \(BackendAPI.maximumRequestBody) bytes")
         }
         var parser = JSONParser(options: JSONParser.Options(maximumDepth: 16, maximumInputSize: BackendAPI.maximumRequestBody))
         let document: JSONDocument
         do throws(JSONError) {
             document = try parser.parse(bytes)
         } catch {
-            throw .badRequest("invalidJSON", error.description)
+            throw .badRequest(.invalidJSON, error.description)
         }
-        guard document.root.kind == .object else { throw .badRequest("invalidJSON", "the body is not a JSON object") }
+        guard document.root.kind == .object else { throw .badRequest(.invalidJSON, "the body is not a JSON object") }
         return document.root
     }
 
@@ -39,14 +39,14 @@ enum RequestBody {
         for member in object.members {
             let key = member.key.string ?? ""
             guard allowed.contains(key) else {
-                throw .badRequest("unknownField", "unknown field \(key.debugDescription); expected \(allowed.sorted().joined(separator: ", "))")
+                throw .badRequest(.unknownField, "unknown field \(key.debugDescription); expected \(allowed.sorted().joined(separator: ", "))")
             }
-            guard seen.insert(key).inserted else { throw .badRequest("duplicateField", "the field \(key) appears twice") }
+            guard seen.insert(key).inserted else { throw .badRequest(.duplicateField, "the field \(key) appears twice") }
         }
     }
 
     static func string(_ key: String, in object: JSONValue) throws(APIError) -> String {
-        guard let value = try optionalString(key, in: object) else { throw .badRequest("missingField", "\(key) is required") }
+        guard let value = try optionalString(key, in: object) else { throw .badRequest(.missingField, "\(key) is required") }
         return value
     }
 
@@ -54,8 +54,8 @@ enum RequestBody {
     /// both engines must answer the same.
     static func optionalString(_ key: String, in object: JSONValue) throws(APIError) -> String? {
         guard let value = object[key], !value.isNull else { return nil }
-        guard let string = value.string else { throw .badRequest("invalidField", "\(key) must be a string") }
-        guard !string.utf8.contains(0) else { throw .badRequest("invalidField", "\(key) must not contain U+0000") }
+        guard let string = value.string else { throw .badRequest(.invalidField, "\(key) must be a string") }
+        guard !string.utf8.contains(0) else { throw .badRequest(.invalidField, "\(key) must not contain U+0000") }
         return string
     }
 }
@@ -86,7 +86,7 @@ struct NotificationRequest {
             try RequestBody.allowKeys(["kind", "richType", "message", "resource", "to"], in: body)
             let richType = try RequestBody.optionalString("richType", in: body) ?? "img"
             guard Self.richTypes.contains(richType) else {
-                throw .badRequest("unsupportedRichType", "richType \(richType.debugDescription) is not served; use img")
+                throw .badRequest(.unsupportedRichType, "richType \(richType.debugDescription) is not served; use img")
             }
             content = .rich(
                 richType: richType, resource: try RequestBody.optionalString("resource", in: body),
@@ -95,15 +95,15 @@ struct NotificationRequest {
             try RequestBody.allowKeys(["kind", "payload", "to"], in: body)
             let payload = try RequestBody.string("payload", in: body)
             guard payload.utf8.count <= Self.maximumSecurePayload else {
-                throw APIError(status: 413, code: "payloadTooLarge", "a secure payload is at most \(Self.maximumSecurePayload) bytes")
+                throw APIError(status: 413, code: .payloadTooLarge, "a secure payload is at most \(Self.maximumSecurePayload) bytes")
             }
             content = .secure(payload: payload)
         default:
-            throw .badRequest("invalidField", "kind must be rich, richAlert or secure")
+            throw .badRequest(.invalidField, "kind must be rich, richAlert or secure")
         }
         let to = try RequestBody.optionalString("to", in: body)
         if let to, !UserRecord.isValidName(to) {
-            throw APIError(status: 422, code: "unknownRecipient", "there is no user named \(to.debugDescription)")
+            throw APIError(status: 422, code: .unknownRecipient, "there is no user named \(to.debugDescription)")
         }
         self.to = to
     }

@@ -4,17 +4,34 @@
 /// being written). Line and column are not stored: compute them with ``location(in:)`` or
 /// ``rendered(in:fileName:)`` when a message is shown.
 public struct JSONError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// A stable error code. Later versions may add codes: match with a `default` case.
-    public enum Code: String, Sendable {
+    /// A stable error code. Later versions may add codes without breaking a `switch` that has a
+    /// `default` case; `rawValue` and `description` are its name.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Name: String {
+            case unexpectedByte, unexpectedEnd, invalidEscape, invalidUnicodeEscape, loneSurrogate, invalidUTF8, controlCharacterInString,
+                trailingData, invalidNumber, duplicateKey, depthLimitExceeded, inputTooLarge
+        }
+        private let name: Name
+        private init(_ name: Name) { self.name = name }
+        public var rawValue: String { name.rawValue }
+        public var description: String { name.rawValue }
+
         // Syntax (RFC 8259).
-        case unexpectedByte, unexpectedEnd, invalidEscape, invalidUnicodeEscape, loneSurrogate, invalidUTF8
-        case controlCharacterInString, trailingData
+        public static let unexpectedByte = Code(.unexpectedByte)
+        public static let unexpectedEnd = Code(.unexpectedEnd)
+        public static let invalidEscape = Code(.invalidEscape)
+        public static let invalidUnicodeEscape = Code(.invalidUnicodeEscape)
+        public static let loneSurrogate = Code(.loneSurrogate)
+        public static let invalidUTF8 = Code(.invalidUTF8)
+        public static let controlCharacterInString = Code(.controlCharacterInString)
+        public static let trailingData = Code(.trailingData)
         /// A malformed number, or NaN or an infinity, which JSON cannot spell.
-        case invalidNumber
+        public static let invalidNumber = Code(.invalidNumber)
         /// An object names a key twice (refused when checked, and always when written).
-        case duplicateKey
+        public static let duplicateKey = Code(.duplicateKey)
         // Limits.
-        case depthLimitExceeded, inputTooLarge
+        public static let depthLimitExceeded = Code(.depthLimitExceeded)
+        public static let inputTooLarge = Code(.inputTooLarge)
     }
 
     public let code: Code

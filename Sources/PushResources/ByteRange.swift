@@ -2,16 +2,23 @@ import PushInternals
 
 /// Why a `Range` header value was not understood.
 public struct ByteRangeError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// A stable error code. Later versions may add codes: match with a `default` case.
-    public enum Code: String, Sendable {
+    /// A stable error code. Later versions may add codes without breaking a `switch` that has a
+    /// `default` case; `rawValue` and `description` are its name.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Name: String { case unsupportedUnit, malformed, tooManyRanges, tooLong }
+        private let name: Name
+        private init(_ name: Name) { self.name = name }
+        public var rawValue: String { name.rawValue }
+        public var description: String { name.rawValue }
+
         /// The range unit is not `bytes` (RFC 9110 says to ignore such a header).
-        case unsupportedUnit
+        public static let unsupportedUnit = Code(.unsupportedUnit)
         /// The value does not follow `bytes=first-last, first-, -suffix`, or a last is below its first.
-        case malformed
+        public static let malformed = Code(.malformed)
         /// More than ``ByteRangeSet/maximumRanges`` ranges.
-        case tooManyRanges
+        public static let tooManyRanges = Code(.tooManyRanges)
         /// Longer than ``ByteRangeSet/maximumHeaderLength`` bytes.
-        case tooLong
+        public static let tooLong = Code(.tooLong)
     }
 
     public let code: Code

@@ -7,26 +7,35 @@ import Darwin
 /// An error from looking up, opening or streaming a resource. Messages name the resource; a stream
 /// that ends with one of these has not delivered the whole resource.
 public struct ResourceError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// A stable error code. Later versions may add codes: match with a `default` case.
-    public enum Code: String, Sendable {
+    /// A stable error code. Later versions may add codes without breaking a `switch` that has a
+    /// `default` case; `rawValue` and `description` are its name.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Name: String {
+            case invalidName, notFound, duplicateName, notRegularFile, changedDuringRead, vanished, invalidChunkSize, rangeOutOfBounds, ioError
+        }
+        private let name: Name
+        private init(_ name: Name) { self.name = name }
+        public var rawValue: String { name.rawValue }
+        public var description: String { name.rawValue }
+
         /// The name is empty, too long, or uses a character outside `A-Z a-z 0-9 . _ -` (or starts with `.`).
-        case invalidName
+        public static let invalidName = Code(.invalidName)
         /// No resource has this name (or no file exists at this path).
-        case notFound
+        public static let notFound = Code(.notFound)
         /// A registry already holds a resource with this name.
-        case duplicateName
+        public static let duplicateName = Code(.duplicateName)
         /// The path names a directory, a device, a socket or a symbolic link, not a regular file.
-        case notRegularFile
+        public static let notRegularFile = Code(.notRegularFile)
         /// The file changed size or was modified while it was being read.
-        case changedDuringRead
+        public static let changedDuringRead = Code(.changedDuringRead)
         /// The file was deleted while it was being read.
-        case vanished
+        public static let vanished = Code(.vanished)
         /// A chunk size below 1 byte or above ``ResourceLimits/maximumChunkSize``.
-        case invalidChunkSize
+        public static let invalidChunkSize = Code(.invalidChunkSize)
         /// A byte range outside the resource.
-        case rangeOutOfBounds
+        public static let rangeOutOfBounds = Code(.rangeOutOfBounds)
         /// The operating system refused an operation; the message carries its reason.
-        case ioError
+        public static let ioError = Code(.ioError)
     }
 
     public let code: Code

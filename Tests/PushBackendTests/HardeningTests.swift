@@ -218,15 +218,15 @@ struct FloodTests {
         #expect(await login("alice", "alice-pw", from: "10.0.0.1") == nil)  // remembered from now on
         for _ in 0..<3 { #expect(await login("alice", "wrong", from: "10.0.0.1")?.status == 401) }
         let refused = await login("alice", "wrong", from: "10.0.0.1")
-        #expect(refused?.code == "tooManyLogins" && refused?.headers.contains { $0.0 == "Retry-After" && Int($0.1)! >= 1 } == true)
-        #expect(await login("carol", "carol-pw", from: "10.0.0.1")?.code == "tooManyLogins")  // that address is out
+        #expect(refused?.code == .tooManyLogins && refused?.headers.contains { $0.0 == "Retry-After" && Int($0.1)! >= 1 } == true)
+        #expect(await login("carol", "carol-pw", from: "10.0.0.1")?.code == .tooManyLogins)  // that address is out
         #expect(await login("alice", "alice-pw", from: "10.0.0.1") == nil)  // remembered: no check, no budget
         #expect(await login("carol", "carol-pw", from: "10.0.0.2") == nil)
         for _ in 0..<3 { #expect(await login("carol", "carol-pw", from: "10.0.0.3") == nil) }  // successes cost nothing
         // The name's budget: two more wrong guesses for alice from elsewhere reach its five.
         #expect(await login("alice", "wrong", from: "10.0.0.4")?.status == 401)
         #expect(await login("alice", "wrong", from: "10.0.0.5")?.status == 401)
-        #expect(await login("alice", "wrong", from: "10.0.0.6")?.code == "tooManyLogins")
+        #expect(await login("alice", "wrong", from: "10.0.0.6")?.code == .tooManyLogins)
         #expect(await login("alice", "alice-pw", from: "10.0.0.6") == nil)  // still remembered
         await authenticator.shutdown()
 
@@ -240,7 +240,7 @@ struct FloodTests {
                             authorization: "Basic " + Data("nobody\(index):x".utf8).base64EncodedString(), client: "10.1.0.\(index)")
                         return "ok"
                     } catch {
-                        return error.code
+                        return error.code.rawValue
                     }
                 }
             }
@@ -334,13 +334,13 @@ struct LoginAttackTests {
             // Unknown names: full-strength decoy checks, so that they pile up.
             let codes = await withTaskGroup(of: String.self) { group in
                 for index in 0..<6 {
-                    group.addTask { await Self.login(authenticator, "nobody\(index)", "x", from: "10.2.0.1")?.code ?? "ok" }
+                    group.addTask { await Self.login(authenticator, "nobody\(index)", "x", from: "10.2.0.1")?.code.rawValue ?? "ok" }
                 }
                 return await group.reduce(into: [String]()) { $0.append($1) }
             }
             #expect(codes.contains("loginBusy") && !codes.contains("ok") && !codes.contains("tooManyLogins"), "\(codes)")
             // Six taken, whether checked or refused: the seventh is over budget, without a check.
-            #expect(await Self.login(authenticator, "alice", "alice-pw", from: "10.2.0.1")?.code == "tooManyLogins")
+            #expect(await Self.login(authenticator, "alice", "alice-pw", from: "10.2.0.1")?.code == .tooManyLogins)
         }
     }
 
@@ -348,10 +348,10 @@ struct LoginAttackTests {
     func nameBudgetPerNetwork() async throws {
         try await withAuthenticator(LoginLimits(perUser: RateLimit(burst: 5, perSecond: 0.001))) { authenticator in
             for index in 0..<5 { #expect(await Self.login(authenticator, "alice", "wrong", from: "203.0.113.\(index + 1)")?.status == 401) }
-            #expect(await Self.login(authenticator, "alice", "alice-pw", from: "203.0.113.9")?.code == "tooManyLogins")
+            #expect(await Self.login(authenticator, "alice", "alice-pw", from: "203.0.113.9")?.code == .tooManyLogins)
             #expect(await Self.login(authenticator, "alice", "alice-pw", from: "10.0.0.7") == nil)
             for index in 0..<5 { #expect(await Self.login(authenticator, "carol", "wrong", from: "2001:db8:1:2::\(index + 1)")?.status == 401) }
-            #expect(await Self.login(authenticator, "carol", "carol-pw", from: "2001:db8:1:2:ffff::1")?.code == "tooManyLogins")
+            #expect(await Self.login(authenticator, "carol", "carol-pw", from: "2001:db8:1:2:ffff::1")?.code == .tooManyLogins)
             #expect(await Self.login(authenticator, "carol", "carol-pw", from: "2001:db8:1:3::1") == nil)
         }
     }
@@ -423,7 +423,7 @@ struct LoginAttackTests {
                                     attempt += 1
                                     let refusal = await Self.login(
                                         authenticator, "flood\(address)-\(worker)-\(attempt)", "x", from: "10.3.\(address).1")
-                                    if refusal?.code == "loginBusy" { state.busy.add(1, ordering: .relaxed) }
+                                    if refusal?.code == .loginBusy { state.busy.add(1, ordering: .relaxed) }
                                 }
                             }
                         }
@@ -434,7 +434,7 @@ struct LoginAttackTests {
             let first = await Self.login(authenticator, "carol", "carol-pw", from: "10.4.0.1")
             state.stop.store(true, ordering: .relaxed)
             await flood.value
-            #expect(first == nil, "a first login during the flood: \(first?.code ?? "ok")")
+            #expect(first == nil, "a first login during the flood: \(first?.code.rawValue ?? "ok")")
         }
     }
 }
@@ -707,7 +707,7 @@ struct QuotaTests {
     func conflictBody() {
         let error = APIError.storage(StoreError(.conflict, "UNIQUE constraint failed: registrations.device_token"))
         let body = String(decoding: error.body, as: UTF8.self)
-        #expect(error.status == 409 && error.code == "conflict" && !body.contains("UNIQUE") && !body.contains("registrations"))
+        #expect(error.status == 409 && error.code == .conflict && !body.contains("UNIQUE") && !body.contains("registrations"))
         #expect(error.detail?.contains("UNIQUE") == true)  // for the log
     }
 }
