@@ -1,4 +1,4 @@
-// swift-tools-version:6.1
+// swift-tools-version:6.2
 import PackageDescription
 
 // The server side (the Notification Hubs client, the emulator, the reference backend and the
@@ -305,6 +305,18 @@ let package = Package(
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx17
 )
+
+// Every Swift target of the package: `any` spelled out, members visible only from modules a file
+// imports, and imports internal unless a file says `public import` (its public API shows the
+// module's types).
+for target in package.targets where [.regular, .executable, .test].contains(target.type) {
+    guard !["CAllocationCounter", "SimdjsonAnchor"].contains(target.name) else { continue }
+    target.swiftSettings =
+        (target.swiftSettings ?? []) + [
+            .enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("MemberImportVisibility"),
+            .enableUpcomingFeature("InternalImportsByDefault"),
+        ]
+}
 
 // `make docs` builds the DocC catalogues of the four core modules with swift-docc-plugin. The plugin
 // is a dependency only then, so nothing that depends on PushCore ever resolves it.

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import PushResources
 import RichPushImages
 
 // `make load`'s baseline: Hummingbird answering the bodies push-backend answers, with none of its

@@ -1,4 +1,5 @@
 import CAllocationCounter
+import CDispatch
 
 #if canImport(Glibc)
 import Glibc

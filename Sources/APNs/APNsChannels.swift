@@ -1,6 +1,7 @@
+import Logging
 import NIOCore
 import NIOHPACK
-import PushAPNs
+public import PushAPNs
 import PushAPNsTokens
 import PushJSON
 

@@ -1,10 +1,10 @@
-import CoreMetrics
-import Logging
-import NIOCore
+public import CoreMetrics
+public import Logging
+public import NIOCore
 import NIOHPACK
-import NIOSSL
-import PushAPNs
-import PushAPNsTokens
+public import NIOSSL
+public import PushAPNs
+public import PushAPNsTokens
 import PushInternals
 import Synchronization
 

@@ -1,7 +1,7 @@
 import PushJSON
 
 #if canImport(FoundationEssentials)
-import struct FoundationEssentials.Date
+public import struct FoundationEssentials.Date
 #else
 import struct Foundation.Date
 #endif

@@ -1,8 +1,9 @@
+import Foundation
 import NIOCore
 import PushInternals
 
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+public import FoundationEssentials
 #else
 import Foundation
 #endif

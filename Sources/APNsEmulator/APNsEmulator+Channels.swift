@@ -5,6 +5,7 @@ import NIOCore
 import PushAPNs
 import PushInternals
 import PushJSON
+import Synchronization
 
 /// Broadcast channels (iOS 18): the management routes, which APNs serves on its own hosts and
 /// the emulator on the same port as sends, and broadcasts to every subscribed device.

@@ -1,12 +1,13 @@
 import Foundation
 import HTTPTypes
-import Hummingbird
+public import Hummingbird
 import NIOCore
 import NIOSSL
 import PushAPNs
 import PushAPNsTokens
 import PushJSON
 import ServiceLifecycle
+import Synchronization
 
 /// How APNs refuses a request: a status, `{"reason": …}` (with `timestamp` for 410) and the
 /// request's id: `apns-id` for device sends, `apns-request-id` for channels and broadcasts.

@@ -1,12 +1,12 @@
 import Foundation
-import Hummingbird
-import HummingbirdCore
+public import Hummingbird
+public import HummingbirdCore
 import HummingbirdHTTP2
-import Logging
+public import Logging
 import NIOCore
-import NIOSSL
-import PushAPNs
-import PushAPNsTokens
+public import NIOSSL
+public import PushAPNs
+public import PushAPNsTokens
 import Synchronization
 
 /// A notification the emulator accepted, as APNs would have handed it to a device.

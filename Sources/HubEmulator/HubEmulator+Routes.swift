@@ -1,9 +1,10 @@
 import Foundation
 import HTTPTypes
-import Hummingbird
+package import Hummingbird
 import NIOCore
 import NotificationHubs
 import PushCore
+import Synchronization
 
 /// A request to the emulator: Hummingbird's context, and for hub routes the tracking id of the
 /// answer and the verified token.

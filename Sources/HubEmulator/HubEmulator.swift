@@ -1,9 +1,9 @@
-import Hummingbird
-import HummingbirdCore
-import Logging
+public import Hummingbird
+public import HummingbirdCore
+public import Logging
 import NIOCore
-import NotificationHubs
-import PushCore
+public import NotificationHubs
+public import PushCore
 import Synchronization
 
 /// One hub the emulator plays: its name, and the connection string whose namespace and key it answers for.

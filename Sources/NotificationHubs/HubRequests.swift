@@ -1,7 +1,7 @@
-import PushAPNs
+public import PushAPNs
 import PushInternals
 import PushJSON
-import PushSAS
+public import PushSAS
 
 /// One hub's address and credentials: what every request is built from.
 public struct HubEndpoint: Sendable {

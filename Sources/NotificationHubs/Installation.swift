@@ -1,5 +1,5 @@
 import PushAPNs
-import PushJSON
+public import PushJSON
 import PushSAS
 
 /// A device registered with the hub (`/installations/{id}`), as a backend keeps it: an APNs device

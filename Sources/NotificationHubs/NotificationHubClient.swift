@@ -1,12 +1,12 @@
-import AsyncHTTPClient
-import Logging
+public import AsyncHTTPClient
+public import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import PushAPNs
+public import PushAPNs
 import PushInternals
 import PushJSON
-import PushSAS
+public import PushSAS
 
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,4 @@
-import PushJSON
+public import PushJSON
 
 /// The fields of a Live Activity's `ContentState` (or of its attributes) as the app declares
 /// them: names and JSON types. ActivityKit decodes `content-state` into that type and drops the

@@ -1,4 +1,4 @@
-import PushJSON
+public import PushJSON
 
 /// A key of one of the payload's dictionaries, spelled once: as the encoder writes it, quoted and
 /// followed by a colon. The reader matches input keys against the name inside the quotes, lint

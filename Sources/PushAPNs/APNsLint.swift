@@ -1,4 +1,4 @@
-import PushJSON
+public import PushJSON
 
 /// One finding of ``APNsLinter``: an error (APNs would refuse the payload, or the app could not
 /// read it) or a warning (it is accepted, but probably not what was meant).

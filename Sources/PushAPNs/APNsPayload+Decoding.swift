@@ -1,4 +1,4 @@
-import PushJSON
+public import PushJSON
 
 extension APNsPayload {
     /// Parses and decodes a payload into the model with a reused parser.

@@ -1,4 +1,4 @@
-import PushJSON
+public import PushJSON
 
 extension APNsPayload {
     /// Appends the payload's JSON to `buffer`: `aps` first with its keys in a fixed order, then

@@ -1,4 +1,4 @@
-import PushJSON
+public import PushJSON
 
 /// Live Activity pushes: start one on a device (push-to-start), update it, end it. Send them with
 /// ``APNsHeaders/init(for:topic:collapseID:expiration:id:)``, which gives them the `liveactivity`

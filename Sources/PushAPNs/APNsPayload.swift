@@ -1,4 +1,4 @@
-import PushJSON
+public import PushJSON
 
 /// A whole APNs payload: the `aps` dictionary and the app's own root keys, in order.
 ///

@@ -1,4 +1,4 @@
-import PushJSON
+public import PushJSON
 
 /// Why a payload is not one APNs accepts or an app can read, or does not fit its limit; also
 /// what lint warns about. Syntax errors in the bytes are `JSONError`s.

@@ -1,4 +1,4 @@
-import PushJSON
+public import PushJSON
 
 /// Where a valid payload's keys lie on the tape: what ``APNsPayloadView`` reads from. An index of
 /// 0 means absent (entry 0 is the root, never a member's value).

@@ -1,4 +1,4 @@
-import PushJSON
+public import PushJSON
 
 /// A valid payload read in place: every `aps` field as a typed value and every custom key as a
 /// JSON view, straight from the parser's tape and the input bytes. Making one checks the payload

@@ -1,4 +1,5 @@
-import Crypto
+public import Crypto
+import FoundationEssentials
 import PushInternals
 
 /// A token-signing key from Apple's developer account (the `AuthKey_KEYID.p8` file), with its key

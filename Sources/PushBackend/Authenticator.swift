@@ -1,5 +1,5 @@
 import Crypto
-import Metrics
+package import Metrics
 import PushCore
 import PushInternals
 import Synchronization

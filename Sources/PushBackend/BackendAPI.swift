@@ -1,13 +1,13 @@
-import APNs
+package import APNs
 import Crypto
 import HTTPTypes
-import Hummingbird
+package import Hummingbird
 import HummingbirdAuth
 import Logging
-import Metrics
+package import Metrics
 import NIOCore
-import NotificationHubs
-import PushCore
+package import NotificationHubs
+package import PushCore
 import PushInternals
 import Tracing
 

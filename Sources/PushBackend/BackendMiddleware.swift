@@ -1,5 +1,5 @@
 import HTTPTypes
-import Hummingbird
+package import Hummingbird
 import HummingbirdAuth
 import Logging
 import NIOCore

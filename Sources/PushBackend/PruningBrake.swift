@@ -1,4 +1,4 @@
-import APNs
+package import APNs
 import Synchronization
 
 /// Holds back token pruning when a send's failures blame the server's configuration rather than

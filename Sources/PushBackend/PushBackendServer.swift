@@ -1,13 +1,13 @@
-import APNs
+public import APNs
 import Hummingbird
-import Logging
+public import Logging
 import NIOCore
-import NIOSSL
+public import NIOSSL
 import NotificationHubs
-import PushAPNsTokens
-import PushCore
+public import PushAPNsTokens
+public import PushCore
 import RichPushImages
-import ServiceLifecycle
+public import ServiceLifecycle
 
 /// Where the backend sends its pushes.
 public struct HubSettings: Sendable, Hashable {

@@ -1,7 +1,7 @@
 import HTTPTypes
 import Hummingbird
-import HummingbirdCore
-import Logging
+package import HummingbirdCore
+package import Logging
 import NIOCore
 import NIOHTTPTypes
 import Synchronization

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+public import Foundation
 import HTTPTypes
 import OpenAPIRuntime
 import PushInternals

@@ -1,6 +1,7 @@
-import Foundation
+public import Foundation
 import HTTPTypes
-import OpenAPIRuntime
+import NIOCore
+public import OpenAPIRuntime
 import PushInternals
 import PushJSON
 

@@ -1,4 +1,4 @@
-import PushInternals
+public import PushInternals
 
 /// Primitive writers shared by every encoder: strings with minimal escaping, integers by hand.
 @usableFromInline

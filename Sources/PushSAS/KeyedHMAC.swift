@@ -1,4 +1,4 @@
-import Crypto
+package import Crypto
 
 /// HMAC-SHA256 (RFC 2104) keyed once: the SHA-256 states after the key's inner and outer pad
 /// blocks are computed here, and each code continues copies of them (two compressions for a

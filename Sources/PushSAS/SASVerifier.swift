@@ -1,3 +1,4 @@
+import Crypto
 import PushInternals
 
 /// The fields of a SAS token, as `inspect` shows them and `verify` returns them. The signature is

@@ -1,4 +1,4 @@
-import PushResources
+public import PushResources
 
 /// The images a rich push can name, compiled into the binary (drawn by `scripts/make-images.py`).
 public enum RichPushImages {

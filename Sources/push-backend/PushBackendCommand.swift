@@ -8,6 +8,7 @@ import PushAPNsTokens
 import PushBackend
 import PushCore
 import ServiceLifecycle
+import UnixSignals
 
 #if canImport(Glibc)
 import Glibc

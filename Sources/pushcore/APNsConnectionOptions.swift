@@ -2,6 +2,7 @@ import APNs
 import ArgumentParser
 import Dispatch
 import Logging
+import NIOCore
 import NIOSSL
 import PushAPNsTokens
 import PushCore

@@ -1,5 +1,5 @@
-import APNs
-import ArgumentParser
+public import APNs
+public import ArgumentParser
 import PushCore
 
 extension APNsMessageStoragePolicy: ExpressibleByArgument {

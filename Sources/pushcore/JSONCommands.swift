@@ -1,4 +1,4 @@
-import ArgumentParser
+public import ArgumentParser
 import PushCore
 
 /// The inputs a command reads: the files given (`-` is stdin), or stdin when there are none.

@@ -19,7 +19,7 @@ struct PushCoreCommand: ParsableCommand {
             Example:
               pushcore build --title Hello --body 'From PushCore' | pushcore lint
             """,
-        version: "0.1.0",
+        version: PushCoreVersion.current,
         subcommands: [
             CheckCommand.self, CanonCommand.self, LintCommand.self, BuildCommand.self, SendCommand.self, SASCommand.self,
             ProviderTokenCommand.self, ChannelsCommand.self, DigestCommand.self, ChunksCommand.self, PhoneCommand.self,

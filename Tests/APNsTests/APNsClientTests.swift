@@ -1,9 +1,12 @@
 import APNs
 import APNsEmulator
 import AsyncHTTPClient
+import Crypto
 import Foundation
 import Logging
 import NIOCore
+import NIOHTTP1
+import NIOPosix
 import NIOSSL
 import PushAPNs
 import PushAPNsTokens

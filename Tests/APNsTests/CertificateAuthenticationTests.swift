@@ -3,6 +3,7 @@ import APNsEmulator
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOHTTP1
 import NIOSSL
 import PushAPNs
 import Testing

@@ -55,7 +55,7 @@ struct EmulatorFrameTests {
         let multiplexer = try await channel.pipeline.handler(type: HTTP2StreamMultiplexer.self).get()
         let done = channel.eventLoop.makePromise(of: [HTTP2Frame.FramePayload].self)
         let token = try TestKey.privateKey.signing.token(issuedAt: SharedClock().clock.now())  // the emulator's time
-        let streamCreated = channel.eventLoop.makePromise(of: Channel.self)
+        let streamCreated = channel.eventLoop.makePromise(of: (any Channel).self)
         multiplexer.createStreamChannel(promise: streamCreated) { stream in
             stream.pipeline.addHandler(AnswerRecorder(done: done))
         }

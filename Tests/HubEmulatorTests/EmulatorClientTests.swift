@@ -3,6 +3,7 @@ import Foundation
 import HubEmulator
 import HubTestSupport
 import NIOCore
+import NIOHTTP1
 import NotificationHubs
 import PushCore
 import PushTestSupport

@@ -1,7 +1,7 @@
-import HubEmulator
+package import HubEmulator
 import Logging
-import NotificationHubs
-import PushSAS
+package import NotificationHubs
+package import PushSAS
 import ServiceLifecycle
 
 private let namespace = "Endpoint=sb://test-ns.servicebus.windows.net/;SharedAccessKeyName=DefaultFullSharedAccessSignature;SharedAccessKey="

@@ -1,3 +1,4 @@
+import FoundationEssentials
 import NotificationHubs
 import PushAPNs
 import PushJSON

@@ -8,6 +8,7 @@ import HummingbirdTesting
 import Logging
 import MetricsTestKit
 import NIOCore
+import NIOHTTP1
 import NIOSSL
 import PushAPNsTokens
 import PushBackend

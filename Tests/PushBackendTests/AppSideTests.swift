@@ -1,5 +1,8 @@
+import APNsEmulator
 import Foundation
 import HTTPTypes
+import HubEmulator
+import NIOHTTP1
 import OpenAPIRuntime
 import PushBackend
 import PushClient

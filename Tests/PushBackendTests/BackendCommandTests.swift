@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import HubTestSupport
 import NIOCore
+import NIOHTTP1
 import NIOSSL
 import PushBackend
 import PushCore

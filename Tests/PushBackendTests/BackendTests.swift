@@ -1,7 +1,9 @@
 import AsyncHTTPClient
 import Crypto
 import Foundation
+import HubEmulator
 import NIOHTTP1
+import NotificationHubs
 import PushBackend
 import PushCore
 import PushTestSupport

@@ -1,11 +1,14 @@
 import AsyncHTTPClient
+import CoreFoundation
 import Dispatch
 import Foundation
+import HTTPTypes
 import HubEmulator
 import HubTestSupport
 import Logging
 import MetricsTestKit
 import NIOCore
+import NIOHTTP1
 import NotificationHubs
 import PushBackend
 import PushCore

@@ -1,5 +1,6 @@
 import Foundation
 import InMemoryTracing
+import NIOHTTP1
 import Testing
 import Tracing
 

@@ -1,3 +1,4 @@
+import Foundation
 import PushSAS
 import PushTestSupport
 import Synchronization

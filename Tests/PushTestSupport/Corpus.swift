@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// One file of `Corpus/`, found from this file's path so tests run from any directory.
 package struct CorpusCase: Sendable, CustomStringConvertible {

@@ -13,6 +13,15 @@ private let secretKey = "JHadkDHkdhi74jaHdakhy/rZ6KEdfhasYdahO8JOx/1sZXTUlc="
 
 @Suite("pushcore command line")
 struct CLITests {
+    @Test("--version prints the package's version, which heads the changelog's latest entry")
+    func version() throws {
+        let result = try PushCoreBinary.run(["--version"])
+        #expect(result.status == 0 && result.out == PushCoreVersion.current + "\n", "\(result.err)")
+        let changelog = try String(contentsOf: Corpus.repository.appendingPathComponent("CHANGELOG.md"), encoding: .utf8)
+        let latest = changelog.split(separator: "\n").first { $0.hasPrefix("## ") }
+        #expect(latest?.hasPrefix("## \(PushCoreVersion.current)") == true, "\(latest ?? "no entry")")
+    }
+
     @Test("check accepts every valid corpus file in one run")
     func checkValidCorpus() throws {
         let result = try PushCoreBinary.run(["check"] + Corpus.valid.map(\.path.path))
