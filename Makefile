@@ -103,8 +103,10 @@ check-modules:
 # swift-format's lint with the repository's .swift-format; `swift format format --in-place
 # --recursive Sources Tests Benchmarks Fuzz Package.swift` fixes what it reports.
 FORMAT_PATHS = Sources Tests Benchmarks Fuzz Package.swift
+# Also keeps the README short enough to read through: tables belong in Benchmarks/README.md.
 format-lint:
 	$(SWIFT) format lint --strict --recursive --parallel $(FORMAT_PATHS)
+	@lines=$$(wc -l < README.md); [ $$lines -le 250 ] || { echo "README.md has $$lines lines; at most 250" >&2; exit 1; }
 
 # What CI runs after `make test`.
 robustness: test-asan fuzz-smoke
