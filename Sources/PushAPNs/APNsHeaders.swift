@@ -45,10 +45,7 @@ public struct APNsHeaders: Sendable, Hashable {
     /// `liveactivity` for a Live Activity event, `widgets` for a widget reload, `background` for
     /// a push with nothing to show, `alert` otherwise.
     public static func inferredPushType(for payload: APNsPayload) -> APNsPushType {
-        if payload.aps.event != nil { return .liveactivity }
-        if payload.aps.contentChanged { return .widgets }
-        if payload.aps.isBackgroundOnly { return .background }
-        return .alert
+        APNsRules.inferredPushType(payload.aps.facts)
     }
 
     public static func defaultPriority(for pushType: APNsPushType) -> Int {

@@ -85,7 +85,7 @@ public enum APNsLinter {
     static func pushTypeFinding(_ payload: APNsPayloadValidator, pushType: APNsPushType) -> APNsDiagnostic? {
         let apsOffset = payload.apsOffset
         switch pushType {
-        case .background where !payload.contentAvailable:
+        case .background where !payload.facts.contentAvailable:
             return APNsDiagnostic(
                 .error, APNsPayloadError(.pushTypeMismatch, path: "aps", offset: apsOffset, "a background push needs aps.content-available: 1"))
         case .liveactivity where payload.event == nil:

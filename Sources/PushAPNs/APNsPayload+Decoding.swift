@@ -53,52 +53,17 @@ extension APNsPayload {
     }
 }
 
-extension APNsAPS {
-    /// Copies the fields of a valid `aps` object, found at the indices of `layout`.
-    mutating func fill<Failure: Error>(
-        from object: UnsafeJSONValue, layout: APNsPayloadLayout, copy: (UnsafeJSONValue) throws(Failure) -> JSON
-    ) throws(Failure) {
-        func value(_ key: APSKey) -> UnsafeJSONValue? { object.recorded(layout.apsKeys[key.rawValue]) }
-        if let alert = value(.alert) {
-            self.alert = alert.kind == .string ? .text(alert.string!) : .fields(try APNsAlertFields(alert, layout: layout, copy: copy))
-        }
-        badge = value(.badge)?.int
-        if let sound = value(.sound) {
-            self.sound = sound.kind == .string ? .named(sound.string!) : .critical(APNsCriticalSound(sound))
-        }
-        threadID = value(.threadID)?.string
-        category = value(.category)?.string
-        contentAvailable = value(.contentAvailable) != nil
-        mutableContent = value(.mutableContent) != nil
-        targetContentID = value(.targetContentID)?.string
-        interruptionLevel = value(.interruptionLevel).flatMap(APNsInterruptionLevel.init(spelledBy:))
-        relevanceScore = value(.relevanceScore)?.double
-        filterCriteria = value(.filterCriteria)?.string
-        staleDate = value(.staleDate)?.int
-        timestamp = value(.timestamp)?.int
-        event = value(.event).flatMap(APNsLiveActivityEvent.init(spelledBy:))
-        dismissalDate = value(.dismissalDate)?.int
-        contentState = try value(.contentState).map(copy)
-        attributesType = value(.attributesType)?.string
-        attributes = try value(.attributes).map(copy)
-        inputPushToken = value(.inputPushToken) != nil
-        inputPushChannel = value(.inputPushChannel)?.string
-        contentChanged = value(.contentChanged) != nil
-        urlArgs = value(.urlArgs).map(\.strings)
-        if layout.apsHasOtherKeys { otherKeys = try object.otherMembers(APSKey.self, copy: copy) }
+extension APNsAlert {
+    /// A valid alert: a string, or the alert dictionary.
+    init<Failure: Error>(_ value: UnsafeJSONValue, layout: APNsPayloadLayout, copy: (UnsafeJSONValue) throws(Failure) -> JSON) throws(Failure) {
+        self = value.kind == .string ? .text(value.string!) : .fields(try APNsAlertFields(value, layout: layout, copy: copy))
     }
 }
 
-extension APNsAlertFields {
-    /// Copies the fields of a valid alert object, found at the indices of `keys`.
-    init<Failure: Error>(_ object: UnsafeJSONValue, layout: APNsPayloadLayout, copy: (UnsafeJSONValue) throws(Failure) -> JSON) throws(Failure) {
-        func value(_ key: AlertKey) -> UnsafeJSONValue? { object.recorded(layout.alertKeys[key.rawValue]) }
-        self.init(
-            title: value(.title).map(APNsAlertText.init), subtitle: value(.subtitle)?.string, body: value(.body).map(APNsAlertText.init),
-            launchImage: value(.launchImage)?.string, titleLocKey: value(.titleLocKey)?.string,
-            titleLocArgs: value(.titleLocArgs).map(\.strings), subtitleLocKey: value(.subtitleLocKey)?.string,
-            subtitleLocArgs: value(.subtitleLocArgs).map(\.strings), locKey: value(.locKey)?.string, locArgs: value(.locArgs).map(\.strings),
-            sound: value(.sound)?.string, otherKeys: layout.alertHasOtherKeys ? try object.otherMembers(AlertKey.self, copy: copy) : [])
+extension APNsSound {
+    /// A valid sound: a name, or the critical-alert dictionary.
+    init(_ value: UnsafeJSONValue) {
+        self = value.kind == .string ? .named(value.string!) : .critical(APNsCriticalSound(value))
     }
 }
 

@@ -202,6 +202,79 @@ struct ObjectWriter<Output: JSONOutput> {
         output.append(UInt8(ascii: "1"))
     }
 
+    /// A count APNs takes from 0 up (`badge`).
+    @inlinable @inline(__always)
+    mutating func count(_ key: some PayloadKey, _ value: Int?, _ output: inout Output) throws(APNsPayloadError) {
+        guard let value else { return }
+        guard value >= 0 else { throw .invalidValue(key.path, "must not be negative", got: String(value)) }
+        self.key(key, &output)
+        JSONWriter.writeInteger(value, to: &output)
+    }
+
+    /// A flag written as `true`, and only when set.
+    @inlinable @inline(__always)
+    mutating func literalTrue(_ key: some PayloadKey, _ isSet: Bool, _ output: inout Output) {
+        guard isSet else { return }
+        self.key(key, &output)
+        JSONWriter.writeStatic("true", to: &output)
+    }
+
+    /// One of a fixed set of spellings (`interruption-level`, `event`).
+    @inlinable @inline(__always)
+    mutating func spelling<Spelled: RawRepresentable<String>>(_ key: some PayloadKey, _ value: Spelled?, _ output: inout Output) {
+        guard let value else { return }
+        self.key(key, &output)
+        JSONWriter.writeString(value.rawValue, to: &output)
+    }
+
+    @inlinable @inline(__always)
+    mutating func relevanceScore(
+        _ key: some PayloadKey, _ value: Double?, isLiveActivity: Bool, _ output: inout Output
+    ) throws(APNsPayloadError) {
+        guard let value else { return }
+        guard APNsRules.allowsRelevanceScore(value, isLiveActivity: isLiveActivity) else {
+            throw .invalidValue(key.path, "must be within 0...1", got: String(value))
+        }
+        self.key(key, &output)
+        try writeDouble(value, to: &output, path: key.path)
+    }
+
+    /// An object kept as JSON (`content-state`, `attributes`).
+    @inlinable @inline(__always)
+    mutating func object(_ key: some PayloadKey, _ value: JSON?, _ output: inout Output) throws(APNsPayloadError) {
+        guard let value else { return }
+        try value.requireObject(path: key.path)
+        self.key(key, &output)
+        try value.write(to: &output, depth: 2, path: key.path)
+    }
+
+    @inlinable @inline(__always)
+    mutating func alert(_ key: some PayloadKey, _ value: APNsAlert?, _ output: inout Output) throws(APNsPayloadError) {
+        guard let value else { return }
+        self.key(key, &output)
+        switch value {
+        case .text(let text): JSONWriter.writeString(text, to: &output)
+        case .fields(let fields): try fields.write(to: &output)
+        }
+    }
+
+    @inlinable @inline(__always)
+    mutating func sound(_ key: some PayloadKey, _ value: APNsSound?, _ output: inout Output) throws(APNsPayloadError) {
+        guard let value else { return }
+        self.key(key, &output)
+        switch value {
+        case .named(let name): JSONWriter.writeString(name, to: &output)
+        case .critical(let critical): try critical.write(to: &output)
+        }
+    }
+
+    @inlinable @inline(__always)
+    mutating func alertText(_ key: some PayloadKey, _ value: APNsAlertText?, _ output: inout Output) {
+        guard let value else { return }
+        self.key(key, &output)
+        value.write(to: &output)
+    }
+
     @inlinable
     mutating func others<Key: PayloadKey>(_ members: [JSONMember], known: KeyTable<Key>, _ output: inout Output) throws(APNsPayloadError) {
         guard !members.isEmpty else { return }
@@ -267,109 +340,6 @@ func writeStringArray<Output: JSONOutput>(_ values: [String], to output: inout O
     output.append(ASCII.closeBracket)
 }
 
-extension APNsAPS {
-    /// Writes the `aps` dictionary. Mutating only so that `self` is passed by address: the
-    /// caller reaches it through the box's pointer, and a non-mutating method called on a
-    /// pointer's `pointee` gets a copy of the whole value first (480 bytes copied, and a
-    /// `memcpy` per payload). Nothing is written to `self`.
-    @inlinable
-    mutating func writeInPlace<Output: JSONOutput>(to output: inout Output) throws(APNsPayloadError) {
-        output.append(ASCII.openBrace)
-        var members = ObjectWriter<Output>()
-        if let alert {
-            members.key(APSKey.alert, &output)
-            switch alert {
-            case .text(let text): JSONWriter.writeString(text, to: &output)
-            case .fields(let fields): try fields.write(to: &output)
-            }
-        }
-        if let badge {
-            guard badge >= 0 else {
-                throw .invalidValue(APSKey.badge.path, "must not be negative", got: String(badge))
-            }
-            members.integer(APSKey.badge, badge, &output)
-        }
-        if let sound {
-            members.key(APSKey.sound, &output)
-            switch sound {
-            case .named(let name): JSONWriter.writeString(name, to: &output)
-            case .critical(let critical): try critical.write(to: &output)
-            }
-        }
-        members.string(APSKey.threadID, threadID, &output)
-        members.string(APSKey.category, category, &output)
-        members.one(APSKey.contentAvailable, contentAvailable, &output)
-        members.one(APSKey.mutableContent, mutableContent, &output)
-        members.string(APSKey.targetContentID, targetContentID, &output)
-        if let interruptionLevel {
-            members.key(APSKey.interruptionLevel, &output)
-            JSONWriter.writeString(interruptionLevel.rawValue, to: &output)
-        }
-        if let relevanceScore {
-            guard event != nil || (0...1).contains(relevanceScore) else {
-                throw .invalidValue(APSKey.relevanceScore.path, "must be within 0...1", got: String(relevanceScore))
-            }
-            members.key(APSKey.relevanceScore, &output)
-            try writeDouble(relevanceScore, to: &output, path: APSKey.relevanceScore.path)
-        }
-        members.string(APSKey.filterCriteria, filterCriteria, &output)
-        members.integer(APSKey.staleDate, staleDate, &output)
-        members.integer(APSKey.timestamp, timestamp, &output)
-        if let event {
-            members.key(APSKey.event, &output)
-            JSONWriter.writeString(event.rawValue, to: &output)
-        }
-        members.integer(APSKey.dismissalDate, dismissalDate, &output)
-        if let contentState {
-            try contentState.requireObject(APSKey.contentState)
-            members.key(APSKey.contentState, &output)
-            try contentState.write(to: &output, depth: 2, path: APSKey.contentState.path)
-        }
-        members.string(APSKey.attributesType, attributesType, &output)
-        if let attributes {
-            try attributes.requireObject(APSKey.attributes)
-            members.key(APSKey.attributes, &output)
-            try attributes.write(to: &output, depth: 2, path: APSKey.attributes.path)
-        }
-        members.one(APSKey.inputPushToken, inputPushToken, &output)
-        members.string(APSKey.inputPushChannel, inputPushChannel, &output)
-        if contentChanged {
-            members.key(APSKey.contentChanged, &output)
-            JSONWriter.writeStatic("true", to: &output)
-        }
-        members.strings(APSKey.urlArgs, urlArgs, &output)
-        try members.others(otherKeys, known: APSKey.table, &output)
-        output.append(ASCII.closeBrace)
-    }
-}
-
-extension APNsAlertFields {
-    @inlinable
-    func write<Output: JSONOutput>(to output: inout Output) throws(APNsPayloadError) {
-        output.append(ASCII.openBrace)
-        var members = ObjectWriter<Output>()
-        if let title {
-            members.key(AlertKey.title, &output)
-            title.write(to: &output)
-        }
-        members.string(AlertKey.subtitle, subtitle, &output)
-        if let body {
-            members.key(AlertKey.body, &output)
-            body.write(to: &output)
-        }
-        members.string(AlertKey.launchImage, launchImage, &output)
-        members.string(AlertKey.titleLocKey, titleLocKey, &output)
-        members.strings(AlertKey.titleLocArgs, titleLocArgs, &output)
-        members.string(AlertKey.subtitleLocKey, subtitleLocKey, &output)
-        members.strings(AlertKey.subtitleLocArgs, subtitleLocArgs, &output)
-        members.string(AlertKey.locKey, locKey, &output)
-        members.strings(AlertKey.locArgs, locArgs, &output)
-        members.string(AlertKey.sound, sound, &output)
-        try members.others(otherKeys, known: AlertKey.table, &output)
-        output.append(ASCII.closeBrace)
-    }
-}
-
 extension APNsAlertText {
     @inlinable
     func write<Output: JSONOutput>(to output: inout Output) {
@@ -404,11 +374,11 @@ extension APNsCriticalSound {
 
 extension JSON {
     @usableFromInline
-    func requireObject(_ key: APSKey) throws(APNsPayloadError) {
+    func requireObject(path: String) throws(APNsPayloadError) {
         switch self {
         case .object: return
         case .raw(let raw) where raw.bytes.first == ASCII.openBrace: return
-        default: throw APNsPayloadError(.typeMismatch, path: key.path, "\(key.path) must be an object")
+        default: throw APNsPayloadError(.typeMismatch, path: path, "\(path) must be an object")
         }
     }
 }

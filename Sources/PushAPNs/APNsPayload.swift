@@ -115,83 +115,20 @@ final class APSBox: ManagedBuffer<APNsAPS, UInt8> {
     }
 }
 
-/// The `aps` dictionary. `nil` and `false` fields are left out when encoding; `true` flags are
-/// written the way APNs expects them (`1` for `content-available`, `mutable-content` and
-/// `input-push-token`, `true` for `content-changed`).
-public struct APNsAPS: Sendable, Hashable {
-    public var alert: APNsAlert?
-    /// `0` clears the badge.
-    public var badge: Int?
-    public var sound: APNsSound?
-    public var threadID: String?
-    public var category: String?
-    public var contentAvailable: Bool
-    public var mutableContent: Bool
-    public var targetContentID: String?
-    public var interruptionLevel: APNsInterruptionLevel?
-    /// 0...1 for notifications; any finite value orders Live Activities.
-    public var relevanceScore: Double?
-    public var filterCriteria: String?
-    /// Live Activity fields; dates are Unix seconds.
-    public var staleDate: Int?
-    public var timestamp: Int?
-    public var event: APNsLiveActivityEvent?
-    public var dismissalDate: Int?
-    /// An object; the Live Activity's `ContentState`.
-    public var contentState: JSON?
-    public var attributesType: String?
-    /// An object; the Live Activity's attributes, for `start`.
-    public var attributes: JSON?
-    public var inputPushToken: Bool
-    public var inputPushChannel: String?
-    /// Widget reload pushes.
-    public var contentChanged: Bool
-    /// Safari web push.
-    public var urlArgs: [String]?
-    /// `aps` keys this model does not name, kept in order so that nothing read is lost.
-    public var otherKeys: [JSONMember]
+// `APNsAPS` and `APNsAlertFields` are declared in Generated/GeneratedModel.swift, from the key table.
 
-    public init(
-        alert: APNsAlert? = nil, badge: Int? = nil, sound: APNsSound? = nil, threadID: String? = nil,
-        category: String? = nil, contentAvailable: Bool = false, mutableContent: Bool = false,
-        targetContentID: String? = nil, interruptionLevel: APNsInterruptionLevel? = nil,
-        relevanceScore: Double? = nil, filterCriteria: String? = nil, staleDate: Int? = nil,
-        timestamp: Int? = nil, event: APNsLiveActivityEvent? = nil, dismissalDate: Int? = nil,
-        contentState: JSON? = nil, attributesType: String? = nil, attributes: JSON? = nil,
-        inputPushToken: Bool = false, inputPushChannel: String? = nil, contentChanged: Bool = false,
-        urlArgs: [String]? = nil, otherKeys: [JSONMember] = []
-    ) {
-        self.alert = alert
-        self.badge = badge
-        self.sound = sound
-        self.threadID = threadID
-        self.category = category
-        self.contentAvailable = contentAvailable
-        self.mutableContent = mutableContent
-        self.targetContentID = targetContentID
-        self.interruptionLevel = interruptionLevel
-        self.relevanceScore = relevanceScore
-        self.filterCriteria = filterCriteria
-        self.staleDate = staleDate
-        self.timestamp = timestamp
-        self.event = event
-        self.dismissalDate = dismissalDate
-        self.contentState = contentState
-        self.attributesType = attributesType
-        self.attributes = attributes
-        self.inputPushToken = inputPushToken
-        self.inputPushChannel = inputPushChannel
-        self.contentChanged = contentChanged
-        self.urlArgs = urlArgs
-        self.otherKeys = otherKeys
-    }
-
+extension APNsAPS {
     /// What ``APNsPayload/init()`` copies into a new box (see there for why).
     @usableFromInline static let empty = APNsAPS()
 
     /// True for a push that only wakes the app: `content-available` with nothing to show.
-    public var isBackgroundOnly: Bool {
-        contentAvailable && !hasAlert && badge == nil && !hasSound
+    public var isBackgroundOnly: Bool { APNsRules.isBackgroundOnly(facts) }
+
+    /// What the rules between keys look at (``APNsRules``).
+    var facts: APSFacts {
+        APSFacts(
+            hasAlert: hasAlert, hasBadge: badge != nil, hasSound: hasSound, contentAvailable: contentAvailable, contentChanged: contentChanged,
+            isLiveActivity: event != nil)
     }
 }
 
@@ -208,44 +145,6 @@ public enum APNsAlertText: Sendable, Hashable, ExpressibleByStringLiteral {
     case localized(key: String, arguments: [String])
 
     public init(stringLiteral value: String) { self = .text(value) }
-}
-
-/// The dictionary form of `aps.alert`.
-public struct APNsAlertFields: Sendable, Hashable {
-    public var title: APNsAlertText?
-    public var subtitle: String?
-    public var body: APNsAlertText?
-    public var launchImage: String?
-    public var titleLocKey: String?
-    public var titleLocArgs: [String]?
-    public var subtitleLocKey: String?
-    public var subtitleLocArgs: [String]?
-    public var locKey: String?
-    public var locArgs: [String]?
-    /// The sound of a Live Activity alert.
-    public var sound: String?
-    /// Alert keys this model does not name, kept in order.
-    public var otherKeys: [JSONMember]
-
-    public init(
-        title: APNsAlertText? = nil, subtitle: String? = nil, body: APNsAlertText? = nil, launchImage: String? = nil,
-        titleLocKey: String? = nil, titleLocArgs: [String]? = nil, subtitleLocKey: String? = nil,
-        subtitleLocArgs: [String]? = nil, locKey: String? = nil, locArgs: [String]? = nil,
-        sound: String? = nil, otherKeys: [JSONMember] = []
-    ) {
-        self.title = title
-        self.subtitle = subtitle
-        self.body = body
-        self.launchImage = launchImage
-        self.titleLocKey = titleLocKey
-        self.titleLocArgs = titleLocArgs
-        self.subtitleLocKey = subtitleLocKey
-        self.subtitleLocArgs = subtitleLocArgs
-        self.locKey = locKey
-        self.locArgs = locArgs
-        self.sound = sound
-        self.otherKeys = otherKeys
-    }
 }
 
 /// `aps.sound`: a file name, or the critical-alert dictionary.

@@ -6,9 +6,9 @@ public import PushJSON
 struct APNsPayloadLayout: Sendable {
     @usableFromInline var aps: UInt32 = 0
     /// By `APSKey.rawValue`.
-    @usableFromInline var apsKeys = SIMD32<UInt32>()
+    @usableFromInline var apsKeys = APSKeySlots()
     /// By `AlertKey.rawValue`, for the alert dictionary.
-    @usableFromInline var alertKeys = SIMD16<UInt32>()
+    @usableFromInline var alertKeys = AlertKeySlots()
     /// Whether `aps` and the alert dictionary hold keys the model does not name: when they do
     /// not, nothing needs to look for them again.
     @usableFromInline var apsHasOtherKeys = false
@@ -25,20 +25,13 @@ struct APNsPayloadValidator {
     var diagnostics: [APNsDiagnostic] = []
     var layout = APNsPayloadLayout()
     var apsOffset = 0
+    /// The `aps` object, once read: the rules between keys read its recorded values.
+    var aps: UnsafeJSONValue?
     /// Lint only: reading a view skips warnings and the building of their text.
     let keepsWarnings: Bool
     /// Off for decoding, whose owned copies check the same thing as they are made (see
     /// `APNsPayload.init(decoding:)`): a second walk over every custom value, saved.
     let checksOwnedValues: Bool
-
-    /// What the rules between keys look at, as a model decoded from the payload would hold it:
-    /// the last occurrence of a key decides (a repeated key is itself an error).
-    var hasAlert = false, hasBadge = false, hasSound = false
-    var contentAvailable = false, contentChanged = false
-    var relevanceScore: Double?
-    /// Where `aps.relevance-score` was read, for the range rule checked after every key is read.
-    var relevanceScoreOffset = 0
-    var event: APNsLiveActivityEvent?
 
     init(keepsWarnings: Bool, checksOwnedValues: Bool = true) {
         self.keepsWarnings = keepsWarnings
@@ -47,17 +40,24 @@ struct APNsPayloadValidator {
 
     var hasErrors: Bool { diagnostics.contains { $0.severity == .error } }
 
-    /// A push with nothing to show: no alert, badge or sound, and content-available set.
-    var isBackgroundOnly: Bool { contentAvailable && !hasAlert && !hasBadge && !hasSound }
-
-    /// `liveactivity` for a Live Activity event, `widgets` for a widget reload, `background` for
-    /// a push with nothing to show, `alert` otherwise (as `APNsHeaders.inferredPushType`).
-    var inferredPushType: APNsPushType {
-        if event != nil { return .liveactivity }
-        if contentChanged { return .widgets }
-        if isBackgroundOnly { return .background }
-        return .alert
+    /// The value of `key` a model decoded from the payload would hold: the layout records each
+    /// key's valid occurrence (a repeated key is itself an error).
+    func recorded(_ key: APSKey) -> UnsafeJSONValue? {
+        aps?.recorded(layout.apsKeys[key.rawValue])
     }
+
+    var event: APNsLiveActivityEvent? { recorded(.event).flatMap(APNsLiveActivityEvent.init(spelledBy:)) }
+
+    /// What the rules between keys look at, as ``APNsAPS/facts`` says it of a model.
+    var facts: APSFacts {
+        APSFacts(
+            hasAlert: recorded(.alert) != nil, hasBadge: recorded(.badge) != nil, hasSound: recorded(.sound) != nil,
+            contentAvailable: recorded(.contentAvailable) != nil, contentChanged: recorded(.contentChanged) != nil,
+            isLiveActivity: recorded(.event) != nil)
+    }
+
+    var isBackgroundOnly: Bool { APNsRules.isBackgroundOnly(facts) }
+    var inferredPushType: APNsPushType { APNsRules.inferredPushType(facts) }
 
     mutating func error(_ code: APNsPayloadError.Code, at offset: Int, path: String, _ message: String) {
         diagnostics.append(APNsDiagnostic(.error, APNsPayloadError(code, path: path, offset: offset, message)))
@@ -130,124 +130,43 @@ struct APNsPayloadValidator {
 
     mutating func validateAPS(_ object: UnsafeJSONValue) {
         checkUniqueKeys(object, path: "aps")
-        var hasTimestamp = false, hasAttributesType = false, hasAttributes = false, hasContentState = false
+        aps = object
         for member in object.members {
-            let value = member.value
             guard let key = APSKey.table.match(member.key) else {
                 passThrough(member, in: APSKey.self)
                 layout.apsHasOtherKeys = true
                 continue
             }
-            // The key's slot: set when this occurrence is valid, cleared when a model decoded
-            // from it would hold nil, left alone when the model would keep an earlier value.
-            var valid: Bool? = nil
-            switch key {
-            case .alert:
-                switch value.kind {
-                case .string: valid = true
-                case .object:
-                    validateAlert(value)
-                    valid = true
-                default: error(.typeMismatch, at: value.byteOffset, path: key.path, "\(key.path) must be a string or an object")
-                }
-                if valid == true { hasAlert = true }
-            case .badge:
-                if let badge = integer(value, key.path) {
-                    if badge < 0 {
-                        error(.invalidValue, at: value.byteOffset, path: key.path, "\(key.path) must not be negative")
-                    } else {
-                        valid = true
-                        hasBadge = true
-                    }
-                }
-            case .sound:
-                switch value.kind {
-                case .string: valid = true
-                case .object: valid = validateCriticalSound(value)
-                default: error(.typeMismatch, at: value.byteOffset, path: key.path, "\(key.path) must be a string or an object")
-                }
-                if let valid { hasSound = valid }
-            case .threadID, .category, .targetContentID, .filterCriteria, .inputPushChannel:
-                valid = string(value, key.path)
-            case .attributesType:
-                valid = string(value, key.path)
-                hasAttributesType = valid!
-            case .contentAvailable:
-                valid = one(value, key.path)
-                contentAvailable = valid!
-            case .mutableContent, .inputPushToken:
-                valid = one(value, key.path)
-            case .interruptionLevel:
-                if string(value, key.path) {
-                    valid = APNsInterruptionLevel(spelledBy: value) != nil
-                    if valid == false {
-                        error(
-                            .invalidValue, at: value.byteOffset, path: key.path,
-                            "\(key.path) must be passive, active, time-sensitive or critical")
-                    }
-                }
-            case .relevanceScore:
-                relevanceScore = number(value, key.path)
-                relevanceScoreOffset = value.byteOffset
-                valid = relevanceScore != nil
-            case .staleDate, .dismissalDate:
-                valid = integer(value, key.path) != nil
-            case .timestamp:
-                valid = integer(value, key.path) != nil
-                hasTimestamp = valid!
-            case .event:
-                if string(value, key.path) {
-                    event = APNsLiveActivityEvent(spelledBy: value)
-                    valid = event != nil
-                    if event == nil {
-                        error(.invalidValue, at: value.byteOffset, path: key.path, "\(key.path) must be start, update or end")
-                    }
-                }
-            case .contentState:
-                valid = ownableObject(value, key.path)
-                hasContentState = valid!
-            case .attributes:
-                valid = ownableObject(value, key.path)
-                hasAttributes = valid!
-            case .contentChanged:
-                if value.bool == true {
-                    valid = true
-                    contentChanged = true
-                } else {
-                    error(.invalidValue, at: value.byteOffset, path: key.path, "\(key.path) must be true")
-                }
-            case .urlArgs: valid = strings(value, key.path)
-            }
-            if let valid { layout.apsKeys[key.rawValue] = valid ? UInt32(value.index) : 0 }
+            layout.apsKeys[key.rawValue] = isValid(member.value, for: key) ? UInt32(member.value.index) : 0
         }
-        checkRules(
-            at: object.byteOffset, hasTimestamp: hasTimestamp, hasAttributesType: hasAttributesType, hasAttributes: hasAttributes,
-            hasContentState: hasContentState)
+        checkRules(at: object.byteOffset)
     }
 
     /// Rules between keys, reported at the aps object.
-    mutating func checkRules(at offset: Int, hasTimestamp: Bool, hasAttributesType: Bool, hasAttributes: Bool, hasContentState: Bool) {
-        if let score = relevanceScore, event == nil, !(0...1).contains(score) {
-            error(.invalidValue, at: relevanceScoreOffset, path: APSKey.relevanceScore.path, "\(APSKey.relevanceScore.path) must be within 0...1")
+    mutating func checkRules(at offset: Int) {
+        let facts = facts
+        if let value = recorded(.relevanceScore), let score = value.double,
+            !APNsRules.allowsRelevanceScore(score, isLiveActivity: facts.isLiveActivity)
+        {
+            error(.invalidValue, at: value.byteOffset, path: APSKey.relevanceScore.path, "\(APSKey.relevanceScore.path) must be within 0...1")
         }
-        let hasAlert = hasAlert, hasBadge = hasBadge, hasSound = hasSound
-        if contentAvailable, hasAlert || hasBadge || hasSound {
+        if facts.contentAvailable, facts.hasAlert || facts.hasBadge || facts.hasSound {
             warning(
                 .backgroundPushWithAlert, at: offset, path: "aps",
                 {
-                    let shown = [hasAlert ? "alert" : nil, hasBadge ? "badge" : nil, hasSound ? "sound" : nil].compactMap { $0 }
+                    let shown = [facts.hasAlert ? "alert" : nil, facts.hasBadge ? "badge" : nil, facts.hasSound ? "sound" : nil].compactMap { $0 }
                     return "content-available push also carries \(shown.joined(separator: ", ")): it is delivered as an alert push, not a silent one"
                 }())
         }
         if let event {
-            if !hasTimestamp { missing(.timestamp, at: offset, in: "a Live Activity push") }
+            if recorded(.timestamp) == nil { missing(.timestamp, at: offset, in: "a Live Activity push") }
             switch event {
             case .start:
-                if !hasAttributesType { missing(.attributesType, at: offset, in: "a Live Activity start") }
-                if !hasAttributes { missing(.attributes, at: offset, in: "a Live Activity start") }
-                if !hasContentState { missing(.contentState, at: offset, in: "a Live Activity start") }
+                if recorded(.attributesType) == nil { missing(.attributesType, at: offset, in: "a Live Activity start") }
+                if recorded(.attributes) == nil { missing(.attributes, at: offset, in: "a Live Activity start") }
+                if recorded(.contentState) == nil { missing(.contentState, at: offset, in: "a Live Activity start") }
             case .update:
-                if !hasContentState { missing(.contentState, at: offset, in: "a Live Activity update") }
+                if recorded(.contentState) == nil { missing(.contentState, at: offset, in: "a Live Activity update") }
             case .end:
                 break
             }
@@ -262,22 +181,15 @@ struct APNsPayloadValidator {
 
     mutating func validateAlert(_ object: UnsafeJSONValue) {
         checkUniqueKeys(object, path: AlertKey.parentPath)
-        var slots = SIMD16<UInt32>()
+        var slots = AlertKeySlots()
         var hasOtherKeys = false
         for member in object.members {
-            let value = member.value
             guard let key = AlertKey.table.match(member.key) else {
                 passThrough(member, in: AlertKey.self)
                 hasOtherKeys = true
                 continue
             }
-            let valid: Bool
-            switch key {
-            case .title, .body: valid = alertText(value, key.path)
-            case .subtitle, .launchImage, .titleLocKey, .subtitleLocKey, .locKey, .sound: valid = string(value, key.path)
-            case .titleLocArgs, .subtitleLocArgs, .locArgs: valid = strings(value, key.path)
-            }
-            slots[key.rawValue] = valid ? UInt32(value.index) : 0
+            slots[key.rawValue] = isValid(member.value, for: key) ? UInt32(member.value.index) : 0
         }
         layout.alertKeys = slots
         layout.alertHasOtherKeys = hasOtherKeys
@@ -335,7 +247,63 @@ struct APNsPayloadValidator {
         return sawName
     }
 
+    /// `aps.alert`: a string, or the alert dictionary.
+    mutating func alert(_ value: UnsafeJSONValue, _ path: @autoclosure () -> String) -> Bool {
+        switch value.kind {
+        case .string: return true
+        case .object:
+            validateAlert(value)
+            return true
+        default:
+            error(.typeMismatch, at: value.byteOffset, path: path(), "\(path()) must be a string or an object")
+            return false
+        }
+    }
+
+    /// `aps.sound`: a name, or the critical-alert dictionary with a valid name.
+    mutating func sound(_ value: UnsafeJSONValue, _ path: @autoclosure () -> String) -> Bool {
+        switch value.kind {
+        case .string: return true
+        case .object: return validateCriticalSound(value)
+        default:
+            error(.typeMismatch, at: value.byteOffset, path: path(), "\(path()) must be a string or an object")
+            return false
+        }
+    }
+
     // MARK: typed values
+
+    /// An integer from 0 up.
+    mutating func count(_ value: UnsafeJSONValue, _ path: @autoclosure () -> String) -> Bool {
+        guard let count = integer(value, path()) else { return false }
+        guard count >= 0 else {
+            error(.invalidValue, at: value.byteOffset, path: path(), "\(path()) must not be negative")
+            return false
+        }
+        return true
+    }
+
+    /// A string spelling one of `Spelled`'s cases.
+    mutating func spelling<Spelled: RawRepresentable<String> & CaseIterable>(
+        _ value: UnsafeJSONValue, _ path: @autoclosure () -> String, of _: Spelled.Type
+    ) -> Bool {
+        guard string(value, path()) else { return false }
+        guard Spelled(spelledBy: value) == nil else { return true }
+        let names = Spelled.allCases.map(\.rawValue)
+        error(
+            .invalidValue, at: value.byteOffset, path: path(),
+            "\(path()) must be \(names.dropLast().joined(separator: ", ")) or \(names.last ?? "")")
+        return false
+    }
+
+    /// A flag written as `true`.
+    mutating func isTrue(_ value: UnsafeJSONValue, _ path: @autoclosure () -> String) -> Bool {
+        guard value.bool == true else {
+            error(.invalidValue, at: value.byteOffset, path: path(), "\(path()) must be true")
+            return false
+        }
+        return true
+    }
 
     mutating func string(_ value: UnsafeJSONValue, _ path: @autoclosure () -> String) -> Bool {
         guard value.kind == .string else {

@@ -112,84 +112,35 @@ public struct APNsAPSView: ~Escapable {
         return _overrideLifetime(JSONStringView(unchecked: value), copying: self)
     }
 
-    public var alert: APNsAlertView? {
-        @_lifetime(copy self)
-        get {
-            guard let value = value(.alert) else { return nil }
-            let alert: APNsAlertView =
-                value.kind == .string
-                ? .text(JSONStringView(unchecked: value))
-                : .fields(APNsAlertFieldsView(value, keys: layout.alertKeys, hasOtherKeys: layout.alertHasOtherKeys))
-            return _overrideLifetime(alert, copying: self)
-        }
+    @_lifetime(copy self)
+    func alertView(_ key: APSKey) -> APNsAlertView? {
+        guard let value = value(key) else { return nil }
+        let alert: APNsAlertView =
+            value.kind == .string
+            ? .text(JSONStringView(unchecked: value))
+            : .fields(APNsAlertFieldsView(value, keys: layout.alertKeys, hasOtherKeys: layout.alertHasOtherKeys))
+        return _overrideLifetime(alert, copying: self)
     }
 
-    /// `0` clears the badge.
-    @inlinable public var badge: Int? { value(.badge)?.int }
-
-    public var sound: APNsSoundView? {
-        @_lifetime(copy self)
-        get {
-            guard let value = value(.sound) else { return nil }
-            let sound: APNsSoundView =
-                value.kind == .string ? .named(JSONStringView(unchecked: value)) : .critical(APNsCriticalSoundView(value))
-            return _overrideLifetime(sound, copying: self)
-        }
+    @_lifetime(copy self)
+    func soundView(_ key: APSKey) -> APNsSoundView? {
+        guard let value = value(key) else { return nil }
+        let sound: APNsSoundView = value.kind == .string ? .named(JSONStringView(unchecked: value)) : .critical(APNsCriticalSoundView(value))
+        return _overrideLifetime(sound, copying: self)
     }
 
-    @inlinable public var threadID: JSONStringView? { @_lifetime(copy self) get { string(.threadID) } }
-    @inlinable public var category: JSONStringView? { @_lifetime(copy self) get { string(.category) } }
-    @inlinable public var contentAvailable: Bool { value(.contentAvailable) != nil }
-    @inlinable public var mutableContent: Bool { value(.mutableContent) != nil }
-    @inlinable public var targetContentID: JSONStringView? { @_lifetime(copy self) get { string(.targetContentID) } }
-    public var interruptionLevel: APNsInterruptionLevel? { value(.interruptionLevel).flatMap(APNsInterruptionLevel.init(spelledBy:)) }
-    /// 0...1 for notifications; any finite value orders Live Activities.
-    @inlinable public var relevanceScore: Double? { value(.relevanceScore)?.double }
-    @inlinable public var filterCriteria: JSONStringView? { @_lifetime(copy self) get { string(.filterCriteria) } }
-    /// Live Activity fields; dates are Unix seconds.
-    @inlinable public var staleDate: Int? { value(.staleDate)?.int }
-    @inlinable public var timestamp: Int? { value(.timestamp)?.int }
-    public var event: APNsLiveActivityEvent? { value(.event).flatMap(APNsLiveActivityEvent.init(spelledBy:)) }
-    @inlinable public var dismissalDate: Int? { value(.dismissalDate)?.int }
-
-    /// An object; the Live Activity's `ContentState`.
-    @inlinable
-    public var contentState: JSONView? {
-        @_lifetime(copy self)
-        get {
-            guard let value = value(.contentState) else { return nil }
-            return _overrideLifetime(JSONView(unchecked: value), copying: self)
-        }
+    @inlinable @_lifetime(copy self)
+    func strings(_ key: APSKey) -> APNsStringsView? {
+        guard let value = value(key) else { return nil }
+        return _overrideLifetime(APNsStringsView(value), copying: self)
     }
 
-    @inlinable public var attributesType: JSONStringView? { @_lifetime(copy self) get { string(.attributesType) } }
-
-    /// An object; the Live Activity's attributes, for `start`.
-    @inlinable
-    public var attributes: JSONView? {
-        @_lifetime(copy self)
-        get {
-            guard let value = value(.attributes) else { return nil }
-            return _overrideLifetime(JSONView(unchecked: value), copying: self)
-        }
+    @inlinable @_lifetime(copy self)
+    func json(_ key: APSKey) -> JSONView? {
+        guard let value = value(key) else { return nil }
+        return _overrideLifetime(JSONView(unchecked: value), copying: self)
     }
 
-    @inlinable public var inputPushToken: Bool { value(.inputPushToken) != nil }
-    @inlinable public var inputPushChannel: JSONStringView? { @_lifetime(copy self) get { string(.inputPushChannel) } }
-    /// Widget reload pushes.
-    @inlinable public var contentChanged: Bool { value(.contentChanged) != nil }
-
-    /// Safari web push.
-    @inlinable
-    public var urlArgs: APNsStringsView? {
-        @_lifetime(copy self)
-        get {
-            guard let value = value(.urlArgs) else { return nil }
-            return _overrideLifetime(APNsStringsView(value), copying: self)
-        }
-    }
-
-    /// Calls `body` with each `aps` key this model does not name and its value, in document order.
     public func forEachOtherKey<Failure: Error>(_ body: (borrowing JSONStringView, borrowing JSONView) throws(Failure) -> Void) throws(Failure) {
         guard layout.apsHasOtherKeys else { return }
         for member in object.members where APSKey.table.match(member.key) == nil {
@@ -207,11 +158,11 @@ public enum APNsAlertView: ~Escapable {
 /// The `aps.alert` dictionary, typed as in ``APNsAlertFields``.
 public struct APNsAlertFieldsView: ~Escapable {
     @usableFromInline let object: UnsafeJSONValue
-    @usableFromInline let keys: SIMD16<UInt32>
+    @usableFromInline let keys: AlertKeySlots
     @usableFromInline let hasOtherKeys: Bool
 
     @inlinable @_lifetime(immortal)
-    init(_ object: UnsafeJSONValue, keys: SIMD16<UInt32>, hasOtherKeys: Bool) {
+    init(_ object: UnsafeJSONValue, keys: AlertKeySlots, hasOtherKeys: Bool) {
         self.object = object
         self.keys = keys
         self.hasOtherKeys = hasOtherKeys
@@ -247,19 +198,6 @@ public struct APNsAlertFieldsView: ~Escapable {
         return _overrideLifetime(text, copying: self)
     }
 
-    public var title: APNsAlertTextView? { @_lifetime(copy self) get { text(.title) } }
-    @inlinable public var subtitle: JSONStringView? { @_lifetime(copy self) get { string(.subtitle) } }
-    public var body: APNsAlertTextView? { @_lifetime(copy self) get { text(.body) } }
-    @inlinable public var launchImage: JSONStringView? { @_lifetime(copy self) get { string(.launchImage) } }
-    @inlinable public var titleLocKey: JSONStringView? { @_lifetime(copy self) get { string(.titleLocKey) } }
-    @inlinable public var titleLocArgs: APNsStringsView? { @_lifetime(copy self) get { strings(.titleLocArgs) } }
-    @inlinable public var subtitleLocKey: JSONStringView? { @_lifetime(copy self) get { string(.subtitleLocKey) } }
-    @inlinable public var subtitleLocArgs: APNsStringsView? { @_lifetime(copy self) get { strings(.subtitleLocArgs) } }
-    @inlinable public var locKey: JSONStringView? { @_lifetime(copy self) get { string(.locKey) } }
-    @inlinable public var locArgs: APNsStringsView? { @_lifetime(copy self) get { strings(.locArgs) } }
-    @inlinable public var sound: JSONStringView? { @_lifetime(copy self) get { string(.sound) } }
-
-    /// Calls `body` with each key of the alert this model does not name and its value, in document order.
     public func forEachOtherKey<Failure: Error>(_ body: (borrowing JSONStringView, borrowing JSONView) throws(Failure) -> Void) throws(Failure) {
         guard hasOtherKeys else { return }
         for member in object.members where AlertKey.table.match(member.key) == nil {
