@@ -45,6 +45,32 @@ struct LintTests {
         #expect(diagnostics.first?.offset == 20)
     }
 
+    @Test("a Safari push's alert action is a key APNs knows: written, read, typed and checked")
+    func safariAction() throws {
+        let text =
+            #"{"aps":{"alert":{"title":"Flight A998 now boarding","body":"Boarding has begun.","action":"View"},"url-args":["boarding","A998"]}}"#
+        #expect(lint(text).isEmpty)
+        var parser = JSONParser()
+        let decoded = try APNsPayload(decoding: Array(text.utf8), parser: &parser)
+        guard case .fields(let fields) = decoded.aps.alert else {
+            Issue.record("the alert is not a dictionary")
+            return
+        }
+        #expect(fields.action == "View" && fields.otherKeys.isEmpty)
+        #expect(try decoded.encoded() == Array(text.utf8))
+        let action = try APNsPayloadView.read(Array(text.utf8), parser: &parser) { view -> String? in
+            guard case .fields(let fields) = view.aps.alert else { return nil }
+            return fields.action?.string
+        }
+        #expect(action == "View")
+        let wrong = lint(#"{"aps":{"alert":{"body":"b","action":1}}}"#)
+        #expect(wrong.map(\.code) == [.typeMismatch] && wrong.first?.error.path == "aps.alert.action" && wrong.first?.offset == 37)
+        var model = APNsPayload(aps: APNsAPS(alert: .fields(APNsAlertFields(body: "b", otherKeys: [JSONMember("action", "View")]))))
+        #expect(throws: APNsPayloadError.self) { try model.encoded() }  // a named field, set among the other keys
+        model.aps.alert = .fields(APNsAlertFields(body: "b", action: "View"))
+        #expect(String(decoding: try model.encoded(), as: UTF8.self) == #"{"aps":{"alert":{"body":"b","action":"View"}}}"#)
+    }
+
     @Test("push type rules")
     func pushTypes() {
         #expect(lint(#"{"aps":{"alert":"x"}}"#, pushType: .background).map(\.code) == [.pushTypeMismatch])

@@ -25,7 +25,8 @@ struct PayloadViewTests {
                     title: text(fields.title), subtitle: fields.subtitle?.string, body: text(fields.body), launchImage: fields.launchImage?.string,
                     titleLocKey: fields.titleLocKey?.string, titleLocArgs: fields.titleLocArgs?.strings,
                     subtitleLocKey: fields.subtitleLocKey?.string, subtitleLocArgs: fields.subtitleLocArgs?.strings,
-                    locKey: fields.locKey?.string, locArgs: fields.locArgs?.strings, sound: fields.sound?.string, otherKeys: others))
+                    locKey: fields.locKey?.string, locArgs: fields.locArgs?.strings, sound: fields.sound?.string,
+                    action: fields.action?.string, otherKeys: others))
         case nil: break
         }
         switch aps.sound {

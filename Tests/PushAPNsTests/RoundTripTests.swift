@@ -64,7 +64,7 @@ struct ModelGenerator {
                         title: chance(70) ? alertText() : nil, subtitle: optionalString(40), body: chance(80) ? alertText() : nil,
                         launchImage: optionalString(10), titleLocKey: optionalString(10), titleLocArgs: chance(10) ? strings() : nil,
                         subtitleLocKey: optionalString(10), subtitleLocArgs: chance(10) ? strings() : nil,
-                        locKey: optionalString(10), locArgs: chance(10) ? strings() : nil, sound: optionalString(10),
+                        locKey: optionalString(10), locArgs: chance(10) ? strings() : nil, sound: optionalString(10), action: optionalString(10),
                         otherKeys: chance(10) ? [JSONMember("summary-arg", .string(string()))] : []))
             }
         }

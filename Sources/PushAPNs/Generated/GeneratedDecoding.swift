@@ -42,7 +42,7 @@ extension APNsAlertFields {
             title: value(.title).map(APNsAlertText.init), subtitle: value(.subtitle)?.string, body: value(.body).map(APNsAlertText.init),
             launchImage: value(.launchImage)?.string, titleLocKey: value(.titleLocKey)?.string, titleLocArgs: value(.titleLocArgs).map(\.strings),
             subtitleLocKey: value(.subtitleLocKey)?.string, subtitleLocArgs: value(.subtitleLocArgs).map(\.strings), locKey: value(.locKey)?.string,
-            locArgs: value(.locArgs).map(\.strings), sound: value(.sound)?.string,
+            locArgs: value(.locArgs).map(\.strings), sound: value(.sound)?.string, action: value(.action)?.string,
             otherKeys: layout.alertHasOtherKeys ? try object.otherMembers(AlertKey.self, copy: copy) : [])
     }
 }

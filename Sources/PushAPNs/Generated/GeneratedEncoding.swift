@@ -54,6 +54,7 @@ extension APNsAlertFields {
         members.string(AlertKey.locKey, locKey, &output)
         members.strings(AlertKey.locArgs, locArgs, &output)
         members.string(AlertKey.sound, sound, &output)
+        members.string(AlertKey.action, action, &output)
         try members.others(otherKeys, known: AlertKey.table, &output)
         output.append(ASCII.closeBrace)
     }

@@ -45,7 +45,7 @@ enum APSKey: Int, PayloadKey {
 /// The keys of the `aps.alert` dictionary, in the order the encoder writes them.
 @usableFromInline
 enum AlertKey: Int, PayloadKey {
-    case title, subtitle, body, launchImage, titleLocKey, titleLocArgs, subtitleLocKey, subtitleLocArgs, locKey, locArgs, sound
+    case title, subtitle, body, launchImage, titleLocKey, titleLocArgs, subtitleLocKey, subtitleLocArgs, locKey, locArgs, sound, action
 
     @inlinable @inline(__always)
     var member: StaticString {
@@ -61,6 +61,7 @@ enum AlertKey: Int, PayloadKey {
         case .locKey: "\"loc-key\":"
         case .locArgs: "\"loc-args\":"
         case .sound: "\"sound\":"
+        case .action: "\"action\":"
         }
     }
 
@@ -68,5 +69,5 @@ enum AlertKey: Int, PayloadKey {
     @usableFromInline static let table = KeyTable<AlertKey>()
 }
 
-/// Where each key of `aps.alert` lies on the tape, by `AlertKey.rawValue`: 11 keys, 16 lanes.
+/// Where each key of `aps.alert` lies on the tape, by `AlertKey.rawValue`: 12 keys, 16 lanes.
 @usableFromInline typealias AlertKeySlots = SIMD16<UInt32>

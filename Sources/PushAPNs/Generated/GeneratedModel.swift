@@ -86,13 +86,15 @@ public struct APNsAlertFields: Sendable, Hashable {
     public var locArgs: [String]?
     /// The sound of a Live Activity alert.
     public var sound: String?
+    /// The label of the action button of a Safari push notification.
+    public var action: String?
     /// Alert keys this model does not name, kept in order.
     public var otherKeys: [JSONMember]
 
     public init(
         title: APNsAlertText? = nil, subtitle: String? = nil, body: APNsAlertText? = nil, launchImage: String? = nil, titleLocKey: String? = nil,
         titleLocArgs: [String]? = nil, subtitleLocKey: String? = nil, subtitleLocArgs: [String]? = nil, locKey: String? = nil,
-        locArgs: [String]? = nil, sound: String? = nil, otherKeys: [JSONMember] = []
+        locArgs: [String]? = nil, sound: String? = nil, action: String? = nil, otherKeys: [JSONMember] = []
     ) {
         self.title = title
         self.subtitle = subtitle
@@ -105,6 +107,7 @@ public struct APNsAlertFields: Sendable, Hashable {
         self.locKey = locKey
         self.locArgs = locArgs
         self.sound = sound
+        self.action = action
         self.otherKeys = otherKeys
     }
 }

@@ -45,6 +45,7 @@ extension APNsPayloadValidator {
         case .locKey: string(value, key.path)
         case .locArgs: strings(value, key.path)
         case .sound: string(value, key.path)
+        case .action: string(value, key.path)
         }
     }
 }

@@ -47,4 +47,6 @@ extension APNsAlertFieldsView {
     @inlinable public var locArgs: APNsStringsView? { @_lifetime(copy self) get { strings(.locArgs) } }
     /// The sound of a Live Activity alert.
     @inlinable public var sound: JSONStringView? { @_lifetime(copy self) get { string(.sound) } }
+    /// The label of the action button of a Safari push notification.
+    @inlinable public var action: JSONStringView? { @_lifetime(copy self) get { string(.action) } }
 }
