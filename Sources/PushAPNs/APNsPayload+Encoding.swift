@@ -239,42 +239,6 @@ struct ObjectWriter<Output: JSONOutput> {
         try writeDouble(value, to: &output, path: key.path)
     }
 
-    /// An object kept as JSON (`content-state`, `attributes`).
-    @inlinable @inline(__always)
-    mutating func object(_ key: some PayloadKey, _ value: JSON?, _ output: inout Output) throws(APNsPayloadError) {
-        guard let value else { return }
-        try value.requireObject(path: key.path)
-        self.key(key, &output)
-        try value.write(to: &output, depth: 2, path: key.path)
-    }
-
-    @inlinable @inline(__always)
-    mutating func alert(_ key: some PayloadKey, _ value: APNsAlert?, _ output: inout Output) throws(APNsPayloadError) {
-        guard let value else { return }
-        self.key(key, &output)
-        switch value {
-        case .text(let text): JSONWriter.writeString(text, to: &output)
-        case .fields(let fields): try fields.write(to: &output)
-        }
-    }
-
-    @inlinable @inline(__always)
-    mutating func sound(_ key: some PayloadKey, _ value: APNsSound?, _ output: inout Output) throws(APNsPayloadError) {
-        guard let value else { return }
-        self.key(key, &output)
-        switch value {
-        case .named(let name): JSONWriter.writeString(name, to: &output)
-        case .critical(let critical): try critical.write(to: &output)
-        }
-    }
-
-    @inlinable @inline(__always)
-    mutating func alertText(_ key: some PayloadKey, _ value: APNsAlertText?, _ output: inout Output) {
-        guard let value else { return }
-        self.key(key, &output)
-        value.write(to: &output)
-    }
-
     @inlinable
     mutating func others<Key: PayloadKey>(_ members: [JSONMember], known: KeyTable<Key>, _ output: inout Output) throws(APNsPayloadError) {
         guard !members.isEmpty else { return }
@@ -340,6 +304,26 @@ func writeStringArray<Output: JSONOutput>(_ values: [String], to output: inout O
     output.append(ASCII.closeBracket)
 }
 
+extension APNsAlert {
+    @inlinable
+    func write<Output: JSONOutput>(to output: inout Output) throws(APNsPayloadError) {
+        switch self {
+        case .text(let text): JSONWriter.writeString(text, to: &output)
+        case .fields(let fields): try fields.write(to: &output)
+        }
+    }
+}
+
+extension APNsSound {
+    @inlinable
+    func write<Output: JSONOutput>(to output: inout Output) throws(APNsPayloadError) {
+        switch self {
+        case .named(let name): JSONWriter.writeString(name, to: &output)
+        case .critical(let critical): try critical.write(to: &output)
+        }
+    }
+}
+
 extension APNsAlertText {
     @inlinable
     func write<Output: JSONOutput>(to output: inout Output) {
@@ -374,11 +358,11 @@ extension APNsCriticalSound {
 
 extension JSON {
     @usableFromInline
-    func requireObject(path: String) throws(APNsPayloadError) {
+    func requireObject(path: @autoclosure () -> String) throws(APNsPayloadError) {
         switch self {
         case .object: return
         case .raw(let raw) where raw.bytes.first == ASCII.openBrace: return
-        default: throw APNsPayloadError(.typeMismatch, path: path, "\(path) must be an object")
+        default: throw APNsPayloadError(.typeMismatch, path: path(), "\(path()) must be an object")
         }
     }
 }

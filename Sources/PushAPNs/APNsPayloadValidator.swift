@@ -27,6 +27,11 @@ struct APNsPayloadValidator {
     var apsOffset = 0
     /// The `aps` object, once read: the rules between keys read its recorded values.
     var aps: UnsafeJSONValue?
+    /// `aps.relevance-score` as read, with where: parsing a number is the dearest read, so the
+    /// range rule, checked once the whole dictionary is read, does not parse it again.
+    var relevanceScore: (value: Double, offset: Int)?
+    /// `aps.event`, once the rules have read it.
+    var event: APNsLiveActivityEvent?
     /// Lint only: reading a view skips warnings and the building of their text.
     let keepsWarnings: Bool
     /// Off for decoding, whose owned copies check the same thing as they are made (see
@@ -46,14 +51,23 @@ struct APNsPayloadValidator {
         aps?.recorded(layout.apsKeys[key.rawValue])
     }
 
-    var event: APNsLiveActivityEvent? { recorded(.event).flatMap(APNsLiveActivityEvent.init(spelledBy:)) }
+    /// Which `aps` keys the layout records, a bit per `APSKey.rawValue`: the rules ask of several
+    /// keys, and a lane of the slot vector costs a copy of the vector to read.
+    var validAPSKeys: UInt64 = 0
 
-    /// What the rules between keys look at, as ``APNsAPS/facts`` says it of a model.
-    var facts: APSFacts {
+    /// Whether the layout records a valid `key`, without reading its value.
+    @inline(__always)
+    func has(_ key: APSKey) -> Bool { validAPSKeys & (1 << UInt64(key.rawValue)) != 0 }
+
+    /// What the rules between keys look at, as ``APNsAPS/facts`` says it of a model; read from
+    /// the layout once `aps` is, by ``checkRules(at:)``.
+    var facts = APSFacts(hasAlert: false, hasBadge: false, hasSound: false, contentAvailable: false, contentChanged: false, isLiveActivity: false)
+
+    @inline(__always)
+    func readFacts() -> APSFacts {
         APSFacts(
-            hasAlert: recorded(.alert) != nil, hasBadge: recorded(.badge) != nil, hasSound: recorded(.sound) != nil,
-            contentAvailable: recorded(.contentAvailable) != nil, contentChanged: recorded(.contentChanged) != nil,
-            isLiveActivity: recorded(.event) != nil)
+            hasAlert: has(.alert), hasBadge: has(.badge), hasSound: has(.sound), contentAvailable: has(.contentAvailable),
+            contentChanged: has(.contentChanged), isLiveActivity: has(.event))
     }
 
     var isBackgroundOnly: Bool { APNsRules.isBackgroundOnly(facts) }
@@ -137,18 +151,26 @@ struct APNsPayloadValidator {
                 layout.apsHasOtherKeys = true
                 continue
             }
-            layout.apsKeys[key.rawValue] = isValid(member.value, for: key) ? UInt32(member.value.index) : 0
+            let bit: UInt64 = 1 << UInt64(key.rawValue)
+            if isValid(member.value, for: key) {
+                layout.apsKeys[key.rawValue] = UInt32(member.value.index)
+                validAPSKeys |= bit
+            } else {
+                layout.apsKeys[key.rawValue] = 0
+                validAPSKeys &= ~bit
+            }
         }
         checkRules(at: object.byteOffset)
     }
 
     /// Rules between keys, reported at the aps object.
+    @inline(__always)
     mutating func checkRules(at offset: Int) {
-        let facts = facts
-        if let value = recorded(.relevanceScore), let score = value.double,
-            !APNsRules.allowsRelevanceScore(score, isLiveActivity: facts.isLiveActivity)
-        {
-            error(.invalidValue, at: value.byteOffset, path: APSKey.relevanceScore.path, "\(APSKey.relevanceScore.path) must be within 0...1")
+        let facts = readFacts()
+        self.facts = facts
+        if has(.event) { event = recorded(.event).flatMap(APNsLiveActivityEvent.init(spelledBy:)) }
+        if has(.relevanceScore), let score = relevanceScore, !APNsRules.allowsRelevanceScore(score.value, isLiveActivity: facts.isLiveActivity) {
+            error(.invalidValue, at: score.offset, path: APSKey.relevanceScore.path, "\(APSKey.relevanceScore.path) must be within 0...1")
         }
         if facts.contentAvailable, facts.hasAlert || facts.hasBadge || facts.hasSound {
             warning(
@@ -159,14 +181,14 @@ struct APNsPayloadValidator {
                 }())
         }
         if let event {
-            if recorded(.timestamp) == nil { missing(.timestamp, at: offset, in: "a Live Activity push") }
+            if !has(.timestamp) { missing(.timestamp, at: offset, in: "a Live Activity push") }
             switch event {
             case .start:
-                if recorded(.attributesType) == nil { missing(.attributesType, at: offset, in: "a Live Activity start") }
-                if recorded(.attributes) == nil { missing(.attributes, at: offset, in: "a Live Activity start") }
-                if recorded(.contentState) == nil { missing(.contentState, at: offset, in: "a Live Activity start") }
+                if !has(.attributesType) { missing(.attributesType, at: offset, in: "a Live Activity start") }
+                if !has(.attributes) { missing(.attributes, at: offset, in: "a Live Activity start") }
+                if !has(.contentState) { missing(.contentState, at: offset, in: "a Live Activity start") }
             case .update:
-                if recorded(.contentState) == nil { missing(.contentState, at: offset, in: "a Live Activity update") }
+                if !has(.contentState) { missing(.contentState, at: offset, in: "a Live Activity update") }
             case .end:
                 break
             }
@@ -272,6 +294,13 @@ struct APNsPayloadValidator {
     }
 
     // MARK: typed values
+
+    /// A finite number, kept for the range rule (see ``relevanceScore``).
+    mutating func score(_ value: UnsafeJSONValue, _ path: @autoclosure () -> String) -> Bool {
+        guard let score = number(value, path()) else { return false }
+        relevanceScore = (score, value.byteOffset)
+        return true
+    }
 
     /// An integer from 0 up.
     mutating func count(_ value: UnsafeJSONValue, _ path: @autoclosure () -> String) -> Bool {

@@ -9,12 +9,26 @@ public enum Base64 {
         /// Whether the encoding ends with `=` up to a multiple of four.
         @usableFromInline let isPadded: Bool
 
-        public static let standard = Alphabet(
-            digits: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", digit62: UInt8(ascii: "+"),
-            digit63: UInt8(ascii: "/"), isPadded: true)
-        public static let url = Alphabet(
-            digits: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", digit62: UInt8(ascii: "-"),
-            digit63: UInt8(ascii: "_"), isPadded: false)
+        // Computed and inlinable, not stored: a stored `static let` is read through an accessor
+        // call from other modules, once per digit in the token writers' loops.
+        @inlinable public static var standard: Alphabet {
+            Alphabet(
+                digits: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", digit62: UInt8(ascii: "+"),
+                digit63: UInt8(ascii: "/"), isPadded: true)
+        }
+        @inlinable public static var url: Alphabet {
+            Alphabet(
+                digits: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", digit62: UInt8(ascii: "-"),
+                digit63: UInt8(ascii: "_"), isPadded: false)
+        }
+
+        @inlinable
+        init(digits: StaticString, digit62: UInt8, digit63: UInt8, isPadded: Bool) {
+            self.digits = digits
+            self.digit62 = digit62
+            self.digit63 = digit63
+            self.isPadded = isPadded
+        }
 
         /// The digit for the low six bits of `value`.
         @inlinable @inline(__always)

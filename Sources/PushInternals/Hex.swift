@@ -1,7 +1,8 @@
 /// Hexadecimal digits, written and read.
 public enum Hex {
-    @usableFromInline static let lowerDigits: StaticString = "0123456789abcdef"
-    @usableFromInline static let upperDigits: StaticString = "0123456789ABCDEF"
+    // Computed, so that other modules' inlined code reads the literal, not a global's accessor.
+    @inlinable static var lowerDigits: StaticString { "0123456789abcdef" }
+    @inlinable static var upperDigits: StaticString { "0123456789ABCDEF" }
 
     /// The lowercase digit for the low four bits of `value`.
     @inlinable @inline(__always)

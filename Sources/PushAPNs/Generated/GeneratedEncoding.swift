@@ -11,9 +11,15 @@ extension APNsAPS {
     mutating func writeInPlace<Output: JSONOutput>(to output: inout Output) throws(APNsPayloadError) {
         output.append(ASCII.openBrace)
         var members = ObjectWriter<Output>()
-        try members.alert(APSKey.alert, alert, &output)
+        if let alert {
+            members.key(APSKey.alert, &output)
+            try alert.write(to: &output)
+        }
         try members.count(APSKey.badge, badge, &output)
-        try members.sound(APSKey.sound, sound, &output)
+        if let sound {
+            members.key(APSKey.sound, &output)
+            try sound.write(to: &output)
+        }
         members.string(APSKey.threadID, threadID, &output)
         members.string(APSKey.category, category, &output)
         members.one(APSKey.contentAvailable, contentAvailable, &output)
@@ -26,9 +32,17 @@ extension APNsAPS {
         members.integer(APSKey.timestamp, timestamp, &output)
         members.spelling(APSKey.event, event, &output)
         members.integer(APSKey.dismissalDate, dismissalDate, &output)
-        try members.object(APSKey.contentState, contentState, &output)
+        if let contentState {
+            try contentState.requireObject(path: APSKey.contentState.path)
+            members.key(APSKey.contentState, &output)
+            try contentState.write(to: &output, depth: 2, path: APSKey.contentState.path)
+        }
         members.string(APSKey.attributesType, attributesType, &output)
-        try members.object(APSKey.attributes, attributes, &output)
+        if let attributes {
+            try attributes.requireObject(path: APSKey.attributes.path)
+            members.key(APSKey.attributes, &output)
+            try attributes.write(to: &output, depth: 2, path: APSKey.attributes.path)
+        }
         members.one(APSKey.inputPushToken, inputPushToken, &output)
         members.string(APSKey.inputPushChannel, inputPushChannel, &output)
         members.literalTrue(APSKey.contentChanged, contentChanged, &output)
@@ -43,9 +57,15 @@ extension APNsAlertFields {
     func write<Output: JSONOutput>(to output: inout Output) throws(APNsPayloadError) {
         output.append(ASCII.openBrace)
         var members = ObjectWriter<Output>()
-        members.alertText(AlertKey.title, title, &output)
+        if let title {
+            members.key(AlertKey.title, &output)
+            title.write(to: &output)
+        }
         members.string(AlertKey.subtitle, subtitle, &output)
-        members.alertText(AlertKey.body, body, &output)
+        if let body {
+            members.key(AlertKey.body, &output)
+            body.write(to: &output)
+        }
         members.string(AlertKey.launchImage, launchImage, &output)
         members.string(AlertKey.titleLocKey, titleLocKey, &output)
         members.strings(AlertKey.titleLocArgs, titleLocArgs, &output)

@@ -4,6 +4,7 @@ import PushJSON
 
 extension APNsPayloadValidator {
     /// Whether `value` is what `aps.KEY` holds; what it is not is reported.
+    @inline(__always)
     mutating func isValid(_ value: UnsafeJSONValue, for key: APSKey) -> Bool {
         switch key {
         case .alert: alert(value, key.path)
@@ -15,7 +16,7 @@ extension APNsPayloadValidator {
         case .mutableContent: one(value, key.path)
         case .targetContentID: string(value, key.path)
         case .interruptionLevel: spelling(value, key.path, of: APNsInterruptionLevel.self)
-        case .relevanceScore: number(value, key.path) != nil
+        case .relevanceScore: score(value, key.path)
         case .filterCriteria: string(value, key.path)
         case .staleDate: integer(value, key.path) != nil
         case .timestamp: integer(value, key.path) != nil
@@ -32,6 +33,7 @@ extension APNsPayloadValidator {
     }
 
     /// Whether `value` is what `aps.alert.KEY` holds; what it is not is reported.
+    @inline(__always)
     mutating func isValid(_ value: UnsafeJSONValue, for key: AlertKey) -> Bool {
         switch key {
         case .title: alertText(value, key.path)
