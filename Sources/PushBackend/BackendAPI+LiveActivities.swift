@@ -25,38 +25,6 @@ import struct Foundation.Date
 /// A payload whose `content-state` or `attributes` does not match the declared types is refused
 /// with 422 `contentStateMismatch` before anything is sent.
 extension BackendAPI {
-    func addLiveActivityRoutes(to api: RouterGroup<Context>) {
-        api.post("activities") { request, context in
-            var request = request
-            return try await registerActivity(RequestBody.object(of: &request), caller: context.caller)
-        }
-        api.delete("activities/:id") { _, context in
-            _ = try directAPNs()
-            guard try await store.deleteActivity(id: context.parameters.require("id"), owner: context.caller.name) else {
-                throw APIError.notFound("no such activity")
-            }
-            return Response(status: .noContent)
-        }
-        api.post("activities/:id/updates") { request, context in
-            var request = request
-            let body = try await RequestBody.object(of: &request)
-            return try await updateActivity(
-                id: context.parameters.require("id"), LiveActivityRequest(body), caller: context.caller, logger: context.logger)
-        }
-        api.post("channels") { request, context in
-            var request = request
-            return try await createChannel(RequestBody.object(of: &request), caller: context.caller)
-        }
-        api.delete("channels/:id") { _, context in
-            try await deleteChannel(id: context.parameters.require("id"), caller: context.caller)
-        }
-        api.post("channels/:id/broadcasts") { request, context in
-            var request = request
-            let body = try await RequestBody.object(of: &request)
-            return try await broadcast(id: context.parameters.require("id"), LiveActivityRequest(body), caller: context.caller)
-        }
-    }
-
     private func directAPNs() throws(APIError) -> DirectAPNs {
         guard case .apns(let apns) = sender else {
             throw APIError(
@@ -65,13 +33,9 @@ extension BackendAPI {
         return apns
     }
 
-    private func requireSender(_ caller: Authenticator.User) throws(APIError) {
-        guard caller.role == .sender else { throw APIError(status: 403, code: .forbidden, "this needs the sender role") }
-    }
-
     // MARK: Activities
 
-    private func registerActivity(_ body: JSONValue, caller: Authenticator.User) async throws -> Response {
+    func registerActivity(_ body: JSONValue, caller: Authenticator.User) async throws -> Response {
         _ = try directAPNs()
         try RequestBody.allowKeys(["token", "kind"], in: body)
         let token = try RequestBody.string("token", in: body).lowercased()
@@ -92,9 +56,8 @@ extension BackendAPI {
         return .json(201, .object([JSONMember("id", .string(record.id))]))
     }
 
-    private func updateActivity(id: String, _ update: LiveActivityRequest, caller: Authenticator.User, logger: Logger) async throws -> Response {
+    func updateActivity(id: String, _ update: LiveActivityRequest, caller: Authenticator.User, logger: Logger) async throws -> Response {
         let apns = try directAPNs()
-        try requireSender(caller)
         guard let activity = try await store.activity(id: id) else { throw APIError.notFound("no such activity") }
         switch (update.event, activity.kind) {
         case (.start, .pushToStart), (.update, .activity), (.end, .activity): break
@@ -152,9 +115,8 @@ extension BackendAPI {
 
     // MARK: Channels
 
-    private func createChannel(_ body: JSONValue, caller: Authenticator.User) async throws -> Response {
+    func createChannel(_ body: JSONValue, caller: Authenticator.User) async throws -> Response {
         let apns = try directAPNs()
-        try requireSender(caller)
         try RequestBody.allowKeys(["storagePolicy"], in: body)
         let policy: APNsMessageStoragePolicy
         switch try RequestBody.optionalString("storagePolicy", in: body) ?? "none" {
@@ -174,9 +136,8 @@ extension BackendAPI {
         return .json(201, .object([JSONMember("id", .string(record.id)), JSONMember("channelId", .string(channel.id))]))
     }
 
-    private func deleteChannel(id: String, caller: Authenticator.User) async throws -> Response {
+    func deleteChannel(id: String, caller: Authenticator.User) async throws -> Response {
         let apns = try directAPNs()
-        try requireSender(caller)
         let record = try await ownChannel(id: id, caller: caller)
         do throws(APNsChannelError) {
             try await apns.client.deleteChannel(record.apnsChannelID, bundleID: apns.topic)
@@ -189,9 +150,8 @@ extension BackendAPI {
         return Response(status: .noContent)
     }
 
-    private func broadcast(id: String, _ update: LiveActivityRequest, caller: Authenticator.User) async throws -> Response {
+    func broadcast(id: String, _ update: LiveActivityRequest, caller: Authenticator.User) async throws -> Response {
         let apns = try directAPNs()
-        try requireSender(caller)
         guard update.event != .start else {
             throw APIError.badRequest(.invalidField, "a broadcast updates or ends activities; start them with input-push-channel")
         }

@@ -26,6 +26,10 @@ package enum PushSender: Sendable {
     /// Straight to APNs: the server sends to each of the recipient's registrations itself, and
     /// prunes the ones APNs calls dead.
     case apns(DirectAPNs)
+
+    var directAPNs: DirectAPNs? {
+        if case .apns(let apns) = self { apns } else { nil }
+    }
 }
 
 /// APNs straight from the backend: the client, the app's bundle ID, and the Live Activity types
@@ -78,6 +82,7 @@ package struct DirectAPNs: Sendable {
 /// - Live Activities and broadcast channels, with APNs delivery: see `BackendAPI+LiveActivities.swift`.
 ///
 /// Another method on these paths, whichever, is answered 405 with `Allow`, before authentication.
+/// `BackendRouter.swift` adds the routes, a controller per resource.
 package struct BackendAPI: Sendable {
     package typealias Context = BackendRequestContext
 
@@ -137,67 +142,9 @@ package struct BackendAPI: Sendable {
         imageDigests = digests
     }
 
-    /// The router: request logging around everything, exact paths, the 405s, then the API behind
-    /// Basic authentication.
-    package func router() -> Router<Context> {
-        let router = Router(context: Context.self)
-        // Outermost, so that they see the answer RequestLogging makes of an error; and only when
-        // the process bootstrapped a metrics backend or a tracer, since even with none they cost
-        // about a tenth of the requests a loaded server answers.
-        if !(MetricsSystem.factory is NOOPMetricsHandler) { router.add(middleware: MetricsMiddleware()) }
-        if !(InstrumentationSystem.tracer is NoOpTracer) { router.add(middleware: TracingMiddleware()) }
-        router.add(middleware: RequestLogging())
-        router.add(middleware: ExactPaths())
-        router.add(
-            middleware: AllowedMethods([
-                ("/openapi.yaml", [.get, .head]),
-                ("/api/register", [.post]),
-                ("/api/register/:id", [.delete]),
-                ("/api/notifications", [.get, .post]),
-                ("/api/notifications/:id", [.get, .head]),
-                ("/api/activities", [.post]),
-                ("/api/activities/:id", [.delete]),
-                ("/api/activities/:id/updates", [.post]),
-                ("/api/channels", [.post]),
-                ("/api/channels/:id", [.delete]),
-                ("/api/channels/:id/broadcasts", [.post]),
-            ]))
-
-        let contract = Contract.document(withLiveActivities: { if case .apns = sender { true } else { false } }())
-        let contractHeaders: HTTPFields = [.contentType: "application/yaml", .contentLength: String(contract.count)]
-        router.get("openapi.yaml") { _, _ in
-            Response(status: .ok, headers: contractHeaders, body: ResponseBody(byteBuffer: ByteBuffer(bytes: contract)))
-        }
-        router.head("openapi.yaml") { _, _ in Response(status: .ok, headers: contractHeaders) }
-
-        let api = router.group("api").add(middleware: BasicAuthentication(authenticator: authenticator))
-        api.post("register") { request, context in
-            var request = request
-            return try await register(RequestBody.object(of: &request), caller: context.caller)
-        }
-        api.delete("register/:id") { _, context in
-            try await unregister(id: context.parameters.require("id"), caller: context.caller)
-        }
-        api.post("notifications") { request, context in
-            var request = request
-            return try await send(NotificationRequest(RequestBody.object(of: &request)), caller: context.caller, logger: context.logger)
-        }
-        api.get("notifications") { request, context in
-            try await list(query: request.uri.query ?? "", caller: context.caller)
-        }
-        api.get("notifications/:id") { request, context in
-            try await fetch(id: context.parameters.require("id"), request: request, caller: context.caller, markRead: true)
-        }
-        api.head("notifications/:id") { request, context in
-            try await fetch(id: context.parameters.require("id"), request: request, caller: context.caller, markRead: false)
-        }
-        addLiveActivityRoutes(to: api)
-        return router
-    }
-
     // MARK: Registration
 
-    private func register(_ body: JSONValue, caller: Authenticator.User) async throws -> Response {
+    func register(_ body: JSONValue, caller: Authenticator.User) async throws -> Response {
         try RequestBody.allowKeys(["deviceToken"], in: body)
         let deviceToken = try RequestBody.string("deviceToken", in: body).lowercased()
         guard Self.isAPNsToken(deviceToken) else {
@@ -242,7 +189,7 @@ package struct BackendAPI: Sendable {
         }
     }
 
-    private func unregister(id: String, caller: Authenticator.User) async throws -> Response {
+    func unregister(id: String, caller: Authenticator.User) async throws -> Response {
         let registration = try await store.registration(id: id)
         let deleted = registration?.owner == caller.name ? try await store.deleteRegistration(id: id, owner: caller.name) : false
         // Someone else's, or registered again (under a new id) since it was read.
@@ -287,7 +234,7 @@ package struct BackendAPI: Sendable {
 
     // MARK: Notifications
 
-    private func send(_ request: NotificationRequest, caller: Authenticator.User, logger: Logger) async throws -> Response {
+    func send(_ request: NotificationRequest, caller: Authenticator.User, logger: Logger) async throws -> Response {
         if let wait = sendBudget.take(caller.name) {
             throw APIError(
                 status: 429, code: .rateLimited, "too many notifications; try again later",
@@ -414,7 +361,7 @@ package struct BackendAPI: Sendable {
         }
     }
 
-    private func list(query: String, caller: Authenticator.User) async throws -> Response {
+    func list(query: String, caller: Authenticator.User) async throws -> Response {
         // Strict, as bodies are: a misspelt parameter would otherwise be silently ignored.
         var limit: Int?
         for pair in query.split(separator: "&", omittingEmptySubsequences: false) where !query.isEmpty {
@@ -439,7 +386,7 @@ package struct BackendAPI: Sendable {
         return .json(200, .object([JSONMember("notifications", .array(items))]))
     }
 
-    private func fetch(id: String, request: Request, caller: Authenticator.User, markRead: Bool) async throws -> Response {
+    func fetch(id: String, request: Request, caller: Authenticator.User, markRead: Bool) async throws -> Response {
         // Ids are 32 hex digits; anything else cannot exist, and is not worth a query.
         guard id.utf8.count == 32, id.utf8.allSatisfy({ hexDigitValue($0) <= 15 }) else { throw APIError.notFound("no such notification") }
         guard let record = try await store.notification(id: id.lowercased(), recipient: caller.name) else {

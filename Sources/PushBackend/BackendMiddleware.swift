@@ -109,12 +109,21 @@ struct ExactPaths: RouterMiddleware {
 /// found no route for, so the requests it serves pay nothing for it.
 struct AllowedMethods: RouterMiddleware {
     typealias Context = BackendRequestContext
-    /// Each route's segments (`:name` matches any one segment) and its `Allow` value.
+    /// Each path's segments (`{name}` matches any one segment) and the methods it takes.
     private let routes: [(segments: [Substring], methods: [HTTPRequest.Method], allow: String)]
 
-    init(_ routes: [(String, [HTTPRequest.Method])]) {
-        self.routes = routes.map { path, methods in
-            (path.split(separator: "/"), methods, methods.map(\.rawValue).joined(separator: ", "))
+    /// The routes the router holds, as `Router.routes` lists them: a path and a method each.
+    init(_ routes: [Router<Context>.RouteDescription]) {
+        var paths: [String] = []
+        var methods: [String: [HTTPRequest.Method]] = [:]
+        for route in routes {
+            let path = route.path.description
+            if methods[path] == nil { paths.append(path) }
+            methods[path, default: []].append(route.method)
+        }
+        self.routes = paths.map { path in
+            let allowed = methods[path]!
+            return (path.split(separator: "/"), allowed, allowed.map(\.rawValue).joined(separator: ", "))
         }
     }
 
@@ -124,7 +133,7 @@ struct AllowedMethods: RouterMiddleware {
         } catch let error as HTTPError where error.status == .notFound {
             let segments = request.uri.path.split(separator: "/")
             let route = routes.first { route in
-                route.segments.count == segments.count && zip(route.segments, segments).allSatisfy { $0.hasPrefix(":") || $0 == $1 }
+                route.segments.count == segments.count && zip(route.segments, segments).allSatisfy { $0.hasPrefix("{") || $0 == $1 }
             }
             guard let route, !route.methods.contains(request.method) else { throw error }
             throw APIError(

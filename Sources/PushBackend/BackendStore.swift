@@ -49,7 +49,17 @@ public protocol BackendStore: Sendable {
     /// it deleted. Callers delete a backlog in batches, so that no statement holds the database long.
     func deleteNotifications(createdBefore time: Int64, limit: Int) async throws(StoreError) -> Int
 
+    /// Whether the database answers now: `GET /ready` asks. The default reads a user no name
+    /// can match, one round trip through the engine.
+    func checkAvailable() async throws(StoreError)
+
     func close() async
+}
+
+extension BackendStore {
+    public func checkAvailable() async throws(StoreError) {
+        _ = try await user(named: "")
+    }
 }
 
 public enum UserRole: String, Sendable, Hashable, CaseIterable {

@@ -97,5 +97,6 @@ struct InstrumentedStore: BackendStore {
         }
     }
 
+    func checkAvailable() async throws(StoreError) { try await base.checkAvailable() }
     func close() async { await base.close() }
 }
