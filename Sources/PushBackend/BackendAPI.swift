@@ -1,7 +1,7 @@
 package import APNs
 import Crypto
 import HTTPTypes
-package import Hummingbird
+import Hummingbird
 import HummingbirdAuth
 import Logging
 package import Metrics

@@ -191,79 +191,8 @@ public struct PushBackendService: Service, CustomStringConvertible {
     public var description: String { "PushBackendService(\(configuration))" }
 
     public func run() async throws {
-        let (configuration, logger, onListening) = (self.configuration, self.logger, self.onListening)
-        _ = try RichPushImages.registry.resource(named: configuration.defaultImage)
-        let store =
-            if let url = configuration.databaseURL {
-                InstrumentedStore(base: try await PostgresBackendStore.open(url: url, logger: logger), system: "postgresql")
-            } else {
-                InstrumentedStore(
-                    base: try await SQLiteBackendStore.open(dataDirectory: configuration.dataDirectory, logger: logger), system: "sqlite")
-            }
-        let authenticator = Authenticator(store: store, limits: configuration.logins)
-        var apnsClients: [APNsClient] = []
-        do {
-            let sender: PushSender
-            switch try await delivery() {
-            case .hub(let hub):
-                sender = .hub(
-                    try NotificationHubClient(
-                        connectionString: hub.connectionString, hubName: hub.hubName, endpointOverride: hub.endpoint, logger: logger))
-            case .apns(let settings):
-                // One token cache for both environments: a provider token is good in either.
-                let tokens = APNsTokenCache(key: settings.signingKey)
-                func client(_ endpoint: String) throws -> APNsClient {
-                    let client = APNsClient(
-                        configuration: APNsClientConfiguration(
-                            endpoint: endpoint, authentication: .token(tokens), trustRoots: settings.trustRoots,
-                            proxy: try APNsProxy.fromEnvironment(for: endpoint)),
-                        logger: logger)
-                    apnsClients.append(client)
-                    return client
-                }
-                let apns = DirectAPNs(
-                    client: try client(settings.endpoint), otherEnvironment: try settings.otherEnvironmentEndpoint.map(client),
-                    topic: settings.topic,
-                    liveActivity: settings.liveActivity)
-                try await Self.checkAPNs(apns, tokens: tokens, device: settings.checkDevice, logger: logger)
-                sender = .apns(apns)
-            }
-            let api = BackendAPI(
-                store: store, authenticator: authenticator, sender: sender, images: RichPushImages.registry,
-                defaultImage: configuration.defaultImage, sendQuota: configuration.sendQuota, registrationLimits: configuration.registrations)
-            let maximumConnections = configuration.server.effectiveMaximumConnections()
-            if maximumConnections < configuration.server.maximumConnections {
-                logger.notice("connection cap lowered to fit the file descriptor limit", metadata: ["connections": "\(maximumConnections)"])
-            }
-            let connections = ConnectionRegistry(
-                maximum: maximumConnections, maximumPerAddress: configuration.server.maximumConnectionsPerAddress,
-                unlimited: configuration.logins.trustedProxies)
-            let application = Application(
-                router: api.router(),
-                server: .http1(limits: configuration.server, connections: connections),
-                configuration: ApplicationConfiguration(
-                    address: .hostname(configuration.host, port: configuration.port), serverName: "push-backend",
-                    availableConnectionsDelegate: ConnectionCap(maximum: maximumConnections, logger: logger)),
-                onServerRunning: { channel in await onListening(channel.localAddress?.port ?? configuration.port) },
-                logger: logger
-            )
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    await Self.sweepExpiredNotifications(
-                        store, retention: configuration.retention, every: configuration.retentionSweepInterval, logger: logger)
-                }
-                try await application.run()
-                group.cancelAll()  // the sweep
-            }
-        } catch {
-            for client in apnsClients { try? await client.shutdown() }
-            await authenticator.shutdown()
-            await store.close()
-            throw error
-        }
-        for client in apnsClients { try? await client.shutdown() }
-        await authenticator.shutdown()
-        await store.close()
+        let application = try await buildApplication(configuration, delivery: try await delivery(), logger: logger, onListening: onListening)
+        try await application.run()
         logger.notice("stopped")
     }
 
@@ -310,31 +239,6 @@ public struct PushBackendService: Service, CustomStringConvertible {
                 message: "APNs refused the check device's push with \(status) \(reason): check the topic (\(apns.topic)), key id and team id")
         case .failed(let failure, _):
             throw APNsConfigurationError(message: "APNs did not answer the check device's push (\(failure)): check the endpoint")
-        }
-    }
-
-    /// Notifications one statement of the retention sweep deletes: a backlog of a million goes in
-    /// short statements, with requests served between them.
-    static let retentionBatch = 1000
-
-    /// Deletes notifications older than `retention`, now and then every `interval`, until cancelled.
-    static func sweepExpiredNotifications(_ store: any BackendStore, retention: Duration, every interval: Duration, logger: Logger) async {
-        let retentionMilliseconds = retention.components.seconds * 1000 + retention.components.attoseconds / 1_000_000_000_000_000
-        while !Task.isCancelled {
-            let cutoff = unixMilliseconds() - retentionMilliseconds
-            var deleted = 0
-            do {
-                while !Task.isCancelled {
-                    let batch = try await store.deleteNotifications(createdBefore: cutoff, limit: retentionBatch)
-                    deleted += batch
-                    if batch < retentionBatch { break }
-                    await Task.yield()
-                }
-            } catch {
-                logger.error("retention sweep failed: \(error)")
-            }
-            if deleted > 0 { logger.info("deleted notifications past their retention", metadata: ["count": "\(deleted)"]) }
-            try? await Task.sleep(for: interval)
         }
     }
 }

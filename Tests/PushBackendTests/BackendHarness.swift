@@ -194,28 +194,15 @@ func withBackend(
     }
 }
 
-/// The backend's router over its store, driven through HummingbirdTesting.
+/// The backend's application, as `push-backend serve` builds it, driven through HummingbirdTesting's
+/// router.
 private func withRouter(
     _ configuration: BackendConfiguration, hubBase: String, _ body: @Sendable (any TestClientProtocol) async throws -> Void
 ) async throws {
     var logger = Logger(label: "push-backend")
     logger.logLevel = .warning
-    let store = try await SQLiteBackendStore.open(dataDirectory: configuration.dataDirectory, logger: logger)
-    let authenticator = Authenticator(store: store, limits: configuration.logins)
-    let result: Result<Void, any Error>
-    do {
-        let hub = try NotificationHubClient(connectionString: fullAccess, hubName: "hub", endpointOverride: hubBase, logger: logger)
-        let api = BackendAPI(
-            store: store, authenticator: authenticator, sender: .hub(hub), images: RichPushImages.registry, defaultImage: configuration.defaultImage,
-            sendQuota: configuration.sendQuota, registrationLimits: configuration.registrations)
-        try await Application(router: api.router(), logger: logger).test(.router, body)
-        result = .success(())
-    } catch {
-        result = .failure(error)
-    }
-    await authenticator.shutdown()
-    await store.close()
-    try result.get()
+    let hub = HubSettings(connectionString: fullAccess, hubName: "hub", endpoint: hubBase)
+    try await buildApplication(configuration, delivery: .hub(hub), logger: logger).test(.router, body)
 }
 
 /// What the iOS app does: registers its token, takes silent pushes from the hub, and fetches what

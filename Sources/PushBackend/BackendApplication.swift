@@ -1,0 +1,147 @@
+import APNs
+package import Hummingbird
+package import Logging
+import NotificationHubs
+import PushAPNsTokens
+import PushCore
+import RichPushImages
+import ServiceLifecycle
+
+/// The backend as one Hummingbird application: the store, the authenticator and the delivery it
+/// opens, the router, and the services that run beside the server, the retention sweep and the
+/// closing of what the application opened once the server has stopped. `push-backend serve` runs
+/// it (through ``PushBackendService``), and the tests drive the same application.
+package func buildApplication(
+    _ configuration: BackendConfiguration, delivery: PushDelivery, logger: Logger,
+    onListening: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
+) async throws -> some ApplicationProtocol {
+    _ = try RichPushImages.registry.resource(named: configuration.defaultImage)
+    let store =
+        if let url = configuration.databaseURL {
+            InstrumentedStore(base: try await PostgresBackendStore.open(url: url, logger: logger), system: "postgresql")
+        } else {
+            InstrumentedStore(base: try await SQLiteBackendStore.open(dataDirectory: configuration.dataDirectory, logger: logger), system: "sqlite")
+        }
+    var resources = BackendResources(store: store, authenticator: Authenticator(store: store, limits: configuration.logins), logger: logger)
+    do {
+        let sender = try await resources.openSender(delivery)
+        let api = BackendAPI(
+            store: store, authenticator: resources.authenticator, sender: sender, images: RichPushImages.registry,
+            defaultImage: configuration.defaultImage, sendQuota: configuration.sendQuota, registrationLimits: configuration.registrations)
+        let maximumConnections = configuration.server.effectiveMaximumConnections()
+        if maximumConnections < configuration.server.maximumConnections {
+            logger.notice("connection cap lowered to fit the file descriptor limit", metadata: ["connections": "\(maximumConnections)"])
+        }
+        let connections = ConnectionRegistry(
+            maximum: maximumConnections, maximumPerAddress: configuration.server.maximumConnectionsPerAddress,
+            unlimited: configuration.logins.trustedProxies)
+        // Services stop in the reverse of this order, after the server: the sweep, then the store.
+        return Application(
+            router: api.router(),
+            server: .http1(limits: configuration.server, connections: connections),
+            configuration: ApplicationConfiguration(
+                address: .hostname(configuration.host, port: configuration.port), serverName: "push-backend",
+                availableConnectionsDelegate: ConnectionCap(maximum: maximumConnections, logger: logger)),
+            services: [
+                resources,
+                RetentionSweep(store: store, retention: configuration.retention, interval: configuration.retentionSweepInterval, logger: logger),
+            ],
+            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? configuration.port) },
+            logger: logger
+        )
+    } catch {
+        await resources.close()
+        throw error
+    }
+}
+
+/// What the application opened and closes once the server has stopped: the store, the
+/// authenticator's password-checking threads, and the APNs clients.
+struct BackendResources: Service {
+    let store: any BackendStore
+    let authenticator: Authenticator
+    let logger: Logger
+    private(set) var apnsClients: [APNsClient] = []
+
+    init(store: any BackendStore, authenticator: Authenticator, logger: Logger) {
+        self.store = store
+        self.authenticator = authenticator
+        self.logger = logger
+    }
+
+    /// The delivery's clients, checked (APNs settings that cannot work refuse to start).
+    mutating func openSender(_ delivery: PushDelivery) async throws -> PushSender {
+        switch delivery {
+        case .hub(let hub):
+            return .hub(
+                try NotificationHubClient(
+                    connectionString: hub.connectionString, hubName: hub.hubName, endpointOverride: hub.endpoint, logger: logger))
+        case .apns(let settings):
+            // One token cache for both environments: a provider token is good in either.
+            let tokens = APNsTokenCache(key: settings.signingKey)
+            func client(_ endpoint: String) throws -> APNsClient {
+                let client = APNsClient(
+                    configuration: APNsClientConfiguration(
+                        endpoint: endpoint, authentication: .token(tokens), trustRoots: settings.trustRoots,
+                        proxy: try APNsProxy.fromEnvironment(for: endpoint)),
+                    logger: logger)
+                apnsClients.append(client)
+                return client
+            }
+            let apns = DirectAPNs(
+                client: try client(settings.endpoint), otherEnvironment: try settings.otherEnvironmentEndpoint.map(client), topic: settings.topic,
+                liveActivity: settings.liveActivity)
+            try await PushBackendService.checkAPNs(apns, tokens: tokens, device: settings.checkDevice, logger: logger)
+            return .apns(apns)
+        }
+    }
+
+    /// Waits for the application to shut down, then closes.
+    func run() async throws {
+        try? await gracefulShutdown()
+        await close()
+    }
+
+    func close() async {
+        for client in apnsClients { try? await client.shutdown() }
+        await authenticator.shutdown()
+        await store.close()
+    }
+}
+
+/// Deletes notifications older than the retention, now and then every interval, until the
+/// application shuts down.
+struct RetentionSweep: Service {
+    /// Notifications one statement deletes: a backlog of a million goes in short statements, with
+    /// requests served between them.
+    static let batch = 1000
+
+    let store: any BackendStore
+    let retention: Duration
+    let interval: Duration
+    let logger: Logger
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await sweep() }
+    }
+
+    func sweep() async {
+        let retentionMilliseconds = retention.components.seconds * 1000 + retention.components.attoseconds / 1_000_000_000_000_000
+        while !Task.isCancelled {
+            let cutoff = unixMilliseconds() - retentionMilliseconds
+            var deleted = 0
+            do {
+                while !Task.isCancelled {
+                    let batch = try await store.deleteNotifications(createdBefore: cutoff, limit: Self.batch)
+                    deleted += batch
+                    if batch < Self.batch { break }
+                    await Task.yield()
+                }
+            } catch {
+                logger.error("retention sweep failed: \(error)")
+            }
+            if deleted > 0 { logger.info("deleted notifications past their retention", metadata: ["count": "\(deleted)"]) }
+            try? await Task.sleep(for: interval)
+        }
+    }
+}
