@@ -9,8 +9,8 @@ RELEASE_FLAGS ?=
 ASAN_FLAGS ?=
 
 # Installs the system packages the build needs (libxxhash-dev, pkg-config) when missing, the
-# openssl command the APNs emulator makes its certificate with, and the PostgreSQL server the
-# store tests start for themselves.
+# openssl command the client-certificate tests make their authority with, the PostgreSQL server the
+# store tests start for themselves, and tinyproxy for the proxy tests.
 deps:
 	@scripts/install-system-deps openssl postgresql tinyproxy
 

@@ -50,6 +50,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.20.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.27.0"),
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.30.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.0.0"),
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.0.0"),
@@ -128,7 +130,8 @@ let package = Package(
                 serverProduct("Logging", "swift-log"), serverProduct("NIOCore", "swift-nio"),
                 serverProduct("ServiceLifecycle", "swift-service-lifecycle"),
                 serverProduct("NIOSSL", "swift-nio-ssl"), serverProduct("NIOHTTP2", "swift-nio-http2"),
-                serverProduct("NIOHTTPTypesHTTP2", "swift-nio-extras"),
+                serverProduct("NIOHTTPTypesHTTP2", "swift-nio-extras"), serverProduct("X509", "swift-certificates"),
+                serverProduct("SwiftASN1", "swift-asn1"), .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // The reference backend of the rich-push and secure-push flows, as a library so that tests run it in-process.

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 public import Hummingbird
 public import HummingbirdCore
@@ -7,7 +8,9 @@ import NIOCore
 public import NIOSSL
 public import PushAPNs
 public import PushAPNsTokens
+import SwiftASN1
 import Synchronization
+import X509
 
 /// A notification the emulator accepted, as APNs would have handed it to a device.
 public struct APNsDelivery: Sendable, Hashable {
@@ -312,30 +315,20 @@ public struct APNsEmulatorIdentity: Sendable {
         privateKey = try NIOSSLPrivateKey(bytes: Array(privateKeyPEM.utf8), format: .pem)
     }
 
-    /// A new P-256 key and a certificate for it, valid for a day, made with the `openssl` command.
+    /// A new P-256 key and a self-signed certificate for it, valid for a day (from a minute ago, for
+    /// clocks a little behind), for `localhost` and `127.0.0.1`; made with swift-certificates.
     public static func generate() throws -> APNsEmulatorIdentity {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("apns-emulator-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let keyPath = folder.appendingPathComponent("key.pem").path
-        let certificatePath = folder.appendingPathComponent("certificate.pem").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
-            "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", keyPath, "-out", certificatePath,
-        ]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw IdentityError("openssl could not make a certificate (is openssl installed?)") }
-        return try APNsEmulatorIdentity(
-            certificatePEM: String(contentsOfFile: certificatePath, encoding: .utf8), privateKeyPEM: String(contentsOfFile: keyPath, encoding: .utf8))
-    }
-
-    struct IdentityError: Error, CustomStringConvertible {
-        let description: String
-        init(_ description: String) { self.description = description }
+        let key = P256.Signing.PrivateKey()
+        let name = try DistinguishedName { CommonName("localhost") }
+        let now = Date()
+        let certificate = try Certificate(
+            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: Certificate.PublicKey(key.publicKey),
+            notValidBefore: now - 60, notValidAfter: now + 24 * 3600, issuer: name, subject: name, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.notCertificateAuthority)
+                SubjectAlternativeNames([.dnsName("localhost"), .ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1]))])
+            },
+            issuerPrivateKey: Certificate.PrivateKey(key))
+        return try APNsEmulatorIdentity(certificatePEM: certificate.serializeAsPEM().pemString, privateKeyPEM: key.pemRepresentation)
     }
 }
