@@ -25,8 +25,8 @@ import struct Foundation.Date
 /// A payload whose `content-state` or `attributes` does not match the declared types is refused
 /// with 422 `contentStateMismatch` before anything is sent.
 extension BackendAPI {
-    private func directAPNs() throws(APIError) -> DirectAPNs {
-        guard case .apns(let apns) = sender else {
+    private func directAPNs() throws(APIError) -> APNsDelivery {
+        guard let apns = delivery.apns else {
             throw APIError(
                 status: 501, code: .apnsDeliveryRequired, "Live Activities and channels need APNs delivery; this server sends through a hub")
         }
@@ -76,8 +76,7 @@ extension BackendAPI {
             throw APIError(status: 500, code: .internalError, "the push could not be sent: \(error.message)")
         }
         if result.isDelivered { return .json(200, .object([JSONMember("apnsId", .string(result.apnsID ?? ""))])) }
-        let actions = await tokenActions(
-            for: [result], registeredAt: [activity.updatedAt], apns: apns, askOtherEnvironment: false, logger: logger)
+        let actions = await apns.tokenActions(for: [result], registeredAt: [activity.updatedAt], askOtherEnvironment: false, logger: logger)
         if case .delete(let reason) = actions[0],
             try await store.deleteActivity(id: activity.id, owner: nil)
         {
@@ -88,7 +87,7 @@ extension BackendAPI {
     }
 
     /// The payload if APNs would take it and the device could decode it; 422 otherwise.
-    private func checked(_ payload: APNsPayload, apns: DirectAPNs) throws(APIError) -> APNsPayload {
+    private func checked(_ payload: APNsPayload, apns: APNsDelivery) throws(APIError) -> APNsPayload {
         do throws(APNsPayloadError) {
             _ = try payload.encoded(limit: APNsPushType.liveactivity.payloadLimit)
         } catch {

@@ -6,7 +6,7 @@ import HummingbirdAuth
 import Logging
 package import Metrics
 import NIOCore
-package import NotificationHubs
+import NotificationHubs
 package import PushCore
 import PushInternals
 import Tracing
@@ -18,19 +18,6 @@ import struct FoundationEssentials.Date
 import struct Foundation.Data
 import struct Foundation.Date
 #endif
-
-/// Where the backend's pushes go.
-package enum PushSender: Sendable {
-    /// Through a notification hub: each device's installation carries its owner's tag.
-    case hub(NotificationHubClient)
-    /// Straight to APNs: the server sends to each of the recipient's registrations itself, and
-    /// prunes the ones APNs calls dead.
-    case apns(DirectAPNs)
-
-    var directAPNs: DirectAPNs? {
-        if case .apns(let apns) = self { apns } else { nil }
-    }
-}
 
 /// APNs straight from the backend: the client, the app's bundle ID, and the Live Activity types
 /// pushes must decode into; and a client of the other environment, with the same key, for a
@@ -90,19 +77,12 @@ package struct BackendAPI: Sendable {
     /// Small chunks: 200 downloads at once hold 200 chunks at most, and each write waits for the socket.
     static let imageChunkSize = 4096
 
-    /// Rounds of bringing a device's installation in line with its stored registration before
-    /// giving up (each round is one hub call; more than one only while another process sharing the
-    /// store registers the same token, since this one registers a token one request at a time).
-    static let maximumSyncRounds = 8
-
     let store: any BackendStore
     let authenticator: Authenticator
-    let sender: PushSender
+    let delivery: any PushDeliverer
     let images: ResourceRegistry
     let defaultImage: String
     let metrics: BackendMetrics
-    /// Holds pruning back when a send's answers blame the configuration.
-    let pruningBrake = PruningBrake()
     /// Registrations of one device token, one at a time in this process: each stores its row and
     /// brings the hub in line before the next starts, so the hub's writes keep the rows' order.
     private let registrations = KeyedSerializer<String>()
@@ -118,7 +98,7 @@ package struct BackendAPI: Sendable {
     private let imageDigests: [String: String]
 
     package init(
-        store: any BackendStore, authenticator: Authenticator, sender: PushSender, images: ResourceRegistry, defaultImage: String,
+        store: any BackendStore, authenticator: Authenticator, delivery: any PushDeliverer, images: ResourceRegistry, defaultImage: String,
         sendQuota: RateLimit, registrationLimits: RegistrationLimits = RegistrationLimits(),
         metricsFactory: any MetricsFactory = MetricsSystem.factory
     ) {
@@ -127,7 +107,7 @@ package struct BackendAPI: Sendable {
         self.store = store
         metrics = BackendMetrics(factory: metricsFactory)
         self.authenticator = authenticator
-        self.sender = sender
+        self.delivery = delivery
         self.images = images
         self.defaultImage = defaultImage
         sendBudget = RateLimiter(sendQuota)
@@ -164,9 +144,7 @@ package struct BackendAPI: Sendable {
                     "at most \(registrationLimits.maximumDevices) devices per user; unregister one first")
             }
             try await store.saveRegistration(registration)
-            guard case .hub(let hub) = sender else { return }
-            try await syncInstallation(deviceToken: deviceToken, hub: hub)
-            if let previous { try await removeFormerInstallation(of: previous, hub: hub) }
+            try await delivery.registrationChanged(deviceToken: deviceToken, replacing: previous)
         }
         // The same answer whether the token was known: a new id, 201.
         return .json(201, .object([JSONMember("id", .string(registration.id))]))
@@ -194,42 +172,10 @@ package struct BackendAPI: Sendable {
         let deleted = registration?.owner == caller.name ? try await store.deleteRegistration(id: id, owner: caller.name) : false
         // Someone else's, or registered again (under a new id) since it was read.
         guard let registration, deleted else { throw APIError.notFound("no such registration") }
-        guard case .hub(let hub) = sender else { return Response(status: .noContent) }
         try await registrations.run(registration.deviceToken) {
-            try await syncInstallation(deviceToken: registration.deviceToken, hub: hub)
-            try await removeFormerInstallation(of: registration, hub: hub)
+            try await delivery.registrationChanged(deviceToken: registration.deviceToken, replacing: registration)
         }
         return Response(status: .noContent)
-    }
-
-    /// Brings the hub's installation for `deviceToken` in line with the stored registration: the
-    /// owner's tag, or no installation when there is no registration. The row is read again after
-    /// each hub call until the two agree, so that whichever registration of a token is stored last,
-    /// its owner is what the installation carries once every request has returned.
-    private func syncInstallation(deviceToken: String, hub: NotificationHubClient) async throws {
-        let installationID = RegistrationRecord.installationID(deviceToken: deviceToken)
-        var applied: String??  // the owner last written to the hub; .some(nil) once deleted
-        for _ in 0..<Self.maximumSyncRounds {
-            let owner = try await store.registration(deviceToken: deviceToken)?.owner
-            if let applied, applied == owner { return }
-            if let owner {
-                try await hub.createOrUpdate(Self.installation(installationID, deviceToken: deviceToken, owner: owner))
-            } else {
-                try await hub.deleteInstallation(id: installationID)
-            }
-            applied = .some(owner)
-        }
-        throw APIError(status: 503, code: .registrationContended, "this device is being registered by others at the same time; try again")
-    }
-
-    /// Deletes the installation a registration from before token-derived installation ids was made under.
-    private func removeFormerInstallation(of registration: RegistrationRecord, hub: NotificationHubClient) async throws {
-        guard registration.installationID != RegistrationRecord.installationID(deviceToken: registration.deviceToken) else { return }
-        try await hub.deleteInstallation(id: registration.installationID)
-    }
-
-    private static func installation(_ id: String, deviceToken: String, owner: String) -> Installation {
-        Installation(installationID: id, pushChannel: deviceToken, tags: ["username:\(owner)"], userID: owner)
     }
 
     // MARK: Notifications
@@ -283,82 +229,13 @@ package struct BackendAPI: Sendable {
         try await store.addNotification(record)
         // Stored before sending: the device may ask for it as soon as the push arrives.
         do {
-            try await metrics.push(.notification) {
-                switch sender {
-                case .hub(let hub): try await hub.send(payload, to: .tag("username:\(recipient)"))
-                case .apns(let apns): try await send(payload, to: devices, apns: apns, logger: logger)
-                }
-            }
+            try await metrics.push(.notification) { try await delivery.send(payload, to: recipient, devices: devices, logger: logger) }
         } catch {
             logger.notice("push not sent; notification withdrawn", metadata: ["notification": "\(id)"])
             try? await store.deleteNotification(id: id)
             throw error
         }
         return .json(201, .object([JSONMember("id", .string(id))]), headers: [("Location", "/api/notifications/\(id)")])
-    }
-
-    /// Sends to each of the recipient's registrations and prunes those APNs calls dead. Fails only
-    /// when APNs could be reached for none of them; a refused device is that device's business.
-    private func send(_ payload: APNsPayload, to devices: [RegistrationRecord], apns: DirectAPNs, logger: Logger) async throws {
-        guard !devices.isEmpty else { return }
-        let results: [APNsSendResult]
-        do throws(APNsClientError) {
-            results = try await apns.client.send(payload, headers: APNsHeaders(for: payload, topic: apns.topic), to: devices.map(\.deviceToken))
-        } catch {
-            throw APIError(status: 500, code: .internalError, "the push could not be sent: \(error.message)")
-        }
-        await prune(results, of: devices, apns: apns, logger: logger)
-        let unanswered = results.contains { if case .failed(let failure, _) = $0.outcome { failure != .invalidDeviceToken } else { false } }
-        if unanswered && !results.contains(where: \.isDelivered) {
-            throw APIError(status: 502, code: .apnsUnavailable, "APNs could not be reached for any of the recipient's devices")
-        }
-    }
-
-    /// Deletes the registrations whose results the token policy calls dead, unless the brake holds.
-    /// A registration made again since it was read has a new id, so it is not touched.
-    func prune(_ results: [APNsSendResult], of registrations: [RegistrationRecord], apns: DirectAPNs, logger: Logger) async {
-        let actions = await tokenActions(for: results, registeredAt: registrations.map(\.updatedAt), apns: apns, logger: logger)
-        for (action, registration) in zip(actions, registrations) {
-            switch action {
-            case .keep:
-                continue
-            case .environmentMismatch:
-                logger.warning(
-                    "device token of the other APNs environment", metadata: ["device": "\(APNsClient.shortened(registration.deviceToken))"])
-            case .delete(let reason):
-                guard (try? await store.deleteRegistration(id: registration.id, owner: registration.owner)) == true else { continue }
-                logger.notice(
-                    "pruned a dead device token",
-                    metadata: [
-                        "device": "\(APNsClient.shortened(registration.deviceToken))", "reason": "\(reason)", "owner": "\(registration.owner)",
-                    ])
-            }
-        }
-    }
-
-    /// The token policy's action for each result, every one `.keep` when the brake holds; device
-    /// tokens this environment calls bad are first put to the other one.
-    /// - Parameters:
-    ///   - registeredAt: When each token was last registered, in Unix milliseconds.
-    ///   - askOtherEnvironment: False for Live Activity tokens, which take no background push to
-    ///     ask with; a `BadDeviceToken` then keeps the token.
-    func tokenActions(
-        for results: [APNsSendResult], registeredAt: [Int64], apns: DirectAPNs, askOtherEnvironment: Bool = true, logger: Logger
-    ) async -> [APNsTokenAction] {
-        if let blamed = pruningBrake.judge(results) {
-            metrics.pruningHeld(blaming: blamed)
-            if pruningBrake.logIsDue() {
-                logger.error(
-                    "APNs configuration suspect: most devices answered the same refusal, so no registration is pruned; check the environment, topic and key",
-                    metadata: ["reason": "\(blamed)", "devices": "\(results.count)", "topic": "\(apns.topic)"])
-            }
-            return results.map { _ in .keep }
-        }
-        let others = askOtherEnvironment ? await apns.secondOpinions(on: results) : [:]
-        return zip(results.indices, registeredAt).map { index, milliseconds in
-            apns.policy.action(
-                for: results[index], registeredAt: Date(timeIntervalSince1970: Double(milliseconds) / 1000), otherEnvironment: others[index])
-        }
     }
 
     func list(query: String, caller: Authenticator.User) async throws -> Response {

@@ -1,6 +1,7 @@
 import APNs
 package import Hummingbird
 package import Logging
+import Metrics
 import NotificationHubs
 import PushAPNsTokens
 import PushCore
@@ -24,9 +25,9 @@ package func buildApplication(
         }
     var resources = BackendResources(store: store, authenticator: Authenticator(store: store, limits: configuration.logins), logger: logger)
     do {
-        let sender = try await resources.openSender(delivery)
+        let deliverer = try await resources.openDelivery(delivery, metricsFactory: MetricsSystem.factory)
         let api = BackendAPI(
-            store: store, authenticator: resources.authenticator, sender: sender, images: RichPushImages.registry,
+            store: store, authenticator: resources.authenticator, delivery: deliverer, images: RichPushImages.registry,
             defaultImage: configuration.defaultImage, sendQuota: configuration.sendQuota, registrationLimits: configuration.registrations)
         let maximumConnections = configuration.server.effectiveMaximumConnections()
         if maximumConnections < configuration.server.maximumConnections {
@@ -69,13 +70,13 @@ struct BackendResources: Service {
         self.logger = logger
     }
 
-    /// The delivery's clients, checked (APNs settings that cannot work refuse to start).
-    mutating func openSender(_ delivery: PushDelivery) async throws -> PushSender {
+    /// The delivery with its clients, checked (APNs settings that cannot work refuse to start).
+    mutating func openDelivery(_ delivery: PushDelivery, metricsFactory: any MetricsFactory) async throws -> any PushDeliverer {
         switch delivery {
         case .hub(let hub):
-            return .hub(
-                try NotificationHubClient(
-                    connectionString: hub.connectionString, hubName: hub.hubName, endpointOverride: hub.endpoint, logger: logger))
+            let client = try NotificationHubClient(
+                connectionString: hub.connectionString, hubName: hub.hubName, endpointOverride: hub.endpoint, logger: logger)
+            return HubDelivery(hub: client, store: store)
         case .apns(let settings):
             // One token cache for both environments: a provider token is good in either.
             let tokens = APNsTokenCache(key: settings.signingKey)
@@ -92,7 +93,7 @@ struct BackendResources: Service {
                 client: try client(settings.endpoint), otherEnvironment: try settings.otherEnvironmentEndpoint.map(client), topic: settings.topic,
                 liveActivity: settings.liveActivity)
             try await PushBackendService.checkAPNs(apns, tokens: tokens, device: settings.checkDevice, logger: logger)
-            return .apns(apns)
+            return APNsDelivery(apns, store: store, metricsFactory: metricsFactory)
         }
     }
 

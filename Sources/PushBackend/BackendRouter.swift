@@ -24,7 +24,7 @@ extension BackendAPI {
         let api = router.group("api").add(middleware: BasicAuthentication(authenticator: authenticator))
         RegistrationsController(api: self).addRoutes(to: api.group("register"))
         NotificationsController(api: self).addRoutes(to: api.group("notifications"))
-        let apns = api.add(middleware: RequireDirectAPNs(sender: sender))
+        let apns = api.add(middleware: RequireDirectAPNs(delivery: delivery))
         ActivitiesController(api: self).addRoutes(to: apns.group("activities"))
         ChannelsController(api: self).addRoutes(to: apns.group("channels").add(middleware: RequireSenderRole()))
 
@@ -40,7 +40,7 @@ struct ServiceController {
     let api: BackendAPI
 
     func addRoutes(to router: Router<BackendAPI.Context>) {
-        let contract = Contract.document(withLiveActivities: api.sender.directAPNs != nil)
+        let contract = Contract.document(withLiveActivities: api.delivery.apns != nil)
         let contractHeaders: HTTPFields = [.contentType: "application/yaml", .contentLength: String(contract.count)]
         router.get("openapi.yaml") { _, _ in
             Response(status: .ok, headers: contractHeaders, body: ResponseBody(byteBuffer: ByteBuffer(bytes: contract)))
@@ -143,10 +143,10 @@ struct ChannelsController {
 /// Live Activities and channels are APNs features: a server sending through a hub answers 501.
 struct RequireDirectAPNs: RouterMiddleware {
     typealias Context = BackendRequestContext
-    let sender: PushSender
+    let delivery: any PushDeliverer
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard sender.directAPNs != nil else {
+        guard delivery.apns != nil else {
             throw APIError(
                 status: 501, code: .apnsDeliveryRequired, "Live Activities and channels need APNs delivery; this server sends through a hub")
         }

@@ -153,7 +153,8 @@ func withAPNsBackend(
     try await emulators.run(logger: logger) { client, other in
         let api = BackendAPI(
             store: store, authenticator: authenticator,
-            sender: .apns(DirectAPNs(client: client, otherEnvironment: other, topic: topic, liveActivity: liveActivity)),
+            delivery: APNsDelivery(
+                DirectAPNs(client: client, otherEnvironment: other, topic: topic, liveActivity: liveActivity), store: store, metricsFactory: metrics),
             images: RichPushImages.registry, defaultImage: BackendConfiguration(dataDirectory: directory).defaultImage,
             sendQuota: RateLimit(burst: 10_000, perSecond: 1000), registrationLimits: registrationLimits, metricsFactory: metrics)
         try await Application(router: api.router(), logger: logger).test(live ? .live : .router) { testClient in

@@ -30,7 +30,8 @@ struct ProbeTests {
         let authenticator = Authenticator(store: store, limits: LoginLimits())
         let hub = try NotificationHubClient(connectionString: fullAccess, hubName: "hub", endpointOverride: "http://127.0.0.1:9")
         let api = BackendAPI(
-            store: store, authenticator: authenticator, sender: .hub(hub), images: RichPushImages.registry, defaultImage: "sunset.png",
+            store: store, authenticator: authenticator, delivery: HubDelivery(hub: hub, store: store), images: RichPushImages.registry,
+            defaultImage: "sunset.png",
             sendQuota: RateLimit(burst: 1, perSecond: 1))
         try await Application(router: api.router()).test(.router) { client in
             try await client.execute(uri: "/ready", method: .get) { response in
