@@ -99,14 +99,7 @@ public struct APNsSigningKey: @unchecked Sendable, CustomStringConvertible, Cust
             append("\",\"iat\":".utf8)
             var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
             withUnsafeMutableBytes(of: &digits) { digits in
-                var value = UInt64(issuedAt)
-                var start = digits.count
-                repeat {
-                    start -= 1
-                    digits[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value % 10)
-                    value /= 10
-                } while value != 0
-                append(digits[start...])
+                append(digits[writeDecimalDigits(UInt64(issuedAt), endingAt: digits)...])
             }
             append("}".utf8)
             return Base64.encode(UnsafeRawBufferPointer(rebasing: claims[..<count]), .url, into: output, at: offset)
