@@ -92,6 +92,15 @@ let package = Package(
             resources: [.embedInCode("Images/pushcore-logo.png"), .embedInCode("Images/sunset.png")]
         ),
 
+        // What the emulators and the server commands share and no product exports: the test hooks'
+        // refusals, and usage errors that exit 2.
+        .target(
+            name: "PushServerSupport",
+            dependencies: [
+                "PushJSON", serverProduct("Hummingbird", "hummingbird"), serverProduct("HTTPTypes", "swift-http-types"),
+                serverProduct("NIOCore", "swift-nio"), serverProduct("ArgumentParser", "swift-argument-parser"),
+            ]
+        ),
         // The Notification Hubs client: requests, tag expressions, errors, retries.
         .target(
             name: "NotificationHubs",
@@ -106,7 +115,7 @@ let package = Package(
         .target(
             name: "HubEmulator",
             dependencies: [
-                "PushCore", "NotificationHubs", serverProduct("Hummingbird", "hummingbird"),
+                "PushCore", "NotificationHubs", "PushServerSupport", serverProduct("Hummingbird", "hummingbird"),
                 serverProduct("HummingbirdCore", "hummingbird"), serverProduct("Logging", "swift-log"), serverProduct("NIOCore", "swift-nio"),
             ]
         ),
@@ -125,7 +134,7 @@ let package = Package(
         .target(
             name: "APNsEmulator",
             dependencies: [
-                "PushAPNs", "PushAPNsTokens", "PushJSON", "PushInternals", serverProduct("Hummingbird", "hummingbird"),
+                "PushAPNs", "PushAPNsTokens", "PushJSON", "PushInternals", "PushServerSupport", serverProduct("Hummingbird", "hummingbird"),
                 serverProduct("HummingbirdCore", "hummingbird"), serverProduct("HummingbirdHTTP2", "hummingbird"),
                 serverProduct("Logging", "swift-log"), serverProduct("NIOCore", "swift-nio"),
                 serverProduct("ServiceLifecycle", "swift-service-lifecycle"),
@@ -182,21 +191,22 @@ let package = Package(
         .executableTarget(
             name: "hub-emulator",
             dependencies: [
-                "HubEmulator", "PushCore", serverProduct("ArgumentParser", "swift-argument-parser"),
+                "HubEmulator", "PushCore", "PushServerSupport", serverProduct("ArgumentParser", "swift-argument-parser"),
                 serverProduct("Logging", "swift-log"),
             ]
         ),
         .executableTarget(
             name: "apns-emulator",
             dependencies: [
-                "APNsEmulator", "PushAPNsTokens", serverProduct("ArgumentParser", "swift-argument-parser"), serverProduct("Logging", "swift-log"),
+                "APNsEmulator", "PushAPNsTokens", "PushServerSupport", serverProduct("ArgumentParser", "swift-argument-parser"),
+                serverProduct("Logging", "swift-log"),
                 serverProduct("NIOSSL", "swift-nio-ssl"),
             ]
         ),
         .executableTarget(
             name: "push-backend",
             dependencies: [
-                "PushBackend", "HubEmulator", "APNsEmulator", "APNs", "PushAPNsTokens", "PushCore",
+                "PushBackend", "HubEmulator", "APNsEmulator", "APNs", "PushAPNsTokens", "PushCore", "PushServerSupport",
                 serverProduct("ArgumentParser", "swift-argument-parser"), serverProduct("Logging", "swift-log"),
                 serverProduct("Hummingbird", "hummingbird"), serverProduct("Metrics", "swift-metrics"),
                 serverProduct("Prometheus", "swift-prometheus"),

@@ -5,6 +5,7 @@ import NIOCore
 import PushAPNs
 import PushInternals
 import PushJSON
+import PushServerSupport
 import Synchronization
 
 /// Broadcast channels (iOS 18): the management routes, which APNs serves on its own hosts and

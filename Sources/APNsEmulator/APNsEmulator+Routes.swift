@@ -6,6 +6,7 @@ import NIOSSL
 import PushAPNs
 import PushAPNsTokens
 import PushJSON
+import PushServerSupport
 import ServiceLifecycle
 import Synchronization
 
@@ -40,23 +41,6 @@ struct APNsRefusal: HTTPResponseError {
         if let apnsID { headers[idHeader] = apnsID }
         if let retryAfter { headers[.retryAfter] = retryAfter }
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: json)))
-    }
-}
-
-/// How a test hook refuses a request: `{"error": "…"}`.
-struct HookRefusal: HTTPResponseError {
-    let status: HTTPResponse.Status
-    let message: String
-
-    init(_ status: Int, _ message: String) {
-        self.status = .init(code: status)
-        self.message = message
-    }
-
-    func response(from request: Request, context: some RequestContext) throws -> Response {
-        var json: [UInt8] = []
-        try? JSON.object([JSONMember("error", .string(message))]).write(into: &json)
-        return Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: json)))
     }
 }
 

@@ -4,6 +4,7 @@ package import Hummingbird
 import NIOCore
 import NotificationHubs
 import PushCore
+import PushServerSupport
 import Synchronization
 
 /// A request to the emulator: Hummingbird's context, and for hub routes the tracking id of the
@@ -44,23 +45,6 @@ struct HubError: HTTPResponseError {
     }
 }
 
-/// How a test hook refuses a request: `{"error": "…"}`.
-struct HookError: HTTPResponseError {
-    let status: HTTPResponse.Status
-    let message: String
-
-    init(_ status: Int, _ message: String) {
-        self.status = .init(code: status)
-        self.message = message
-    }
-
-    func response(from request: Request, context: some RequestContext) throws -> Response {
-        var json: [UInt8] = []
-        try? JSON.object([JSONMember("error", .string(message))]).write(into: &json)
-        return .json(json, status: status)
-    }
-}
-
 /// In front of every hub route, matched or not, in the order the service checks: the hub exists,
 /// a queued fault answers instead, the SAS token is valid for the namespace's URI of the path;
 /// then a path no route takes is 404. The test hooks under `/_emulator` pass straight through.
@@ -75,7 +59,7 @@ struct HubGate: RouterMiddleware {
             do {
                 return try await next(request, context)
             } catch let error as HTTPError where error.status == .notFound {
-                throw HookError(404, "no such test hook")
+                throw HookRefusal(404, "no such test hook")
             }
         }
         var context = context
@@ -349,7 +333,7 @@ extension HubEmulator {
     private func deliveriesList(query: String) throws -> Response {
         var since = 0
         for pair in query.split(separator: "&") where pair.hasPrefix("since=") {
-            guard let value = Int(pair.dropFirst(6)), value >= 0 else { throw HookError(400, "since is a sequence number, 0 or more") }
+            guard let value = Int(pair.dropFirst(6)), value >= 0 else { throw HookRefusal(400, "since is a sequence number, 0 or more") }
             since = value
         }
         let list = JSON.array(
@@ -375,23 +359,23 @@ extension HubEmulator {
             storage.faults += faults
             return true
         }
-        guard queued else { throw HookError(409, "at most \(Self.maximumQueuedFaults) faults may be queued") }
+        guard queued else { throw HookRefusal(409, "at most \(Self.maximumQueuedFaults) faults may be queued") }
         return Response(status: .noContent)
     }
 
     /// `{"status": 100…599, "retryAfter": "…", "count": 1…}` or `{"delaySeconds": 0…300, "count": 1…}`,
     /// every field checked, so that nothing a client sends can trap the process.
-    static func faults(from body: [UInt8]) throws(HookError) -> [Fault] {
-        guard let document = parsedJSON(body), document.root.kind == .object else { throw HookError(400, "the body is a JSON object") }
+    static func faults(from body: [UInt8]) throws(HookRefusal) -> [Fault] {
+        guard let document = parsedJSON(body), document.root.kind == .object else { throw HookRefusal(400, "the body is a JSON object") }
         let root = document.root
         let known: Set<String> = ["status", "retryAfter", "delaySeconds", "count"]
         if let unknown = root.members.first(where: { !known.contains($0.key.string ?? "") }) {
-            throw HookError(400, "unknown field \((unknown.key.string ?? "").debugDescription)")
+            throw HookRefusal(400, "unknown field \((unknown.key.string ?? "").debugDescription)")
         }
         var count = 1
         if let value = root["count"] {
             guard let number = value.int, (1...maximumQueuedFaults).contains(number) else {
-                throw HookError(400, "count is a whole number from 1 to \(maximumQueuedFaults)")
+                throw HookRefusal(400, "count is a whole number from 1 to \(maximumQueuedFaults)")
             }
             count = number
         }
@@ -399,12 +383,12 @@ extension HubEmulator {
         switch (root["status"], root["delaySeconds"]) {
         case (let status?, nil):
             guard let code = status.int, (100...599).contains(code) else {
-                throw HookError(400, "status is a whole number from 100 to 599")
+                throw HookRefusal(400, "status is a whole number from 100 to 599")
             }
             var retryAfter: String?
             if let value = root["retryAfter"] {
                 guard let text = value.string, (1...64).contains(text.utf8.count), text.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
-                    throw HookError(400, "retryAfter is a header value: 1 to 64 printable ASCII characters")
+                    throw HookRefusal(400, "retryAfter is a header value: 1 to 64 printable ASCII characters")
                 }
                 retryAfter = text
             }
@@ -412,11 +396,11 @@ extension HubEmulator {
         case (nil, let delay?):
             let limit = Double(maximumFaultDelay.components.seconds)
             guard root["retryAfter"] == nil, let seconds = delay.double, seconds.isFinite, (0...limit).contains(seconds) else {
-                throw HookError(400, "delaySeconds is a number from 0 to \(Int(limit)), without retryAfter")
+                throw HookRefusal(400, "delaySeconds is a number from 0 to \(Int(limit)), without retryAfter")
             }
             fault = .delay(.milliseconds(Int64(seconds * 1000)))
         default:
-            throw HookError(400, "give either status or delaySeconds")
+            throw HookRefusal(400, "give either status or delaySeconds")
         }
         return Array(repeating: fault, count: count)
     }

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import NIOSSL
 import PushAPNsTokens
+import PushServerSupport
 
 @main
 struct APNsEmulatorCommand: AsyncParsableCommand {
@@ -20,19 +21,8 @@ struct APNsEmulatorCommand: AsyncParsableCommand {
             """
     )
 
-    /// Usage errors exit 2, as `pushcore`'s do (ArgumentParser's default is 64).
-    static func main() async {
-        do {
-            var command = try parseAsRoot()
-            if var command = command as? any AsyncParsableCommand { try await command.run() } else { try command.run() }
-        } catch {
-            if exitCode(for: error) == .validationFailure {
-                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
-                exit(withError: ExitCode(2))
-            }
-            exit(withError: error)
-        }
-    }
+    /// Usage errors exit 2, as `pushcore`'s do.
+    static func main() async { await runExitingTwoOnUsageErrors() }
 
     @Option(help: "The port; 0 picks a free one.") var port: Int = 0
     @Option(name: .customLong("team-id"), help: "The team whose tokens are accepted.") var teamID: String

@@ -3,6 +3,7 @@ import Foundation
 import HubEmulator
 import Logging
 import PushCore
+import PushServerSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -24,19 +25,8 @@ struct HubEmulatorCommand: AsyncParsableCommand {
             """
     )
 
-    /// Usage errors exit 2, as `pushcore`'s do (ArgumentParser's default is 64).
-    static func main() async {
-        do {
-            var command = try parseAsRoot()
-            if var command = command as? any AsyncParsableCommand { try await command.run() } else { try command.run() }
-        } catch {
-            if exitCode(for: error) == .validationFailure {
-                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
-                exit(withError: ExitCode(2))
-            }
-            exit(withError: error)
-        }
-    }
+    /// Usage errors exit 2, as `pushcore`'s do.
+    static func main() async { await runExitingTwoOnUsageErrors() }
 
     @Option(help: "The port; 0 picks a free one.") var port: Int = 0
     @Option(help: "A hub name (repeatable, paired in order with --connection-string).") var hub: [String] = []

@@ -7,6 +7,7 @@ import NIOSSL
 import PushAPNsTokens
 import PushBackend
 import PushCore
+import PushServerSupport
 import ServiceLifecycle
 import UnixSignals
 
@@ -31,19 +32,8 @@ struct PushBackendCommand: AsyncParsableCommand {
         subcommands: [Serve.self, User.self]
     )
 
-    /// Usage errors exit 2, as `pushcore`'s do (ArgumentParser's default is 64).
-    static func main() async {
-        do {
-            var command = try parseAsRoot()
-            if var command = command as? any AsyncParsableCommand { try await command.run() } else { try command.run() }
-        } catch {
-            if exitCode(for: error) == .validationFailure {
-                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
-                exit(withError: ExitCode(2))
-            }
-            exit(withError: error)
-        }
-    }
+    /// Usage errors exit 2, as `pushcore`'s do.
+    static func main() async { await runExitingTwoOnUsageErrors() }
 }
 
 /// Where the data lives, an option group every command shares: SQLite in a data directory, or
