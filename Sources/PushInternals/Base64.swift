@@ -93,6 +93,7 @@ public enum Base64 {
     }
 
     /// The encoding of `bytes` as a string.
+    @inlinable
     public static func encodedString(_ bytes: some Sequence<UInt8>, _ alphabet: Alphabet = .standard) -> String {
         let bytes = Array(bytes)
         return String(unsafeUninitializedCapacity: encodedCount(bytes.count, alphabet)) { output in
@@ -103,6 +104,7 @@ public enum Base64 {
     /// Decodes the canonical encoding of some bytes, nil for anything else: characters outside the
     /// alphabet, an impossible length, padding where the alphabet has none (or missing where it
     /// has), and leftover bits that are not zero (a second spelling of the same bytes).
+    @inlinable
     public static func decode(_ text: some BidirectionalCollection<UInt8>, _ alphabet: Alphabet = .standard) -> [UInt8]? {
         var digits = text.count
         if alphabet.isPadded {

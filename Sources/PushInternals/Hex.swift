@@ -24,6 +24,7 @@ public enum Hex {
     }
 
     /// `bytes` as lowercase hex, two digits a byte.
+    @inlinable
     public static func lowercase(_ bytes: some Collection<UInt8>) -> String {
         String(unsafeUninitializedCapacity: bytes.count * 2) { output in
             var offset = 0
@@ -37,6 +38,7 @@ public enum Hex {
     }
 
     /// The 16 lowercase digits of `value`, most significant first.
+    @inlinable
     public static func lowercase(_ value: UInt64) -> String {
         String(unsafeUninitializedCapacity: 16) { output in
             for index in 0..<16 { output[index] = lowerDigit(UInt8(truncatingIfNeeded: value >> UInt64(60 - 4 * index))) }

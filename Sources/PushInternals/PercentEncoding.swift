@@ -13,6 +13,7 @@ public enum PercentEncoding {
     }
 
     /// Appends `bytes` percent-encoded, lowercasing ASCII letters first when asked.
+    @inlinable
     public static func append(_ bytes: some Sequence<UInt8>, lowercasingASCII: Bool = false, to output: inout [UInt8]) {
         for var byte in bytes {
             if lowercasingASCII && byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { byte |= 0x20 }
@@ -27,6 +28,7 @@ public enum PercentEncoding {
     }
 
     /// Percent-decodes `bytes` (hex digits of either case); nil for a malformed `%` sequence.
+    @inlinable
     public static func decode(_ bytes: some Collection<UInt8>) -> [UInt8]? {
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count)
