@@ -55,7 +55,7 @@ KINDS = {
         borrows=False, inlinable=False),
     "alert": dict(
         type="APNsAlert?", encode="if let {field} {{\nmembers.key({key}, &output)\ntry {field}.write(to: &output)\n}}",
-        decode="try value(.{case}).map {{ (value) throws(Failure) in try APNsAlert(value, layout: layout, copy: copy) }}",
+        decode="try value(.{case}).map {{ (alert) throws(Failure) in try APNsAlert(alert, layout: layout, copy: copy) }}",
         validate="alert(value, key.path)", view="APNsAlertView?", read="alertView(.{case})", borrows=True, inlinable=False),
     "sound": dict(
         type="APNsSound?", encode="if let {field} {{\nmembers.key({key}, &output)\ntry {field}.write(to: &output)\n}}", decode="value(.{case}).map(APNsSound.init)",
@@ -259,7 +259,11 @@ def validator_file(keys):
             f"    mutating func isValid(_ value: UnsafeJSONValue, for key: {spec['enum']}) -> Bool {{",
             "        switch key {",
         ]
-        out += [f"        case .{key.field}: {key.template('validate')}" for key in keys[name]]
+        # Keys checked alike share a case, so that each check is inlined once.
+        groups = {}
+        for key in keys[name]:
+            groups.setdefault(key.template("validate"), []).append(key.field)
+        out += [f"        case {', '.join('.' + field for field in fields)}: {check}" for check, fields in groups.items()]
         out += ["        }", "    }", ""]
     out[-1:] = ["}"]
     return out

@@ -8,7 +8,7 @@ extension APNsAPS {
         from object: UnsafeJSONValue, layout: APNsPayloadLayout, copy: (UnsafeJSONValue) throws(Failure) -> JSON
     ) throws(Failure) {
         func value(_ key: APSKey) -> UnsafeJSONValue? { object.recorded(layout.apsKeys[key.rawValue]) }
-        alert = try value(.alert).map { (value) throws(Failure) in try APNsAlert(value, layout: layout, copy: copy) }
+        alert = try value(.alert).map { (alert) throws(Failure) in try APNsAlert(alert, layout: layout, copy: copy) }
         badge = value(.badge)?.int
         sound = value(.sound).map(APNsSound.init)
         threadID = value(.threadID)?.string

@@ -10,23 +10,13 @@ extension APNsPayloadValidator {
         case .alert: alert(value, key.path)
         case .badge: count(value, key.path)
         case .sound: sound(value, key.path)
-        case .threadID: string(value, key.path)
-        case .category: string(value, key.path)
-        case .contentAvailable: one(value, key.path)
-        case .mutableContent: one(value, key.path)
-        case .targetContentID: string(value, key.path)
+        case .threadID, .category, .targetContentID, .filterCriteria, .attributesType, .inputPushChannel: string(value, key.path)
+        case .contentAvailable, .mutableContent, .inputPushToken: one(value, key.path)
         case .interruptionLevel: spelling(value, key.path, of: APNsInterruptionLevel.self)
         case .relevanceScore: score(value, key.path)
-        case .filterCriteria: string(value, key.path)
-        case .staleDate: integer(value, key.path) != nil
-        case .timestamp: integer(value, key.path) != nil
+        case .staleDate, .timestamp, .dismissalDate: integer(value, key.path) != nil
         case .event: spelling(value, key.path, of: APNsLiveActivityEvent.self)
-        case .dismissalDate: integer(value, key.path) != nil
-        case .contentState: ownableObject(value, key.path)
-        case .attributesType: string(value, key.path)
-        case .attributes: ownableObject(value, key.path)
-        case .inputPushToken: one(value, key.path)
-        case .inputPushChannel: string(value, key.path)
+        case .contentState, .attributes: ownableObject(value, key.path)
         case .contentChanged: isTrue(value, key.path)
         case .urlArgs: strings(value, key.path)
         }
@@ -36,18 +26,9 @@ extension APNsPayloadValidator {
     @inline(__always)
     mutating func isValid(_ value: UnsafeJSONValue, for key: AlertKey) -> Bool {
         switch key {
-        case .title: alertText(value, key.path)
-        case .subtitle: string(value, key.path)
-        case .body: alertText(value, key.path)
-        case .launchImage: string(value, key.path)
-        case .titleLocKey: string(value, key.path)
-        case .titleLocArgs: strings(value, key.path)
-        case .subtitleLocKey: string(value, key.path)
-        case .subtitleLocArgs: strings(value, key.path)
-        case .locKey: string(value, key.path)
-        case .locArgs: strings(value, key.path)
-        case .sound: string(value, key.path)
-        case .action: string(value, key.path)
+        case .title, .body: alertText(value, key.path)
+        case .subtitle, .launchImage, .titleLocKey, .subtitleLocKey, .locKey, .sound, .action: string(value, key.path)
+        case .titleLocArgs, .subtitleLocArgs, .locArgs: strings(value, key.path)
         }
     }
 }
