@@ -12,15 +12,23 @@ public enum Hex {
     @inlinable @inline(__always)
     public static func upperDigit(_ value: UInt8) -> UInt8 { upperDigits.utf8Start[Int(value & 0xF)] }
 
-    /// The value of a digit of either case; nil for any other byte.
-    @inlinable
-    public static func value(_ byte: UInt8) -> UInt8? {
+    /// 0–15 for a digit of either case, 0xFF for any other byte: a sentinel rather than an
+    /// optional, so that the JSON scanner can test four digits of a `\u` escape at once.
+    @inlinable @inline(__always)
+    public static func digitValue(_ byte: UInt8) -> UInt8 {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): byte &- UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): byte &- UInt8(ascii: "a") &+ 10
         case UInt8(ascii: "A")...UInt8(ascii: "F"): byte &- UInt8(ascii: "A") &+ 10
-        default: nil
+        default: 0xFF
         }
+    }
+
+    /// The value of a digit of either case; nil for any other byte.
+    @inlinable
+    public static func value(_ byte: UInt8) -> UInt8? {
+        let value = digitValue(byte)
+        return value <= 15 ? value : nil
     }
 
     /// `bytes` as lowercase hex, two digits a byte.

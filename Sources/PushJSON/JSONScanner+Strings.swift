@@ -1,3 +1,5 @@
+public import PushInternals
+
 /// Scans a string's content from its opening quote at `quote`, validating escapes and UTF-8.
 /// Returns the offset of the closing quote, with `stringHasEscapes` and `stringHasNonASCII`
 /// when they apply.
@@ -345,17 +347,11 @@ func isFourTwoByteSequences(_ word: UInt64) -> Bool {
     return (leadBits &- 0x0001_0001_0001_0001) & 0x8000_8000_8000_8000 == 0
 }
 
-/// 0–15 for a hexadecimal digit, 0xFF otherwise.
+/// 0–15 for a hexadecimal digit, 0xFF otherwise (`Hex.digitValue`), under the name the package's
+/// modules that do not import `PushInternals` know it by.
 @inlinable
 @inline(__always)
-package func hexDigitValue(_ byte: UInt8) -> UInt8 {
-    switch byte {
-    case ASCII.zero...ASCII.nine: return byte &- ASCII.zero
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte &- UInt8(ascii: "a") &+ 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte &- UInt8(ascii: "A") &+ 10
-    default: return 0xFF
-    }
-}
+package func hexDigitValue(_ byte: UInt8) -> UInt8 { Hex.digitValue(byte) }
 
 @usableFromInline
 func describeEscapeByte(_ byte: UInt8) -> String {
