@@ -62,6 +62,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-openapi-urlsession.git", from: "1.0.0"),
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.5.0"),
     ],
     targets: [
         // Byte-level helpers every module shares (base64, percent-encoding, hex, decimal digits,
@@ -211,6 +213,7 @@ let package = Package(
                 serverProduct("Hummingbird", "hummingbird"), serverProduct("Metrics", "swift-metrics"),
                 serverProduct("Prometheus", "swift-prometheus"),
                 serverProduct("ServiceLifecycle", "swift-service-lifecycle"), serverProduct("NIOSSL", "swift-nio-ssl"),
+                serverProduct("Configuration", "swift-configuration"), serverProduct("SystemPackage", "swift-system"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

@@ -1,15 +1,9 @@
-import APNs
 import ArgumentParser
+import Configuration
 import Foundation
-import HubEmulator
 import Logging
-import NIOSSL
-import PushAPNsTokens
 import PushBackend
-import PushCore
 import PushServerSupport
-import ServiceLifecycle
-import UnixSignals
 
 #if canImport(Glibc)
 import Glibc
@@ -37,25 +31,54 @@ struct PushBackendCommand: AsyncParsableCommand {
 }
 
 /// Where the data lives, an option group every command shares: SQLite in a data directory, or
-/// PostgreSQL by URL.
+/// PostgreSQL by URL; and the config file that may say so instead.
 struct DataDirectory: ParsableArguments {
-    @Option(name: .customLong("data-dir"), help: "Where the SQLite database lives (created on first use).")
-    var path: String = environment("PUSH_BACKEND_DATA_DIR") ?? "./push-backend-data"
+    @Option(name: .customLong("data-dir"), help: "Where the SQLite database lives, created on first use (default ./push-backend-data).")
+    var path: String?
     @Option(
         name: .customLong("database-url"),
         help: """
             PostgreSQL instead of SQLite: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require]. \
-            A password given here is visible to every local user in `ps`; PUSH_BACKEND_DATABASE_URL is not.
+            A password given here is visible to every local user in `ps`; PUSH_BACKEND_DATABASE_URL or the config file is not.
             """)
-    var databaseURLOption: String?
+    var databaseURL: String?
+    @Option(
+        name: .customLong("config-file"),
+        help: "A JSON file of settings (or PUSH_BACKEND_CONFIG_FILE); the command line and the environment win over it.")
+    var configFile: String?
 
-    /// `--database-url`, else `PUSH_BACKEND_DATABASE_URL`.
-    var databaseURL: String? { databaseURLOption ?? environment("PUSH_BACKEND_DATABASE_URL") }
+    static let keys: Set<String> = ["dataDir", "database.url"]
+
+    /// The options given, by settings key.
+    var commandLine: [String: ConfigContent] {
+        var given: [String: ConfigContent] = [:]
+        given["dataDir"] = path.map(ConfigContent.string)
+        given["database.url"] = databaseURL.map(ConfigContent.string)
+        return given
+    }
+
+    /// The settings of the user commands, which need only the store.
+    func settings() async throws -> Settings {
+        let settings = try await Settings(commandLine: commandLine, configFile: configFile, knownKeys: Self.keys.union(Serve.keys))
+        try settings.checkTypes()
+        return settings
+    }
+}
+
+/// The store the settings name.
+struct StoreLocation {
+    var dataDirectory: String
+    var databaseURL: String?
+
+    init(_ settings: Settings) {
+        dataDirectory = settings.string("dataDir", default: "./push-backend-data")
+        databaseURL = settings.string("database.url")
+    }
 
     /// Opens the chosen store.
     func open(logger: Logger) async throws(StoreError) -> any BackendStore {
         if let databaseURL { return try await PostgresBackendStore.open(url: databaseURL, logger: logger) }
-        return try await SQLiteBackendStore.open(dataDirectory: path, logger: logger)
+        return try await SQLiteBackendStore.open(dataDirectory: dataDirectory, logger: logger)
     }
 }
 
@@ -63,16 +86,21 @@ struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Serves the API; prints \"listening on http://HOST:PORT\" as its first line.",
         discussion: """
+            Every option may also come from the environment or from the JSON file --config-file names
+            (the command line wins, then the environment, then the file): --max-connections is
+            PUSH_BACKEND_MAX_CONNECTIONS or "maxConnections", and the database, hub, APNs and metrics
+            options sit one level down: --hub-connection-string is PUSH_BACKEND_HUB_CONNECTION_STRING
+            or {"hub": {"connectionString": …}}. --print-config lists what serve would use and where
+            each value came from, secrets redacted, and exits.
+
             Without a hub (or with --demo) it starts the hub emulator in-process on loopback and prints
             "hub emulator on http://127.0.0.1:PORT" as its second line; GET /_emulator/deliveries there
-            shows every push. Hub settings may also come from PUSH_BACKEND_HUB_CONNECTION_STRING,
-            PUSH_BACKEND_HUB_NAME and PUSH_BACKEND_HUB_ENDPOINT.
+            shows every push.
 
             --delivery apns sends straight to APNs with a provider token (--apns-key-file,
-            --apns-key-id, --apns-team-id, --apns-topic, or PUSH_BACKEND_APNS_KEY_FILE, _KEY_ID,
-            _TEAM_ID, _TOPIC), prunes the registrations APNs calls dead, and serves the Live
-            Activity and channel routes. With --demo it starts the APNs emulator in-process instead
-            and prints "apns emulator on https://127.0.0.1:PORT" as its second line.
+            --apns-key-id, --apns-team-id, --apns-topic), prunes the registrations APNs calls dead, and
+            serves the Live Activity and channel routes. With --demo it starts the APNs emulator
+            in-process instead and prints "apns emulator on https://127.0.0.1:PORT" as its second line.
             --content-state-schema (and --attributes-schema) declare the app's Live Activity types,
             as for `pushcore lint`; pushes that would not decode are refused before sending.
             --metrics-port serves Prometheus metrics on a port of their own and prints
@@ -83,24 +111,29 @@ struct Serve: AsyncParsableCommand {
               push-backend serve --data-dir ./data --port 0 --demo
               push-backend serve --delivery apns --apns-key-file AuthKey.p8 --apns-key-id ABC123DEFG \\
                 --apns-team-id DEF123GHIJ --apns-topic com.example.app --apns-development
+              PUSH_BACKEND_HUB_CONNECTION_STRING='Endpoint=sb://…' push-backend serve --config-file backend.json
             """
     )
 
     @OptionGroup var dataDirectory: DataDirectory
-    @Option(help: "The address to bind.") var host = "127.0.0.1"
-    @Option(help: "The port; 0 picks a free one.") var port = 8080
+    @Option(help: "The address to bind (default 127.0.0.1).") var host: String?
+    @Option(help: "The port; 0 picks a free one (default 8080).") var port: Int?
     @Option(name: .customLong("hub-connection-string"), help: "The hub's connection string (a rule with Send and Manage rights).")
     var hubConnectionString: String?
     @Option(name: .customLong("hub-name"), help: "The hub inside the namespace.") var hubName: String?
     @Option(name: .customLong("hub-endpoint"), help: "Send to this address instead of the namespace (an emulator).")
     var hubEndpoint: String?
-    @Flag(help: "Use an in-process emulator (the hub's, or APNs' with --delivery apns) even when one is configured.") var demo = false
-    @Option(help: "hub (Azure Notification Hubs) or apns (straight to APNs).") var delivery = "hub"
+    @Flag(
+        inversion: .prefixedNo,
+        help: "Use an in-process emulator (the hub's, or APNs' with --delivery apns) even when one is configured (default off).")
+    var demo: Bool?
+    @Option(help: "hub (Azure Notification Hubs, the default) or apns (straight to APNs).") var delivery: String?
     @Option(name: .customLong("apns-key-file"), help: "The provider token's signing key (.p8).") var apnsKeyFile: String?
     @Option(name: .customLong("apns-key-id"), help: "The key's 10-character id.") var apnsKeyID: String?
     @Option(name: .customLong("apns-team-id"), help: "The team's 10-character id.") var apnsTeamID: String?
     @Option(name: .customLong("apns-topic"), help: "The app's bundle ID.") var apnsTopic: String?
-    @Flag(name: .customLong("apns-development"), help: "Send to APNs' development environment.") var apnsDevelopment = false
+    @Flag(name: .customLong("apns-development"), inversion: .prefixedNo, help: "Send to APNs' development environment (default off).")
+    var apnsDevelopment: Bool?
     @Option(name: .customLong("apns-endpoint"), help: "Send to this APNs address instead (an emulator), https://host[:port].")
     var apnsEndpoint: String?
     @Option(name: .customLong("apns-ca-file"), help: "Trust the APNs endpoint's certificate from this PEM file.") var apnsCAFile: String?
@@ -118,226 +151,107 @@ struct Serve: AsyncParsableCommand {
     var contentStateSchema: String?
     @Option(name: .customLong("attributes-schema"), help: "The app's ActivityAttributes fields and types, a JSON file.")
     var attributesSchema: String?
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
-    var logLevel: String = "info"
-    @Option(name: .customLong("idle-timeout"), help: "Seconds a connection may sit idle before it is closed.")
-    var idleTimeout: Int = 30
-    @Option(name: .customLong("request-head-timeout"), help: "Seconds a request head may take once its first byte arrived.")
-    var requestHeadTimeout: Int = 10
-    @Option(name: .customLong("request-body-timeout"), help: "Seconds a request body may take once its head arrived.")
-    var requestBodyTimeout: Int = 30
-    @Option(name: .customLong("max-connections"), help: "Connections served at once (lowered to fit the file descriptor limit).")
-    var maxConnections: Int = 4096
-    @Option(name: .customLong("max-connections-per-address"), help: "Connections one client address may hold (a --trusted-proxy has no limit).")
-    var maxConnectionsPerAddress: Int = 256
-    @Option(name: .customLong("send-burst"), help: "Pushes a user may cause at once (a notification costs one per device it reaches).")
-    var sendBurst: Int = BackendConfiguration.defaultSendQuota.burst
-    @Option(name: .customLong("send-per-minute"), help: "Notifications a user may create per minute after the burst.")
-    var sendPerMinute: Int = Int(BackendConfiguration.defaultSendQuota.perSecond * 60)
+    @Option(name: .customLong("log-level"), help: "trace, debug, info (the default), notice, warning, error or critical.")
+    var logLevel: String?
+    @Option(name: .customLong("idle-timeout"), help: "Seconds a connection may sit idle before it is closed (default 30).")
+    var idleTimeout: Int?
+    @Option(name: .customLong("request-head-timeout"), help: "Seconds a request head may take once its first byte arrived (default 10).")
+    var requestHeadTimeout: Int?
+    @Option(name: .customLong("request-body-timeout"), help: "Seconds a request body may take once its head arrived (default 30).")
+    var requestBodyTimeout: Int?
+    @Option(
+        name: .customLong("max-connections"), help: "Connections served at once, lowered to fit the file descriptor limit (default 4096).")
+    var maxConnections: Int?
+    @Option(
+        name: .customLong("max-connections-per-address"),
+        help: "Connections one client address may hold; a --trusted-proxy has no limit (default 256).")
+    var maxConnectionsPerAddress: Int?
+    @Option(
+        name: .customLong("send-burst"),
+        help: "Pushes a user may cause at once; a notification costs one per device it reaches (default \(ServeSettings.defaults.sendBurst)).")
+    var sendBurst: Int?
+    @Option(
+        name: .customLong("send-per-minute"),
+        help: "Notifications a user may create per minute after the burst (default \(ServeSettings.defaults.sendPerMinute)).")
+    var sendPerMinute: Int?
     @Option(
         name: .customLong("login-burst"),
         help: """
             Password checks one client address, and one user name from one network, may start at once; then one a second, \
-            and one a name every ten seconds.
+            and one a name every ten seconds (default \(ServeSettings.defaults.loginBurst)).
             """)
-    var loginBurst: Int = LoginLimits().perAddress.burst
+    var loginBurst: Int?
     @Option(
         name: .customLong("trusted-proxy"),
         help: "A proxy's address (repeatable): requests from it are budgeted by the client its X-Forwarded-For names.")
     var trustedProxies: [String] = []
-    @Option(name: .customLong("max-devices-per-user"), help: "Device tokens one user may register.")
-    var maxDevicesPerUser: Int = RegistrationLimits().maximumDevices
-    @Option(name: .customLong("max-activity-tokens-per-user"), help: "Live Activity tokens one user may register.")
-    var maxActivityTokensPerUser: Int = RegistrationLimits().maximumActivityTokens
-    @Option(name: .customLong("retention-days"), help: "Days notifications are kept; older ones are deleted every hour.")
-    var retentionDays: Int = 30
+    @Option(
+        name: .customLong("max-devices-per-user"),
+        help: "Device tokens one user may register (default \(ServeSettings.defaults.maxDevicesPerUser)).")
+    var maxDevicesPerUser: Int?
+    @Option(
+        name: .customLong("max-activity-tokens-per-user"),
+        help: "Live Activity tokens one user may register (default \(ServeSettings.defaults.maxActivityTokensPerUser)).")
+    var maxActivityTokensPerUser: Int?
+    @Option(name: .customLong("retention-days"), help: "Days notifications are kept; older ones are deleted every hour (default 30).")
+    var retentionDays: Int?
     @Option(
         name: .customLong("metrics-port"),
         help: "Serve Prometheus metrics at GET /metrics on this port of --host (0 picks a free one); off when not given.")
     var metricsPort: Int?
-    @Option(name: .customLong("metrics-host"), help: "The address the metrics port binds: loopback unless a scraper elsewhere needs it.")
-    var metricsHost = "127.0.0.1"
+    @Option(
+        name: .customLong("metrics-host"),
+        help: "The address the metrics port binds: loopback (the default) unless a scraper elsewhere needs it.")
+    var metricsHost: String?
+    @Flag(name: .customLong("print-config"), help: "Print the settings serve would use, where each came from, secrets redacted; then exit.")
+    var printConfig = false
 
     /// How long SIGTERM waits for requests in flight.
     static let gracefulShutdownSeconds: Int64 = 20
 
-    func validate() throws {
-        guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
-        if let metricsPort {
-            guard (0...65_535).contains(metricsPort) else { throw ValidationError("--metrics-port must be 0 to 65535") }
-            guard metricsPort == 0 || metricsPort != port else { throw ValidationError("--metrics-port must differ from --port") }
-        }
-        guard (1...3600).contains(idleTimeout), (1...3600).contains(requestHeadTimeout), (1...3600).contains(requestBodyTimeout) else {
-            throw ValidationError("--idle-timeout, --request-head-timeout and --request-body-timeout are 1 to 3600 seconds")
-        }
-        guard (1...1_000_000).contains(maxConnections), (1...1_000_000).contains(maxConnectionsPerAddress) else {
-            throw ValidationError("--max-connections and --max-connections-per-address are 1 to 1000000")
-        }
-        guard (1...100_000).contains(loginBurst) else { throw ValidationError("--login-burst is 1 to 100000") }
-        guard (1...100_000).contains(sendBurst), (1...100_000).contains(sendPerMinute) else {
-            throw ValidationError("--send-burst and --send-per-minute are 1 to 100000")
-        }
-        guard (1...100_000).contains(maxDevicesPerUser), (1...100_000).contains(maxActivityTokensPerUser) else {
-            throw ValidationError("--max-devices-per-user and --max-activity-tokens-per-user are 1 to 100000")
-        }
-        if let bad = trustedProxies.first(where: { !NetworkAddress.isIPAddress($0) }) {
-            throw ValidationError("--trusted-proxy takes an IP address, not \(bad)")
-        }
-        guard (1...36_500).contains(retentionDays) else { throw ValidationError("--retention-days is 1 to 36500") }
-        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level: unknown level \(logLevel)") }
-        guard delivery == "hub" || delivery == "apns" else { throw ValidationError("--delivery is hub or apns") }
-        if delivery == "hub" {
-            let hub = resolvedHub
-            if !demo && (hub.connectionString == nil) != (hub.name == nil) {
-                throw ValidationError("give both a hub connection string and a hub name, or neither (demo mode)")
-            }
-        } else if !demo {
-            let apns = resolvedAPNs
-            guard apns.keyFile != nil, apns.keyID != nil, apns.teamID != nil, apns.topic != nil else {
-                throw ValidationError("--delivery apns needs --apns-key-file, --apns-key-id, --apns-team-id and --apns-topic (or --demo)")
-            }
-            if apnsDevelopment && apnsEndpoint != nil { throw ValidationError("--apns-development and --apns-endpoint are exclusive") }
-        }
-        if attributesSchema != nil && contentStateSchema == nil { throw ValidationError("--attributes-schema needs --content-state-schema") }
+    /// The options given, by settings key.
+    var commandLine: [String: ConfigContent] {
+        var given = dataDirectory.commandLine
+        let strings: [(String, String?)] = [
+            ("host", host), ("delivery", delivery), ("hub.connectionString", hubConnectionString), ("hub.name", hubName),
+            ("hub.endpoint", hubEndpoint), ("apns.keyFile", apnsKeyFile), ("apns.keyId", apnsKeyID), ("apns.teamId", apnsTeamID),
+            ("apns.topic", apnsTopic), ("apns.endpoint", apnsEndpoint), ("apns.caFile", apnsCAFile),
+            ("apns.otherEndpoint", apnsOtherEndpoint), ("apns.checkDevice", apnsCheckDevice), ("contentStateSchema", contentStateSchema),
+            ("attributesSchema", attributesSchema), ("logLevel", logLevel), ("metrics.host", metricsHost),
+        ]
+        let ints: [(String, Int?)] = [
+            ("port", port), ("idleTimeout", idleTimeout), ("requestHeadTimeout", requestHeadTimeout),
+            ("requestBodyTimeout", requestBodyTimeout), ("maxConnections", maxConnections),
+            ("maxConnectionsPerAddress", maxConnectionsPerAddress), ("sendBurst", sendBurst), ("sendPerMinute", sendPerMinute),
+            ("loginBurst", loginBurst), ("maxDevicesPerUser", maxDevicesPerUser), ("maxActivityTokensPerUser", maxActivityTokensPerUser),
+            ("retentionDays", retentionDays), ("metrics.port", metricsPort),
+        ]
+        for (key, value) in strings { given[key] = value.map(ConfigContent.string) }
+        for (key, value) in ints { given[key] = value.map(ConfigContent.int) }
+        given["demo"] = demo.map(ConfigContent.bool)
+        given["apns.development"] = apnsDevelopment.map(ConfigContent.bool)
+        if !trustedProxies.isEmpty { given["trustedProxies"] = .stringArray(trustedProxies) }
+        return given
     }
 
-    private var resolvedAPNs: (keyFile: String?, keyID: String?, teamID: String?, topic: String?) {
-        (
-            apnsKeyFile ?? environment("PUSH_BACKEND_APNS_KEY_FILE"), apnsKeyID ?? environment("PUSH_BACKEND_APNS_KEY_ID"),
-            apnsTeamID ?? environment("PUSH_BACKEND_APNS_TEAM_ID"), apnsTopic ?? environment("PUSH_BACKEND_APNS_TOPIC")
-        )
-    }
-
-    /// The declared Live Activity types, when given.
-    private func liveActivitySchema() throws -> APNsLiveActivitySchema? {
-        guard let contentStateSchema else { return nil }
-        func read(_ path: String) throws -> APNsFieldSchema {
-            guard let data = FileManager.default.contents(atPath: path) else { throw fail("cannot read \(path)") }
-            do throws(APNsFieldSchema.ParseError) {
-                return try APNsFieldSchema(json: Array(data))
-            } catch {
-                throw fail("\(path): \(error)")
-            }
-        }
-        return APNsLiveActivitySchema(contentState: try read(contentStateSchema), attributes: try attributesSchema.map(read))
-    }
-
-    /// APNs settings from the options; the key file is read here and never printed.
-    private func apnsSettings(liveActivity: APNsLiveActivitySchema?) throws -> APNsSettings {
-        let apns = resolvedAPNs
-        guard let keyFile = apns.keyFile, let keyID = apns.keyID, let teamID = apns.teamID, let topic = apns.topic else {
-            throw fail("APNs delivery needs a key file, key id, team id and topic")
-        }
-        guard let data = FileManager.default.contents(atPath: keyFile), data.count <= 16 << 10 else {
-            throw fail("cannot read the key file \(keyFile)")
-        }
-        let key: APNsSigningKey
-        do throws(APNsTokenError) {
-            key = try APNsSigningKey(pemRepresentation: String(decoding: data, as: UTF8.self), keyID: keyID, teamID: teamID)
-        } catch {
-            throw fail("\(keyFile): \(error.message)")
-        }
-        var trustRoots: [NIOSSLCertificate]?
-        if let apnsCAFile {
-            guard let roots = try? NIOSSLCertificate.fromPEMFile(apnsCAFile) else { throw fail("\(apnsCAFile) is not a readable PEM certificate") }
-            trustRoots = roots
-        }
-        let endpoint = apnsEndpoint ?? (apnsDevelopment ? APNsClientConfiguration.development : APNsClientConfiguration.production)
-        return APNsSettings(
-            signingKey: key, topic: topic, endpoint: endpoint, trustRoots: trustRoots, liveActivity: liveActivity,
-            otherEnvironmentEndpoint: apnsOtherEndpoint, checkDevice: apnsCheckDevice)
-    }
-
-    private var resolvedHub: (connectionString: String?, name: String?, endpoint: String?) {
-        (
-            hubConnectionString ?? environment("PUSH_BACKEND_HUB_CONNECTION_STRING"),
-            hubName ?? environment("PUSH_BACKEND_HUB_NAME"),
-            hubEndpoint ?? environment("PUSH_BACKEND_HUB_ENDPOINT")
-        )
-    }
+    /// Every key `serve` reads (and so every key a config file may hold).
+    static let keys: Set<String> = [
+        "host", "port", "delivery", "demo", "hub.connectionString", "hub.name", "hub.endpoint", "apns.keyFile", "apns.keyId",
+        "apns.teamId", "apns.topic", "apns.development", "apns.endpoint", "apns.caFile", "apns.otherEndpoint", "apns.checkDevice",
+        "contentStateSchema", "attributesSchema", "logLevel", "idleTimeout", "requestHeadTimeout", "requestBodyTimeout",
+        "maxConnections", "maxConnectionsPerAddress", "sendBurst", "sendPerMinute", "loginBurst", "trustedProxies",
+        "maxDevicesPerUser", "maxActivityTokensPerUser", "retentionDays", "metrics.port", "metrics.host",
+    ]
 
     func run() async throws {
-        let level = Logger.Level(rawValue: logLevel) ?? .info
-        // Logs go to stderr: stdout's first lines are addresses, for scripts to read.
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
+        let sources = try await Settings(
+            commandLine: commandLine, configFile: dataDirectory.configFile, knownKeys: Self.keys.union(DataDirectory.keys))
+        let settings = try ServeSettings(sources)
+        if printConfig {
+            for line in sources.lines() { print("\(line.key) = \(line.value)  (\(line.source))") }
+            return
         }
-        let hub = resolvedHub
-        let configuration = BackendConfiguration(
-            dataDirectory: dataDirectory.path, databaseURL: dataDirectory.databaseURL, host: host, port: port,
-            server: ServerLimits(
-                idleTimeout: .seconds(idleTimeout), requestHeadTimeout: .seconds(requestHeadTimeout),
-                requestBodyTimeout: .seconds(requestBodyTimeout), maximumConnections: maxConnections,
-                maximumConnectionsPerAddress: maxConnectionsPerAddress),
-            logins: LoginLimits(
-                perAddress: RateLimit(burst: loginBurst, perSecond: LoginLimits().perAddress.perSecond),
-                perUser: RateLimit(burst: loginBurst, perSecond: LoginLimits().perUser.perSecond), trustedProxies: Set(trustedProxies)),
-            sendQuota: RateLimit(burst: sendBurst, perSecond: Double(sendPerMinute) / 60),
-            registrations: RegistrationLimits(maximumDevices: maxDevicesPerUser, maximumActivityTokens: maxActivityTokensPerUser),
-            retention: .seconds(retentionDays * 24 * 3600))
-        var services: [any Service] = []
-        var metrics: MetricsEndpoint?
-        if let metricsPort {
-            let endpoint = MetricsEndpoint(host: metricsHost, port: metricsPort, logger: Logger(label: "push-backend"))
-            services.append(endpoint.service)
-            metrics = endpoint
-        }
-        // stdout's lines, in this order, are what scripts read: the API, an emulator, the metrics.
-        let (host, metricsHost) = (self.host, self.metricsHost)
-        let announce: @Sendable (_ port: Int, _ emulator: String?) async -> Void = { [metrics] port, emulator in
-            print("listening on http://\(host):\(port)")
-            if let emulator { print(emulator) }
-            if let port = await metrics?.port() { print("metrics on http://\(metricsHost):\(port)") }
-            fflush(nil)  // stdout is a pipe when scripts read it
-        }
-        let backend: PushBackendService
-        let liveActivity = try liveActivitySchema()
-        if delivery == "apns" && !demo {
-            let settings = try apnsSettings(liveActivity: liveActivity)
-            backend = PushBackendService(configuration, delivery: { .apns(settings) }) { port in await announce(port, nil) }
-        } else if delivery == "apns" {
-            var emulatorLogger = Logger(label: "apns-emulator")
-            emulatorLogger[metadataKey: "component"] = "apns-emulator"
-            let demoAPNs = try DemoAPNs(topic: resolvedAPNs.topic ?? DemoAPNs.defaultTopic, logger: emulatorLogger)
-            services.append(contentsOf: demoAPNs.services)
-            Logger(label: "push-backend").notice("demo mode: pushes go to the APNs emulator", metadata: ["topic": "\(demoAPNs.topic)"])
-            let checkDevice = apnsCheckDevice
-            backend = PushBackendService(
-                configuration, delivery: { .apns(try await demoAPNs.settings(liveActivity: liveActivity, checkDevice: checkDevice)) }
-            ) { port in
-                await announce(port, demoAPNs.port.map { "apns emulator on https://127.0.0.1:\($0)" })
-            }
-        } else if !demo, let connectionString = hub.connectionString, let name = hub.name {
-            let settings = HubSettings(connectionString: connectionString, hubName: name, endpoint: hub.endpoint)
-            backend = PushBackendService(configuration, hub: settings) { port in await announce(port, nil) }
-        } else {
-            var emulatorLogger = Logger(label: "hub-emulator")
-            emulatorLogger[metadataKey: "component"] = "hub-emulator"
-            let demoHub = try DemoHub(logger: emulatorLogger)
-            services.append(demoHub.service)
-            Logger(label: "push-backend").notice("demo mode: pushes go to the hub emulator")
-            backend = PushBackendService(configuration, delivery: { .hub(try await demoHub.settings()) }) { port in
-                await announce(port, demoHub.port.map { "hub emulator on http://127.0.0.1:\($0)" })
-            }
-        }
-        // The backend last, so that it stops first: requests in flight may still send to the emulator.
-        services.append(backend)
-        var groupConfiguration = ServiceGroupConfiguration(
-            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "push-backend"))
-        // A request that never finishes (a body trickling in, an emulator answering late) must not
-        // hold the process: past this, what is still running is cancelled.
-        groupConfiguration.maximumGracefulShutdownDuration = .seconds(Self.gracefulShutdownSeconds)
-        groupConfiguration.maximumCancellationDuration = .seconds(5)
-        let group = ServiceGroup(configuration: groupConfiguration)
-        do {
-            try await group.run()
-        } catch let error as StoreError {
-            throw fail("\(error)")
-        } catch let error as APNsConfigurationError {
-            throw fail("\(error)")
-        }
+        try await settings.serve()
     }
 }
 
@@ -367,15 +281,16 @@ struct User: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let password = try readPassword()
+            let settings = try await dataDirectory.settings()
+            let password = try readPassword(settings)
             let record = UserRecord(name: name, passwordHash: PasswordHash(hashing: password).encoded, role: UserRole(rawValue: role) ?? .user)
-            try await withStore(dataDirectory) { store throws(StoreError) in try await store.addUser(record) }
+            try await withStore(StoreLocation(settings)) { store throws(StoreError) in try await store.addUser(record) }
             print("added \(name) (\(role))")
         }
 
         /// The environment variable, else the first line of stdin (its line ending dropped).
-        private func readPassword() throws -> String {
-            if let password = environment("PUSH_BACKEND_PASSWORD") {
+        private func readPassword(_ settings: Settings) throws -> String {
+            if let password = settings.string("password") {
                 guard !password.isEmpty else { throw fail("PUSH_BACKEND_PASSWORD is empty") }
                 return password
             }
@@ -401,7 +316,9 @@ struct User: AsyncParsableCommand {
 
         func run() async throws {
             let name = self.name
-            let removed = try await withStore(dataDirectory) { store throws(StoreError) in try await store.removeUser(named: name) }
+            let removed = try await withStore(StoreLocation(try await dataDirectory.settings())) { store throws(StoreError) in
+                try await store.removeUser(named: name)
+            }
             guard removed else { throw fail("no user named \(name)") }
             print("removed \(name)")
         }
@@ -416,14 +333,14 @@ struct User: AsyncParsableCommand {
         @OptionGroup var dataDirectory: DataDirectory
 
         func run() async throws {
-            let users = try await withStore(dataDirectory) { store throws(StoreError) in try await store.users() }
+            let users = try await withStore(StoreLocation(try await dataDirectory.settings())) { store throws(StoreError) in try await store.users() }
             for user in users { print("\(user.name)\t\(user.role.rawValue)") }
         }
     }
 }
 
 /// Opens the store, runs `body`, closes it; store errors become a one-line failure.
-private func withStore<Result>(_ data: DataDirectory, _ body: (any BackendStore) async throws(StoreError) -> Result) async throws -> Result {
+private func withStore<Result>(_ data: StoreLocation, _ body: (any BackendStore) async throws(StoreError) -> Result) async throws -> Result {
     let store: any BackendStore
     do {
         store = try await data.open(logger: Logger(label: "push-backend", factory: { _ in SwiftLogNoOpLogHandler() }))
@@ -444,10 +361,6 @@ private func withStore<Result>(_ data: DataDirectory, _ body: (any BackendStore)
 func fail(_ message: String) -> ExitCode {
     writeError("push-backend: error: \(message)\n")
     return .failure
-}
-
-func environment(_ name: String) -> String? {
-    getenv(name).map { String(cString: $0) }
 }
 
 func writeError(_ text: String) {

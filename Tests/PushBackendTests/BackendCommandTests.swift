@@ -443,6 +443,56 @@ struct BackendCommandTests {
         #expect(half.0 != 0 && half.2.contains("hub name"))
         #expect(try run(["serve", "--data-dir", directory, "--port", "70000"]).0 != 0)
     }
+
+    @Test("Settings: the command line wins over PUSH_BACKEND_*, which wins over the config file; --print-config redacts secrets")
+    func settingsSources() throws {
+        let directory = try temporaryDirectory()
+        let file = directory + "/backend.json"
+        let key = "c2VjcmV0LWtleS1vZi10aGUtaHVi"
+        try Data(
+            #"{"port": 9001, "maxConnections": 100, "logLevel": "debug", "trustedProxies": ["10.0.0.1"], "demo": true, "hub": {"connectionString": "Endpoint=sb://x.servicebus.windows.net/;SharedAccessKeyName=r;SharedAccessKey=\#(key)", "name": "h"}, "metrics": {"port": 9100}}"#
+                .utf8
+        ).write(to: URL(fileURLWithPath: file))
+        let (status, listing, _) = try run(
+            ["serve", "--config-file", file, "--port", "9002", "--print-config"],
+            environment: [
+                "PUSH_BACKEND_PORT": "9003", "PUSH_BACKEND_MAX_CONNECTIONS": "200", "PUSH_BACKEND_DATABASE_URL": "postgres://u:pg-pw@db/push",
+            ])
+        #expect(status == 0)
+        let lines = Set(listing.split(separator: "\n").map(String.init))
+        for expected in [
+            "port = 9002  (command line)", "maxConnections = 200  (environment)", "logLevel = debug  (config file)",
+            "trustedProxies = 10.0.0.1  (config file)", "demo = true  (config file)", "hub.name = h  (config file)",
+            "metrics.port = 9100  (config file)", "hub.connectionString = <redacted>  (config file)",
+            "database.url = <redacted>  (environment)", "idleTimeout = 30  (default)", "host = 127.0.0.1  (default)",
+        ] {
+            #expect(lines.contains(expected), "\(expected) not in \(listing)")
+        }
+        #expect(!listing.contains(key) && !listing.contains("pg-pw"))
+
+        // A config file serves: its data directory, demo mode, a port the command line moves.
+        #expect(try run(["user", "add", "alice", "--config-file", file], stdin: "pw\n", environment: ["PUSH_BACKEND_DATA_DIR": directory]).0 == 0)
+        #expect(try run(["user", "list", "--data-dir", directory]).1 == "alice\tuser\n")
+
+        // Wrong types and unknown keys are usage errors that name the key and never repeat a secret.
+        let refusals: [(String, [String: String], String)] = [
+            (#"{"prot": 8080}"#, [:], "unknown key prot"),
+            (#"{"port": "eighty"}"#, [:], "port (from the config file) is not an integer"),
+            (#"{"hub": {"connectionString": 7}}"#, [:], "hub.connectionString (from the config file) is not a string"),
+            ("{}", ["PUSH_BACKEND_IDLE_TIMEOUT": "soon"], "idleTimeout (from the environment) is not an integer"),
+            ("{}", ["PUSH_BACKEND_DEMO": "maybe"], "demo (from the environment) is not true or false"),
+            (#"{"retentionDays": 0}"#, [:], "retentionDays is 1 to 36500"),
+            (#"{"port": "#, [:], "config file"),
+            ("[]", [:], "the top level is not an object"),
+        ]
+        for (text, environment, message) in refusals {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: file))
+            let refused = try run(["serve", "--config-file", file, "--print-config"], environment: environment)
+            #expect(refused.0 == 2 && refused.1.isEmpty && refused.2.contains(message), "\(text): \(refused.2)")
+        }
+        let missing = try run(["serve", "--print-config"], environment: ["PUSH_BACKEND_CONFIG_FILE": directory + "/none.json"])
+        #expect(missing.0 == 2 && missing.2.contains("none.json: cannot be read"))
+    }
 }
 
 /// The ids the killed-instance test's senders were answered 201 with.
