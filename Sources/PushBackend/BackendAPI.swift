@@ -91,8 +91,6 @@ package struct BackendAPI: Sendable {
     let registrationLimits: RegistrationLimits
     /// Registrations of devices and activity tokens each user may make.
     let registrationBudget: RateLimiter<String>
-    /// Each embedded image once as a `ByteBuffer`: responses send slices of it, never copies.
-    private let imageBuffers: [String: ByteBuffer]
     /// Each embedded image's `Repr-Digest` (RFC 9530), computed once: the SHA-256 a phone can check
     /// the whole image against, however many ranges it arrived in.
     private let imageDigests: [String: String]
@@ -111,14 +109,11 @@ package struct BackendAPI: Sendable {
         self.images = images
         self.defaultImage = defaultImage
         sendBudget = RateLimiter(sendQuota)
-        var buffers: [String: ByteBuffer] = [:]
         var digests: [String: String] = [:]
         for name in images.names {
             guard let resource = try? images.resource(named: name) else { continue }
-            buffers[name] = ByteBuffer(bytes: resource.bytes)
             digests[name] = "sha-256=:\(Base64.encodedString(SHA256.hash(data: resource.bytes))):"
         }
-        imageBuffers = buffers
         imageDigests = digests
     }
 
@@ -273,10 +268,10 @@ package struct BackendAPI: Sendable {
         let response: Response
         switch record.content {
         case .rich(_, let resourceName, _):
-            guard let resource = try? images.resource(named: resourceName), let buffer = imageBuffers[resourceName] else {
+            guard let resource = try? images.resource(named: resourceName) else {
                 throw APIError(status: 410, code: .resourceGone, "the image \(resourceName) is no longer served")
             }
-            response = imageResponse(resource, buffer, digest: imageDigests[resourceName], request: request, isHead: isHead)
+            response = imageResponse(resource, digest: imageDigests[resourceName], request: request, isHead: isHead)
         case .secure(let payload):
             response = .json(200, .object([JSONMember("Payload", .string(payload))]), headers: [("Cache-Control", "no-store")], isHead: isHead)
         }
@@ -286,9 +281,10 @@ package struct BackendAPI: Sendable {
         return response
     }
 
-    /// The image, or the part a `Range` asks for, written chunk by chunk from the one buffer every
-    /// response shares.
-    private func imageResponse(_ resource: EmbeddedResource, _ buffer: ByteBuffer, digest: String?, request: Request, isHead: Bool) -> Response {
+    /// The image, or the part a `Range` asks for, written chunk by chunk as the resource hands its
+    /// chunks out: the resource's bytes are the image's only copy in memory, and a response holds
+    /// one chunk's copy at a time while the socket takes it.
+    private func imageResponse(_ resource: EmbeddedResource, digest: String?, request: Request, isHead: Bool) -> Response {
         let headers = request.headers
         let plan = ResourceResponse(
             length: resource.count, entityTag: resource.entityTag, contentType: resource.contentType,
@@ -303,7 +299,7 @@ package struct BackendAPI: Sendable {
             ? ResponseBody()
             : ResponseBody(contentLength: range.count) { writer in
                 for chunk in try resource.chunks(in: range, size: Self.imageChunkSize) {
-                    try await writer.write(buffer.getSlice(at: chunk.offset, length: chunk.bytes.count)!)
+                    try await writer.write(ByteBuffer(bytes: chunk.bytes))
                 }
                 try await writer.finish(nil)
             }
