@@ -1,14 +1,14 @@
-public import HTTPTypes
-public import Hummingbird
+package import HTTPTypes
+package import Hummingbird
 import NotificationHubs
 import PushCore
 
 /// Every refusal the API makes: an HTTP status and a stable code, answered as
 /// `{"error": {"code": "…", "message": "…"}}`.
-public struct APIError: HTTPResponseError, Hashable, Sendable, CustomStringConvertible {
+package struct APIError: HTTPResponseError, Hashable, Sendable, CustomStringConvertible {
     /// The `code` of an error body. Later versions may add codes without breaking a `switch` that
     /// has a `default` case; `rawValue` and `description` are its name.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
+    package struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Name: String {
             case activityGone, apnsDeliveryRequired, apnsRejected, apnsUnavailable, bodyTooLarge, channelGone, conflict, contentStateMismatch,
                 duplicateField, forbidden, hubError, internalError, invalidDeviceToken, invalidField, invalidJSON, invalidPayload, invalidQuery,
@@ -19,74 +19,74 @@ public struct APIError: HTTPResponseError, Hashable, Sendable, CustomStringConve
         }
         private let name: Name
         private init(_ name: Name) { self.name = name }
-        public var rawValue: String { name.rawValue }
-        public var description: String { name.rawValue }
+        package var rawValue: String { name.rawValue }
+        package var description: String { name.rawValue }
 
-        public static let activityGone = Code(.activityGone)
-        public static let apnsDeliveryRequired = Code(.apnsDeliveryRequired)
-        public static let apnsRejected = Code(.apnsRejected)
-        public static let apnsUnavailable = Code(.apnsUnavailable)
-        public static let bodyTooLarge = Code(.bodyTooLarge)
-        public static let channelGone = Code(.channelGone)
-        public static let conflict = Code(.conflict)
-        public static let contentStateMismatch = Code(.contentStateMismatch)
-        public static let duplicateField = Code(.duplicateField)
-        public static let forbidden = Code(.forbidden)
-        public static let hubError = Code(.hubError)
-        public static let internalError = Code(.internalError)
-        public static let invalidDeviceToken = Code(.invalidDeviceToken)
-        public static let invalidField = Code(.invalidField)
-        public static let invalidJSON = Code(.invalidJSON)
-        public static let invalidPayload = Code(.invalidPayload)
-        public static let invalidQuery = Code(.invalidQuery)
-        public static let invalidToken = Code(.invalidToken)
-        public static let loginBusy = Code(.loginBusy)
-        public static let methodNotAllowed = Code(.methodNotAllowed)
-        public static let missingField = Code(.missingField)
-        public static let notFound = Code(.notFound)
-        public static let payloadTooLarge = Code(.payloadTooLarge)
-        public static let rateLimited = Code(.rateLimited)
-        public static let registrationContended = Code(.registrationContended)
-        public static let resourceGone = Code(.resourceGone)
-        public static let storageUnavailable = Code(.storageUnavailable)
-        public static let tooManyActivityTokens = Code(.tooManyActivityTokens)
-        public static let tooManyDevices = Code(.tooManyDevices)
-        public static let tooManyLogins = Code(.tooManyLogins)
-        public static let unauthorized = Code(.unauthorized)
-        public static let unknownField = Code(.unknownField)
-        public static let unknownRecipient = Code(.unknownRecipient)
-        public static let unknownResource = Code(.unknownResource)
-        public static let unsupportedMediaType = Code(.unsupportedMediaType)
-        public static let unsupportedRichType = Code(.unsupportedRichType)
-        public static let wrongActivityKind = Code(.wrongActivityKind)
+        package static let activityGone = Code(.activityGone)
+        package static let apnsDeliveryRequired = Code(.apnsDeliveryRequired)
+        package static let apnsRejected = Code(.apnsRejected)
+        package static let apnsUnavailable = Code(.apnsUnavailable)
+        package static let bodyTooLarge = Code(.bodyTooLarge)
+        package static let channelGone = Code(.channelGone)
+        package static let conflict = Code(.conflict)
+        package static let contentStateMismatch = Code(.contentStateMismatch)
+        package static let duplicateField = Code(.duplicateField)
+        package static let forbidden = Code(.forbidden)
+        package static let hubError = Code(.hubError)
+        package static let internalError = Code(.internalError)
+        package static let invalidDeviceToken = Code(.invalidDeviceToken)
+        package static let invalidField = Code(.invalidField)
+        package static let invalidJSON = Code(.invalidJSON)
+        package static let invalidPayload = Code(.invalidPayload)
+        package static let invalidQuery = Code(.invalidQuery)
+        package static let invalidToken = Code(.invalidToken)
+        package static let loginBusy = Code(.loginBusy)
+        package static let methodNotAllowed = Code(.methodNotAllowed)
+        package static let missingField = Code(.missingField)
+        package static let notFound = Code(.notFound)
+        package static let payloadTooLarge = Code(.payloadTooLarge)
+        package static let rateLimited = Code(.rateLimited)
+        package static let registrationContended = Code(.registrationContended)
+        package static let resourceGone = Code(.resourceGone)
+        package static let storageUnavailable = Code(.storageUnavailable)
+        package static let tooManyActivityTokens = Code(.tooManyActivityTokens)
+        package static let tooManyDevices = Code(.tooManyDevices)
+        package static let tooManyLogins = Code(.tooManyLogins)
+        package static let unauthorized = Code(.unauthorized)
+        package static let unknownField = Code(.unknownField)
+        package static let unknownRecipient = Code(.unknownRecipient)
+        package static let unknownResource = Code(.unknownResource)
+        package static let unsupportedMediaType = Code(.unsupportedMediaType)
+        package static let unsupportedRichType = Code(.unsupportedRichType)
+        package static let wrongActivityKind = Code(.wrongActivityKind)
     }
 
-    public let status: HTTPResponse.Status
-    public let code: Code
-    public let message: String
-    public var headers: [(String, String)] = []
+    package let status: HTTPResponse.Status
+    package let code: Code
+    package let message: String
+    package var headers: [(String, String)] = []
     /// For the log only: what failed behind a 5xx, which the client is not told.
     package var detail: String?
 
-    public init(status: HTTPResponse.Status, code: Code, _ message: String, headers: [(String, String)] = []) {
+    package init(status: HTTPResponse.Status, code: Code, _ message: String, headers: [(String, String)] = []) {
         self.status = status
         self.code = code
         self.message = message
         self.headers = headers
     }
 
-    public var description: String { "\(status.code) \(code): \(message)" }
+    package var description: String { "\(status.code) \(code): \(message)" }
 
     /// The JSON answer, with the refusal's headers (HEAD: its length, no body).
-    public func response(from request: Request, context: some RequestContext) throws -> Response {
+    package func response(from request: Request, context: some RequestContext) throws -> Response {
         response(isHead: request.method == .head)
     }
 
-    public static func == (lhs: APIError, rhs: APIError) -> Bool {
+    package static func == (lhs: APIError, rhs: APIError) -> Bool {
         lhs.status == rhs.status && lhs.code == rhs.code && lhs.message == rhs.message
     }
 
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(status)
         hasher.combine(code)
     }

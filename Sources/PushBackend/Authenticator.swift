@@ -28,13 +28,13 @@ import Darwin
 /// login, and an attacker elsewhere cannot lock a user out of their own network. A name that logged
 /// in from a network within ``recentSuccessWindow`` goes to the head of the queue from there.
 /// Remembered logins run no check and spend no budget.
-public final class Authenticator: Sendable {
-    public struct User: Sendable, Hashable {
-        public let name: String
-        public let role: UserRole
+package final class Authenticator: Sendable {
+    package struct User: Sendable, Hashable {
+        package let name: String
+        package let role: UserRole
     }
 
-    public static let hashingThreads = 2
+    package static let hashingThreads = 2
     /// Beyond this many remembered users the cache starts over (the cost is one scrypt run each).
     static let cacheCapacity = 10_000
     /// How long a login from a network gives its name's checks from there the head of the queue.
@@ -72,7 +72,7 @@ public final class Authenticator: Sendable {
     /// first use, once per process (so the first unknown name costs one hash more).
     private static let decoy = PasswordHash(hashing: "decoy", parameters: .standard)
 
-    public convenience init(store: any BackendStore, limits: LoginLimits = LoginLimits()) {
+    package convenience init(store: any BackendStore, limits: LoginLimits = LoginLimits()) {
         self.init(store: store, limits: limits, metricsFactory: MetricsSystem.factory)
     }
 
@@ -90,7 +90,7 @@ public final class Authenticator: Sendable {
         metrics = BackendMetrics(factory: metricsFactory)
     }
 
-    public func shutdown() async {
+    package func shutdown() async {
         await queue.shutdown()
     }
 
@@ -117,7 +117,7 @@ public final class Authenticator: Sendable {
     /// - Throws: `APIError.unauthorized` (with `WWW-Authenticate`) otherwise; `tooManyLogins` (429,
     ///   `Retry-After`) beyond the address's or the name's budget; `loginBusy` (503) when the
     ///   checks already waiting fill the queue.
-    public func authenticate(authorization: String?, client: String) async throws(APIError) -> User {
+    package func authenticate(authorization: String?, client: String) async throws(APIError) -> User {
         do {
             return try await identify(authorization: authorization, client: client)
         } catch {

@@ -5,7 +5,7 @@ import Crypto
 ///
 /// Every method is one atomic step (one statement in SQLite), so concurrent requests never see
 /// or leave half an operation, and no transaction spans an `await`.
-public protocol BackendStore: Sendable {
+package protocol BackendStore: Sendable {
     /// Adds a user; `conflict` when the name is taken.
     func addUser(_ user: UserRecord) async throws(StoreError)
     func user(named name: String) async throws(StoreError) -> UserRecord?
@@ -57,24 +57,24 @@ public protocol BackendStore: Sendable {
 }
 
 extension BackendStore {
-    public func checkAvailable() async throws(StoreError) {
+    package func checkAvailable() async throws(StoreError) {
         _ = try await user(named: "")
     }
 }
 
-public enum UserRole: String, Sendable, Hashable, CaseIterable {
+package enum UserRole: String, Sendable, Hashable, CaseIterable {
     /// Notifies themselves only.
     case user
     /// May notify anybody.
     case sender
 }
 
-public struct UserRecord: Sendable, Hashable {
-    public let name: String
-    public var passwordHash: String
-    public var role: UserRole
+package struct UserRecord: Sendable, Hashable {
+    package let name: String
+    package var passwordHash: String
+    package var role: UserRole
 
-    public init(name: String, passwordHash: String, role: UserRole) {
+    package init(name: String, passwordHash: String, role: UserRole) {
         self.name = name
         self.passwordHash = passwordHash
         self.role = role
@@ -82,7 +82,7 @@ public struct UserRecord: Sendable, Hashable {
 
     /// 1 to 64 of `A-Z a-z 0-9 . _ -`: the name goes into the tag `username:{name}` and into
     /// Basic credentials, where `:` would end it.
-    public static func isValidName(_ name: String) -> Bool {
+    package static func isValidName(_ name: String) -> Bool {
         (1...64).contains(name.utf8.count)
             && name.utf8.allSatisfy { byte in
                 switch byte {
@@ -96,17 +96,17 @@ public struct UserRecord: Sendable, Hashable {
 }
 
 /// A device token, who owns it, and the hub installation that carries it.
-public struct RegistrationRecord: Sendable, Hashable {
+package struct RegistrationRecord: Sendable, Hashable {
     /// Random per registration: what the owner deletes it by. Registering the token again gives a new one.
-    public let id: String
-    public var owner: String
-    public var deviceToken: String
+    package let id: String
+    package var owner: String
+    package var deviceToken: String
     /// The hub installation's id, derived from the token (``installationID(deviceToken:)``) so that
     /// any number of registrations of one device, however they interleave, address one installation.
-    public var installationID: String
-    public var updatedAt: Int64
+    package var installationID: String
+    package var updatedAt: Int64
 
-    public init(id: String, owner: String, deviceToken: String, installationID: String, updatedAt: Int64) {
+    package init(id: String, owner: String, deviceToken: String, installationID: String, updatedAt: Int64) {
         self.id = id
         self.owner = owner
         self.deviceToken = deviceToken
@@ -115,7 +115,7 @@ public struct RegistrationRecord: Sendable, Hashable {
     }
 
     /// `apns-` and the first 16 bytes of SHA-256 of the lowercased token, in hex.
-    public static func installationID(deviceToken: String) -> String {
+    package static func installationID(deviceToken: String) -> String {
         "apns-"
             + SHA256.hash(data: Array(deviceToken.lowercased().utf8)).prefix(16).map { byte in
                 String(byte >> 4, radix: 16) + String(byte & 0xF, radix: 16)
@@ -125,20 +125,20 @@ public struct RegistrationRecord: Sendable, Hashable {
 
 /// A Live Activity push token a device gave the server: a push-to-start token (one per app on
 /// the device, to start activities) or one activity's own token (to update and end it).
-public struct ActivityRecord: Sendable, Hashable {
-    public enum Kind: String, Sendable, Hashable, CaseIterable {
+package struct ActivityRecord: Sendable, Hashable {
+    package enum Kind: String, Sendable, Hashable, CaseIterable {
         case pushToStart
         case activity
     }
 
     /// Random per registration of the token, as for device registrations.
-    public let id: String
-    public var owner: String
-    public var kind: Kind
-    public var token: String
-    public var updatedAt: Int64
+    package let id: String
+    package var owner: String
+    package var kind: Kind
+    package var token: String
+    package var updatedAt: Int64
 
-    public init(id: String, owner: String, kind: Kind, token: String, updatedAt: Int64) {
+    package init(id: String, owner: String, kind: Kind, token: String, updatedAt: Int64) {
         self.id = id
         self.owner = owner
         self.kind = kind
@@ -149,16 +149,16 @@ public struct ActivityRecord: Sendable, Hashable {
 
 /// A broadcast channel the server created on APNs, under an id of its own (APNs' ids are
 /// base64, which does not fit a URL path).
-public struct ChannelRecord: Sendable, Hashable {
-    public let id: String
+package struct ChannelRecord: Sendable, Hashable {
+    package let id: String
     /// `apns-channel-id`: what devices subscribe to through ActivityKit.
-    public let apnsChannelID: String
-    public let creator: String
+    package let apnsChannelID: String
+    package let creator: String
     /// 0 (no storage) or 1 (the most recent message).
-    public let storagePolicy: Int
-    public let createdAt: Int64
+    package let storagePolicy: Int
+    package let createdAt: Int64
 
-    public init(id: String, apnsChannelID: String, creator: String, storagePolicy: Int, createdAt: Int64) {
+    package init(id: String, apnsChannelID: String, creator: String, storagePolicy: Int, createdAt: Int64) {
         self.id = id
         self.apnsChannelID = apnsChannelID
         self.creator = creator
@@ -167,22 +167,22 @@ public struct ChannelRecord: Sendable, Hashable {
     }
 }
 
-public struct NotificationRecord: Sendable, Hashable {
-    public enum Content: Sendable, Hashable {
+package struct NotificationRecord: Sendable, Hashable {
+    package enum Content: Sendable, Hashable {
         /// An embedded image, named in the registry, with the text shown beside it.
         case rich(richType: String, resource: String, message: String)
         /// Text that never travels through Apple or Azure.
         case secure(payload: String)
     }
 
-    public let id: String
-    public let sender: String
-    public let recipient: String
-    public let content: Content
-    public let createdAt: Int64
-    public var readAt: Int64?
+    package let id: String
+    package let sender: String
+    package let recipient: String
+    package let content: Content
+    package let createdAt: Int64
+    package var readAt: Int64?
 
-    public init(id: String, sender: String, recipient: String, content: Content, createdAt: Int64, readAt: Int64? = nil) {
+    package init(id: String, sender: String, recipient: String, content: Content, createdAt: Int64, readAt: Int64? = nil) {
         self.id = id
         self.sender = sender
         self.recipient = recipient
@@ -191,7 +191,7 @@ public struct NotificationRecord: Sendable, Hashable {
         self.readAt = readAt
     }
 
-    public var kind: String {
+    package var kind: String {
         switch content {
         case .rich: "rich"
         case .secure: "secure"

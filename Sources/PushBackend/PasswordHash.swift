@@ -7,14 +7,14 @@ import _CryptoExtras
 /// A salted scrypt hash of a password, stored as text in the PHC string form
 /// `$scrypt$ln=15,r=8,p=1$SALT$HASH` (salt and hash in unpadded base64), so that the cost can be
 /// raised later without invalidating the hashes already stored.
-public struct PasswordHash: Sendable, Hashable, CustomStringConvertible {
-    public struct Parameters: Sendable, Hashable {
+package struct PasswordHash: Sendable, Hashable, CustomStringConvertible {
+    package struct Parameters: Sendable, Hashable {
         /// log2 of scrypt's N (CPU and memory cost).
-        public var logRounds: Int
-        public var blockSize: Int
-        public var parallelism: Int
+        package var logRounds: Int
+        package var blockSize: Int
+        package var parallelism: Int
 
-        public init(logRounds: Int, blockSize: Int, parallelism: Int) {
+        package init(logRounds: Int, blockSize: Int, parallelism: Int) {
             self.logRounds = logRounds
             self.blockSize = blockSize
             self.parallelism = parallelism
@@ -22,9 +22,9 @@ public struct PasswordHash: Sendable, Hashable, CustomStringConvertible {
 
         /// N = 2^15, r = 8, p = 1: 32 MiB and some tens of milliseconds per check (OWASP's minimum for scrypt is N = 2^17 with r = 8 at p = 1,
         /// or an equivalent trade; we take less memory per check because checks run two at a time on a small server).
-        public static let standard = Parameters(logRounds: 15, blockSize: 8, parallelism: 1)
+        package static let standard = Parameters(logRounds: 15, blockSize: 8, parallelism: 1)
         /// For tests only: cheap, so that suites can create users quickly. Never used by the command line.
-        public static let cheapForTests = Parameters(logRounds: 4, blockSize: 8, parallelism: 1)
+        package static let cheapForTests = Parameters(logRounds: 4, blockSize: 8, parallelism: 1)
 
         /// What a stored hash may ask for: anything beyond would let an edited database exhaust memory.
         var isWithinLimits: Bool {
@@ -33,7 +33,7 @@ public struct PasswordHash: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    public let parameters: Parameters
+    package let parameters: Parameters
     let salt: [UInt8]
     let hash: [UInt8]
 
@@ -41,7 +41,7 @@ public struct PasswordHash: Sendable, Hashable, CustomStringConvertible {
     static let hashByteCount = 32
 
     /// Hashes `password` with a fresh random salt.
-    public init(hashing password: some StringProtocol, parameters: Parameters = .standard) {
+    package init(hashing password: some StringProtocol, parameters: Parameters = .standard) {
         var generator = SystemRandomNumberGenerator()
         let salt = (0..<Self.saltByteCount).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
         self.init(parameters: parameters, salt: salt, hash: Self.derive(Array(password.utf8), salt: salt, parameters: parameters))
@@ -54,7 +54,7 @@ public struct PasswordHash: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Reads the stored form; nil when it is not one this code wrote (or asks for too much memory).
-    public init?(encoded: String) {
+    package init?(encoded: String) {
         let parts = encoded.split(separator: "$", omittingEmptySubsequences: false)
         guard parts.count == 5, parts[0].isEmpty, parts[1] == "scrypt" else { return nil }
         var values: [Substring: Int] = [:]
@@ -71,16 +71,16 @@ public struct PasswordHash: Sendable, Hashable, CustomStringConvertible {
         self.init(parameters: parameters, salt: salt, hash: hash)
     }
 
-    public var encoded: String {
+    package var encoded: String {
         "$scrypt$ln=\(parameters.logRounds),r=\(parameters.blockSize),p=\(parameters.parallelism)$\(Self.encodeBase64(salt))$\(Self.encodeBase64(hash))"
     }
 
     /// The stored form; it holds no secret a guess could be checked against faster than by scrypt.
-    public var description: String { encoded }
+    package var description: String { encoded }
 
     /// Whether `password` hashes to this hash; the comparison takes the same time wherever the bytes differ.
     /// Slow on purpose (see ``Parameters/standard``): run it off the event loops.
-    public func matches(_ password: some StringProtocol) -> Bool {
+    package func matches(_ password: some StringProtocol) -> Bool {
         constantTimeEquals(Self.derive(Array(password.utf8), salt: salt, parameters: parameters), hash)
     }
 

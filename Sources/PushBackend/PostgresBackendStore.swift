@@ -1,5 +1,5 @@
 import Foundation
-public import Logging
+package import Logging
 import NIOSSL
 import PostgresNIO
 import Synchronization
@@ -11,7 +11,7 @@ import Synchronization
 /// `open(url:)` takes `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require]`
 /// (`prefer` by default, as libpq). The password never appears in a log line, an error or a
 /// description: ``redacted(_:)`` gives the URL without it.
-public final class PostgresBackendStore: BackendStore {
+package final class PostgresBackendStore: BackendStore {
     /// The schema, one entry per version, applied in order and recorded in `schema_migrations`.
     /// Version for version what ``SQLiteBackendStore/migrations`` does, in PostgreSQL's terms.
     package static let migrations: [[String]] = [
@@ -85,7 +85,7 @@ public final class PostgresBackendStore: BackendStore {
     static let migrationLock: Int64 = 0x7075_7368_636f_7265  // "pushcore"
 
     /// The URL with the password left out, for logs and messages.
-    public let description: String
+    package let description: String
     private let configuration: PostgresClient.Configuration
     /// The driver's client and the task running its pool; replaced when calls stop being answered.
     private let pool: Mutex<(client: PostgresClient, running: Task<Void, Never>)>
@@ -122,7 +122,7 @@ public final class PostgresBackendStore: BackendStore {
     ///   - connectTimeout: How long to keep trying to reach the database at start (the driver's
     ///     pool would otherwise keep trying for as long as it is asked to wait).
     ///   - operationTimeout: How long a store call may take, its wait for a connection included.
-    public static func open(
+    package static func open(
         url: String, connectTimeout: Duration = .seconds(10), operationTimeout: Duration = operationTimeout,
         logger: Logger = Logger(label: "push-backend")
     ) async throws(StoreError) -> PostgresBackendStore {
@@ -153,7 +153,7 @@ public final class PostgresBackendStore: BackendStore {
     }
 
     /// `postgres://USER@HOST:PORT/DATABASE`: the URL without its password and query.
-    public static func redacted(_ url: String) -> String {
+    package static func redacted(_ url: String) -> String {
         guard let components = URLComponents(string: url), let host = components.host else { return "postgres://…" }
         let user = components.user.map { $0 + "@" } ?? ""
         let port = components.port.map { ":\($0)" } ?? ""
@@ -184,14 +184,14 @@ public final class PostgresBackendStore: BackendStore {
             host: host, port: components.port ?? 5432, username: user, password: components.password, database: database, tls: tls)
     }
 
-    public func close() async {
+    package func close() async {
         watchdog.stop()
         let running = pool.withLock { $0.running }
         running.cancel()
         await running.value
     }
 
-    public func schemaVersion() async throws(StoreError) -> Int {
+    package func schemaVersion() async throws(StoreError) -> Int {
         try await run {
             for try await version in try await client.query("SELECT coalesce(max(version), 0) FROM schema_migrations", logger: logger)
                 .decode(Int.self)
@@ -246,7 +246,7 @@ public final class PostgresBackendStore: BackendStore {
 
     // MARK: Users
 
-    public func addUser(_ user: UserRecord) async throws(StoreError) {
+    package func addUser(_ user: UserRecord) async throws(StoreError) {
         let inserted = try await count(
             """
             INSERT INTO users (name, password_hash, role, created_at) VALUES (\(user.name), \(user.passwordHash), \(user.role.rawValue), \(unixMilliseconds()))
@@ -255,15 +255,15 @@ public final class PostgresBackendStore: BackendStore {
         guard inserted > 0 else { throw StoreError(.conflict, "a user named \(user.name) exists") }
     }
 
-    public func user(named name: String) async throws(StoreError) -> UserRecord? {
+    package func user(named name: String) async throws(StoreError) -> UserRecord? {
         try await users("SELECT name, password_hash, role FROM users WHERE name = \(name)").first
     }
 
-    public func users() async throws(StoreError) -> [UserRecord] {
+    package func users() async throws(StoreError) -> [UserRecord] {
         try await users("SELECT name, password_hash, role FROM users ORDER BY name")
     }
 
-    public func removeUser(named name: String) async throws(StoreError) -> Bool {
+    package func removeUser(named name: String) async throws(StoreError) -> Bool {
         try await count("DELETE FROM users WHERE name = \(name) RETURNING name") > 0
     }
 
@@ -280,22 +280,22 @@ public final class PostgresBackendStore: BackendStore {
 
     // MARK: Registrations
 
-    public func registration(id: String) async throws(StoreError) -> RegistrationRecord? {
+    package func registration(id: String) async throws(StoreError) -> RegistrationRecord? {
         try await registrations("SELECT id, owner, device_token, installation_id, updated_at FROM registrations WHERE id = \(id)").first
     }
 
-    public func registration(deviceToken: String) async throws(StoreError) -> RegistrationRecord? {
+    package func registration(deviceToken: String) async throws(StoreError) -> RegistrationRecord? {
         try await registrations(
             "SELECT id, owner, device_token, installation_id, updated_at FROM registrations WHERE device_token = \(deviceToken)"
         ).first
     }
 
-    public func registrations(owner: String) async throws(StoreError) -> [RegistrationRecord] {
+    package func registrations(owner: String) async throws(StoreError) -> [RegistrationRecord] {
         try await registrations(
             "SELECT id, owner, device_token, installation_id, updated_at FROM registrations WHERE owner = \(owner) ORDER BY updated_at, id")
     }
 
-    public func saveRegistration(_ registration: RegistrationRecord) async throws(StoreError) {
+    package func saveRegistration(_ registration: RegistrationRecord) async throws(StoreError) {
         _ = try await count(
             """
             INSERT INTO registrations (id, owner, device_token, installation_id, updated_at)
@@ -305,7 +305,7 @@ public final class PostgresBackendStore: BackendStore {
             """)
     }
 
-    public func deleteRegistration(id: String, owner: String) async throws(StoreError) -> Bool {
+    package func deleteRegistration(id: String, owner: String) async throws(StoreError) -> Bool {
         try await count("DELETE FROM registrations WHERE id = \(id) AND owner = \(owner) RETURNING id") > 0
     }
 
@@ -324,7 +324,7 @@ public final class PostgresBackendStore: BackendStore {
 
     // MARK: Live Activities
 
-    public func saveActivity(_ activity: ActivityRecord) async throws(StoreError) {
+    package func saveActivity(_ activity: ActivityRecord) async throws(StoreError) {
         _ = try await count(
             """
             INSERT INTO activities (id, owner, kind, token, updated_at)
@@ -333,7 +333,7 @@ public final class PostgresBackendStore: BackendStore {
             """)
     }
 
-    public func activity(id: String) async throws(StoreError) -> ActivityRecord? {
+    package func activity(id: String) async throws(StoreError) -> ActivityRecord? {
         try await run {
             for try await (owner, kind, token, updated) in try await client.query(
                 "SELECT owner, kind, token, updated_at FROM activities WHERE id = \(id)", logger: logger
@@ -345,7 +345,7 @@ public final class PostgresBackendStore: BackendStore {
         }
     }
 
-    public func activityCount(owner: String) async throws(StoreError) -> Int {
+    package func activityCount(owner: String) async throws(StoreError) -> Int {
         try await run {
             for try await count in try await client.query("SELECT count(*) FROM activities WHERE owner = \(owner)", logger: logger).decode(Int.self) {
                 return count
@@ -354,12 +354,12 @@ public final class PostgresBackendStore: BackendStore {
         }
     }
 
-    public func deleteActivity(id: String, owner: String?) async throws(StoreError) -> Bool {
+    package func deleteActivity(id: String, owner: String?) async throws(StoreError) -> Bool {
         if let owner { return try await count("DELETE FROM activities WHERE id = \(id) AND owner = \(owner) RETURNING id") > 0 }
         return try await count("DELETE FROM activities WHERE id = \(id) RETURNING id") > 0
     }
 
-    public func addChannel(_ channel: ChannelRecord) async throws(StoreError) {
+    package func addChannel(_ channel: ChannelRecord) async throws(StoreError) {
         _ = try await count(
             """
             INSERT INTO channels (id, apns_channel_id, creator, storage_policy, created_at)
@@ -367,7 +367,7 @@ public final class PostgresBackendStore: BackendStore {
             """)
     }
 
-    public func channel(id: String) async throws(StoreError) -> ChannelRecord? {
+    package func channel(id: String) async throws(StoreError) -> ChannelRecord? {
         try await run {
             for try await (apnsID, creator, policy, created) in try await client.query(
                 "SELECT apns_channel_id, creator, storage_policy, created_at FROM channels WHERE id = \(id)", logger: logger
@@ -378,13 +378,13 @@ public final class PostgresBackendStore: BackendStore {
         }
     }
 
-    public func deleteChannel(id: String) async throws(StoreError) -> Bool {
+    package func deleteChannel(id: String) async throws(StoreError) -> Bool {
         try await count("DELETE FROM channels WHERE id = \(id) RETURNING id") > 0
     }
 
     // MARK: Notifications
 
-    public func addNotification(_ notification: NotificationRecord) async throws(StoreError) {
+    package func addNotification(_ notification: NotificationRecord) async throws(StoreError) {
         var richType: String?
         var resource: String?
         var message: String?
@@ -403,24 +403,24 @@ public final class PostgresBackendStore: BackendStore {
         guard inserted > 0 else { throw StoreError(.conflict, "a notification with this id exists") }
     }
 
-    public func notification(id: String, recipient: String) async throws(StoreError) -> NotificationRecord? {
+    package func notification(id: String, recipient: String) async throws(StoreError) -> NotificationRecord? {
         try await notifications("\(unescaped: Self.columns) FROM notifications WHERE id = \(id) AND recipient = \(recipient)").first
     }
 
-    public func markRead(id: String, at time: Int64) async throws(StoreError) {
+    package func markRead(id: String, at time: Int64) async throws(StoreError) {
         _ = try await count("UPDATE notifications SET read_at = \(time) WHERE id = \(id) AND read_at IS NULL RETURNING id")
     }
 
-    public func notifications(recipient: String, limit: Int) async throws(StoreError) -> [NotificationRecord] {
+    package func notifications(recipient: String, limit: Int) async throws(StoreError) -> [NotificationRecord] {
         try await notifications(
             "\(unescaped: Self.columns) FROM notifications WHERE recipient = \(recipient) ORDER BY created_at DESC, sequence DESC LIMIT \(limit)")
     }
 
-    public func deleteNotification(id: String) async throws(StoreError) {
+    package func deleteNotification(id: String) async throws(StoreError) {
         _ = try await count("DELETE FROM notifications WHERE id = \(id) RETURNING id")
     }
 
-    public func deleteNotifications(createdBefore time: Int64, limit: Int) async throws(StoreError) -> Int {
+    package func deleteNotifications(createdBefore time: Int64, limit: Int) async throws(StoreError) -> Int {
         try await count(
             "DELETE FROM notifications WHERE id IN (SELECT id FROM notifications WHERE created_at < \(time) ORDER BY created_at LIMIT \(limit)) RETURNING id"
         )
@@ -466,7 +466,7 @@ public final class PostgresBackendStore: BackendStore {
     /// How long a store call may take, waiting for a connection included (give or take the
     /// watchdog's second). With the database down the pool would queue a request until its own
     /// breaker opens, about a minute; a request answers `503 storageUnavailable` after this instead.
-    public static let operationTimeout = Duration.seconds(5)
+    package static let operationTimeout = Duration.seconds(5)
 
     /// Runs `body` (within the operation timeout unless `deadline` is false), turning the driver's
     /// errors into ``StoreError``s: a unique key taken is a conflict; the database's own text, which

@@ -1,4 +1,4 @@
-public import Logging
+package import Logging
 import NIOCore
 import NIOPosix
 import SQLiteNIO
@@ -15,8 +15,8 @@ import Darwin
 ///
 /// One connection serialises statements on SQLite's side; every operation is a single statement,
 /// so concurrent requests interleave whole operations only.
-public final class SQLiteBackendStore: BackendStore {
-    public static let fileName = "push-backend.sqlite"
+package final class SQLiteBackendStore: BackendStore {
+    package static let fileName = "push-backend.sqlite"
 
     /// The schema, one entry per version, applied in order and recorded in `schema_migrations`.
     /// Append new versions; never edit one that has shipped.
@@ -90,7 +90,7 @@ public final class SQLiteBackendStore: BackendStore {
         ],
     ]
 
-    public let path: String
+    package let path: String
     private let connection: SQLiteConnection
 
     private init(path: String, connection: SQLiteConnection) {
@@ -105,7 +105,7 @@ public final class SQLiteBackendStore: BackendStore {
     /// directory that others may enter is logged as a warning; one that others may write to, or
     /// that another user owns, is refused, since whoever can write there can plant a symbolic link
     /// in place of a file. A file that is a symbolic link is refused too.
-    public static func open(
+    package static func open(
         dataDirectory: String, logger: Logger = Logger(label: "push-backend.store")
     ) async throws(StoreError) -> SQLiteBackendStore {
         try createDirectory(dataDirectory)
@@ -150,7 +150,7 @@ public final class SQLiteBackendStore: BackendStore {
     }
 
     /// The schema version the file is at.
-    public func schemaVersion() async throws(StoreError) -> Int {
+    package func schemaVersion() async throws(StoreError) -> Int {
         let rows = try await run("SELECT coalesce(max(version), 0) AS version FROM schema_migrations")
         return Int(rows.first?.column("version")?.integer ?? 0)
     }
@@ -176,7 +176,7 @@ public final class SQLiteBackendStore: BackendStore {
         }
     }
 
-    public func close() async {
+    package func close() async {
         // A task of its own: SQLiteNIO skips work for a cancelled task, and a server stops by being
         // cancelled, yet the file must be closed all the same.
         let connection = self.connection
@@ -185,22 +185,22 @@ public final class SQLiteBackendStore: BackendStore {
 
     // MARK: Users
 
-    public func addUser(_ user: UserRecord) async throws(StoreError) {
+    package func addUser(_ user: UserRecord) async throws(StoreError) {
         let inserted = try await run(
             "INSERT INTO users (name, password_hash, role, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (name) DO NOTHING RETURNING name",
             [.text(user.name), .text(user.passwordHash), .text(user.role.rawValue), .integer(Int(unixMilliseconds()))])
         guard !inserted.isEmpty else { throw StoreError(.conflict, "a user named \(user.name) exists") }
     }
 
-    public func user(named name: String) async throws(StoreError) -> UserRecord? {
+    package func user(named name: String) async throws(StoreError) -> UserRecord? {
         try await run("SELECT name, password_hash, role FROM users WHERE name = ?", [.text(name)]).first.flatMap(Self.user(from:))
     }
 
-    public func users() async throws(StoreError) -> [UserRecord] {
+    package func users() async throws(StoreError) -> [UserRecord] {
         try await run("SELECT name, password_hash, role FROM users ORDER BY name").compactMap(Self.user(from:))
     }
 
-    public func removeUser(named name: String) async throws(StoreError) -> Bool {
+    package func removeUser(named name: String) async throws(StoreError) -> Bool {
         !(try await run("DELETE FROM users WHERE name = ? RETURNING name", [.text(name)])).isEmpty
     }
 
@@ -213,17 +213,17 @@ public final class SQLiteBackendStore: BackendStore {
 
     // MARK: Registrations
 
-    public func registration(id: String) async throws(StoreError) -> RegistrationRecord? {
+    package func registration(id: String) async throws(StoreError) -> RegistrationRecord? {
         try await run("SELECT id, owner, device_token, installation_id, updated_at FROM registrations WHERE id = ?", [.text(id)])
             .first.flatMap(Self.registration(from:))
     }
 
-    public func registration(deviceToken: String) async throws(StoreError) -> RegistrationRecord? {
+    package func registration(deviceToken: String) async throws(StoreError) -> RegistrationRecord? {
         try await run("SELECT id, owner, device_token, installation_id, updated_at FROM registrations WHERE device_token = ?", [.text(deviceToken)])
             .first.flatMap(Self.registration(from:))
     }
 
-    public func saveRegistration(_ registration: RegistrationRecord) async throws(StoreError) {
+    package func saveRegistration(_ registration: RegistrationRecord) async throws(StoreError) {
         _ = try await run(
             """
             INSERT INTO registrations (id, owner, device_token, installation_id, updated_at) VALUES (?, ?, ?, ?, ?)
@@ -236,11 +236,11 @@ public final class SQLiteBackendStore: BackendStore {
             ])
     }
 
-    public func deleteRegistration(id: String, owner: String) async throws(StoreError) -> Bool {
+    package func deleteRegistration(id: String, owner: String) async throws(StoreError) -> Bool {
         !(try await run("DELETE FROM registrations WHERE id = ? AND owner = ? RETURNING id", [.text(id), .text(owner)])).isEmpty
     }
 
-    public func registrations(owner: String) async throws(StoreError) -> [RegistrationRecord] {
+    package func registrations(owner: String) async throws(StoreError) -> [RegistrationRecord] {
         try await run(
             "SELECT id, owner, device_token, installation_id, updated_at FROM registrations WHERE owner = ? ORDER BY updated_at, id",
             [.text(owner)]
@@ -257,7 +257,7 @@ public final class SQLiteBackendStore: BackendStore {
 
     // MARK: Live Activities
 
-    public func saveActivity(_ activity: ActivityRecord) async throws(StoreError) {
+    package func saveActivity(_ activity: ActivityRecord) async throws(StoreError) {
         _ = try await run(
             """
             INSERT INTO activities (id, owner, kind, token, updated_at) VALUES (?, ?, ?, ?, ?)
@@ -266,7 +266,7 @@ public final class SQLiteBackendStore: BackendStore {
             [.text(activity.id), .text(activity.owner), .text(activity.kind.rawValue), .text(activity.token), .integer(Int(activity.updatedAt))])
     }
 
-    public func activity(id: String) async throws(StoreError) -> ActivityRecord? {
+    package func activity(id: String) async throws(StoreError) -> ActivityRecord? {
         guard let row = try await run("SELECT id, owner, kind, token, updated_at FROM activities WHERE id = ?", [.text(id)]).first,
             let owner = row.column("owner")?.string, let kind = row.column("kind")?.string.flatMap(ActivityRecord.Kind.init(rawValue:)),
             let token = row.column("token")?.string, let updated = row.column("updated_at")?.integer
@@ -274,11 +274,11 @@ public final class SQLiteBackendStore: BackendStore {
         return ActivityRecord(id: id, owner: owner, kind: kind, token: token, updatedAt: Int64(updated))
     }
 
-    public func activityCount(owner: String) async throws(StoreError) -> Int {
+    package func activityCount(owner: String) async throws(StoreError) -> Int {
         try await run("SELECT count(*) AS n FROM activities WHERE owner = ?", [.text(owner)]).first?.column("n")?.integer ?? 0
     }
 
-    public func deleteActivity(id: String, owner: String?) async throws(StoreError) -> Bool {
+    package func deleteActivity(id: String, owner: String?) async throws(StoreError) -> Bool {
         let rows =
             if let owner {
                 try await run("DELETE FROM activities WHERE id = ? AND owner = ? RETURNING id", [.text(id), .text(owner)])
@@ -288,7 +288,7 @@ public final class SQLiteBackendStore: BackendStore {
         return !rows.isEmpty
     }
 
-    public func addChannel(_ channel: ChannelRecord) async throws(StoreError) {
+    package func addChannel(_ channel: ChannelRecord) async throws(StoreError) {
         _ = try await run(
             "INSERT INTO channels (id, apns_channel_id, creator, storage_policy, created_at) VALUES (?, ?, ?, ?, ?)",
             [
@@ -297,7 +297,7 @@ public final class SQLiteBackendStore: BackendStore {
             ])
     }
 
-    public func channel(id: String) async throws(StoreError) -> ChannelRecord? {
+    package func channel(id: String) async throws(StoreError) -> ChannelRecord? {
         guard
             let row = try await run("SELECT id, apns_channel_id, creator, storage_policy, created_at FROM channels WHERE id = ?", [.text(id)])
                 .first,
@@ -307,13 +307,13 @@ public final class SQLiteBackendStore: BackendStore {
         return ChannelRecord(id: id, apnsChannelID: apnsID, creator: creator, storagePolicy: policy, createdAt: Int64(created))
     }
 
-    public func deleteChannel(id: String) async throws(StoreError) -> Bool {
+    package func deleteChannel(id: String) async throws(StoreError) -> Bool {
         !(try await run("DELETE FROM channels WHERE id = ? RETURNING id", [.text(id)])).isEmpty
     }
 
     // MARK: Notifications
 
-    public func addNotification(_ notification: NotificationRecord) async throws(StoreError) {
+    package func addNotification(_ notification: NotificationRecord) async throws(StoreError) {
         var binds: [SQLiteData] = [.text(notification.id), .text(notification.sender), .text(notification.recipient), .text(notification.kind)]
         switch notification.content {
         case .rich(let richType, let resource, let message):
@@ -330,26 +330,26 @@ public final class SQLiteBackendStore: BackendStore {
         guard !inserted.isEmpty else { throw StoreError(.conflict, "a notification with this id exists") }
     }
 
-    public func notification(id: String, recipient: String) async throws(StoreError) -> NotificationRecord? {
+    package func notification(id: String, recipient: String) async throws(StoreError) -> NotificationRecord? {
         try await run("SELECT * FROM notifications WHERE id = ? AND recipient = ?", [.text(id), .text(recipient)]).first.flatMap(
             Self.notification(from:))
     }
 
-    public func markRead(id: String, at time: Int64) async throws(StoreError) {
+    package func markRead(id: String, at time: Int64) async throws(StoreError) {
         _ = try await run("UPDATE notifications SET read_at = ? WHERE id = ? AND read_at IS NULL", [.integer(Int(time)), .text(id)])
     }
 
-    public func notifications(recipient: String, limit: Int) async throws(StoreError) -> [NotificationRecord] {
+    package func notifications(recipient: String, limit: Int) async throws(StoreError) -> [NotificationRecord] {
         try await run(
             "SELECT * FROM notifications WHERE recipient = ? ORDER BY created_at DESC, rowid DESC LIMIT ?", [.text(recipient), .integer(limit)]
         ).compactMap(Self.notification(from:))
     }
 
-    public func deleteNotification(id: String) async throws(StoreError) {
+    package func deleteNotification(id: String) async throws(StoreError) {
         _ = try await run("DELETE FROM notifications WHERE id = ?", [.text(id)])
     }
 
-    public func deleteNotifications(createdBefore time: Int64, limit: Int) async throws(StoreError) -> Int {
+    package func deleteNotifications(createdBefore time: Int64, limit: Int) async throws(StoreError) -> Int {
         try await run(
             "DELETE FROM notifications WHERE id IN (SELECT id FROM notifications WHERE created_at < ? ORDER BY created_at LIMIT ?) RETURNING id",
             [.integer(Int(time)), .integer(limit)]
