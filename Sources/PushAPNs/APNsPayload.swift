@@ -172,17 +172,10 @@ public enum APNsInterruptionLevel: String, Sendable, Hashable, CaseIterable {
     case active
     case timeSensitive = "time-sensitive"
     case critical
-
-    // Stored: the synthesized `allCases` builds a new array on every call, and reading a spelling
-    // from the tape walks it.
-    public static let allCases: [APNsInterruptionLevel] = [.passive, .active, .timeSensitive, .critical]
 }
 
 public enum APNsLiveActivityEvent: String, Sendable, Hashable, CaseIterable {
     case start
     case update
     case end
-
-    // Stored, as APNsInterruptionLevel's is.
-    public static let allCases: [APNsLiveActivityEvent] = [.start, .update, .end]
 }

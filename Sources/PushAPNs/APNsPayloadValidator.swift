@@ -399,15 +399,15 @@ struct APNsPayloadValidator {
 }
 
 extension RawRepresentable where Self: CaseIterable, RawValue == String {
-    /// The case a string value spells, compared in place (the raw values are literals: reading
-    /// their bytes copies nothing).
+    /// The case a string value spells. The spellings are short: read unescaped, they make a small
+    /// string (no allocation) that the synthesized `init(rawValue:)` matches.
     init?(spelledBy value: UnsafeJSONValue) {
-        let spelled = Self.allCases.first { level in
-            var spelling = level.rawValue
-            return spelling.withUTF8 { value.stringEquals(UnsafeRawBufferPointer($0)) }
+        guard !value.stringHasEscapes, let raw = value.rawStringBytes, raw.count <= 15 else {
+            guard let text = value.string else { return nil }
+            self.init(rawValue: text)
+            return
         }
-        guard let spelled else { return nil }
-        self = spelled
+        self.init(rawValue: String(decoding: raw, as: UTF8.self))
     }
 }
 
