@@ -399,15 +399,15 @@ struct APNsPayloadValidator {
 }
 
 extension RawRepresentable where Self: CaseIterable, RawValue == String {
-    /// The case a string value spells. The spellings are short: read unescaped, they make a small
-    /// string (no allocation) that the synthesized `init(rawValue:)` matches.
+    /// The case a string value spells, compared in place: the synthesized `allCases` is a
+    /// constant array and the raw values are literals, so nothing is allocated or copied.
     init?(spelledBy value: UnsafeJSONValue) {
-        guard !value.stringHasEscapes, let raw = value.rawStringBytes, raw.count <= 15 else {
-            guard let text = value.string else { return nil }
-            self.init(rawValue: text)
-            return
+        let spelled = Self.allCases.first { candidate in
+            var spelling = candidate.rawValue
+            return spelling.withUTF8 { value.stringEquals(UnsafeRawBufferPointer($0)) }
         }
-        self.init(rawValue: String(decoding: raw, as: UTF8.self))
+        guard let spelled else { return nil }
+        self = spelled
     }
 }
 
