@@ -1,3 +1,4 @@
+public import PushErrorCodes
 import PushJSON
 
 /// The APNs request headers that follow from a payload, and their validation.
@@ -125,21 +126,14 @@ public struct APNsHeaders: Sendable, Hashable {
     }
 
     public struct ValidationError: Error, Hashable, Sendable, CustomStringConvertible {
+        /// The names of ``Code``'s values; match on codes, not on these.
+        public enum CodeName: String, ErrorCodeName {
+            case invalidPriority, invalidExpiration, invalidCollapseID, invalidID, invalidTopic
+        }
+
         /// A stable error code. Later versions may add codes without breaking a `switch` that has a
         /// `default` case; `rawValue` and `description` are its name.
-        public struct Code: Hashable, Sendable, CustomStringConvertible {
-            private enum Name: String { case invalidPriority, invalidExpiration, invalidCollapseID, invalidID, invalidTopic }
-            private let name: Name
-            private init(_ name: Name) { self.name = name }
-            public var rawValue: String { name.rawValue }
-            public var description: String { name.rawValue }
-
-            public static let invalidPriority = Code(.invalidPriority)
-            public static let invalidExpiration = Code(.invalidExpiration)
-            public static let invalidCollapseID = Code(.invalidCollapseID)
-            public static let invalidID = Code(.invalidID)
-            public static let invalidTopic = Code(.invalidTopic)
-        }
+        public typealias Code = ErrorCode<CodeName>
 
         public let code: Code
         public let header: String
@@ -153,4 +147,12 @@ public struct APNsHeaders: Sendable, Hashable {
 
         public var description: String { "\(header) \(message)" }
     }
+}
+
+extension ErrorCode<APNsHeaders.ValidationError.CodeName> {
+    public static let invalidPriority = Self(.invalidPriority)
+    public static let invalidExpiration = Self(.invalidExpiration)
+    public static let invalidCollapseID = Self(.invalidCollapseID)
+    public static let invalidID = Self(.invalidID)
+    public static let invalidTopic = Self(.invalidTopic)
 }

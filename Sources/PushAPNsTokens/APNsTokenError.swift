@@ -1,34 +1,19 @@
+// Re-exported: a user of this module reads its error codes (`rawValue`, `description`)
+// without importing the module that declares them.
+@_exported public import PushErrorCodes
+
 /// An error from loading a signing key, minting a provider token or verifying one. Messages name
 /// the part concerned and never contain a key, a token or a signature.
 public struct APNsTokenError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The names of ``Code``'s values; match on codes, not on these.
+    public enum CodeName: String, ErrorCodeName {
+        case invalidKey, invalidKeyID, invalidTeamID, invalidIssuedAt, signingFailed, malformed, unsupportedAlgorithm, unknownKeyID, teamMismatch,
+            badSignature, expired, issuedInFuture
+    }
+
     /// A stable error code. Later versions may add codes without breaking a `switch` that has a
     /// `default` case; `rawValue` and `description` are its name.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Name: String {
-            case invalidKey, invalidKeyID, invalidTeamID, invalidIssuedAt, signingFailed, malformed, unsupportedAlgorithm, unknownKeyID, teamMismatch,
-                badSignature, expired, issuedInFuture
-        }
-        private let name: Name
-        private init(_ name: Name) { self.name = name }
-        public var rawValue: String { name.rawValue }
-        public var description: String { name.rawValue }
-
-        // Keys.
-        public static let invalidKey = Code(.invalidKey)
-        public static let invalidKeyID = Code(.invalidKeyID)
-        public static let invalidTeamID = Code(.invalidTeamID)
-        // Minting.
-        public static let invalidIssuedAt = Code(.invalidIssuedAt)
-        public static let signingFailed = Code(.signingFailed)
-        // Verifying, in the order they are checked.
-        public static let malformed = Code(.malformed)
-        public static let unsupportedAlgorithm = Code(.unsupportedAlgorithm)
-        public static let unknownKeyID = Code(.unknownKeyID)
-        public static let teamMismatch = Code(.teamMismatch)
-        public static let badSignature = Code(.badSignature)
-        public static let expired = Code(.expired)
-        public static let issuedInFuture = Code(.issuedInFuture)
-    }
+    public typealias Code = ErrorCode<CodeName>
 
     public let code: Code
     public let message: String
@@ -39,4 +24,22 @@ public struct APNsTokenError: Error, Hashable, Sendable, CustomStringConvertible
     }
 
     public var description: String { "\(code): \(message)" }
+}
+
+extension ErrorCode<APNsTokenError.CodeName> {
+    // Keys.
+    public static let invalidKey = Self(.invalidKey)
+    public static let invalidKeyID = Self(.invalidKeyID)
+    public static let invalidTeamID = Self(.invalidTeamID)
+    // Minting.
+    public static let invalidIssuedAt = Self(.invalidIssuedAt)
+    public static let signingFailed = Self(.signingFailed)
+    // Verifying, in the order they are checked.
+    public static let malformed = Self(.malformed)
+    public static let unsupportedAlgorithm = Self(.unsupportedAlgorithm)
+    public static let unknownKeyID = Self(.unknownKeyID)
+    public static let teamMismatch = Self(.teamMismatch)
+    public static let badSignature = Self(.badSignature)
+    public static let expired = Self(.expired)
+    public static let issuedInFuture = Self(.issuedInFuture)
 }

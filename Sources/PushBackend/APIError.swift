@@ -2,64 +2,24 @@ package import HTTPTypes
 package import Hummingbird
 import NotificationHubs
 import PushCore
+package import PushErrorCodes
 
 /// Every refusal the API makes: an HTTP status and a stable code, answered as
 /// `{"error": {"code": "…", "message": "…"}}`.
 package struct APIError: HTTPResponseError, Hashable, Sendable, CustomStringConvertible {
+    /// The names of ``Code``'s values; match on codes, not on these.
+    package enum CodeName: String, ErrorCodeName {
+        case activityGone, apnsDeliveryRequired, apnsRejected, apnsUnavailable, bodyTooLarge, channelGone, conflict, contentStateMismatch,
+            duplicateField, forbidden, hubError, internalError, invalidDeviceToken, invalidField, invalidJSON, invalidPayload, invalidQuery,
+            invalidToken, loginBusy, methodNotAllowed, missingField, notFound, payloadTooLarge, rateLimited, registrationContended, resourceGone,
+            storageUnavailable, tooManyActivityTokens, tooManyDevices, tooManyLogins, unauthorized, unknownField, unknownRecipient,
+            unknownResource,
+            unsupportedMediaType, unsupportedRichType, wrongActivityKind
+    }
+
     /// The `code` of an error body. Later versions may add codes without breaking a `switch` that
     /// has a `default` case; `rawValue` and `description` are its name.
-    package struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Name: String {
-            case activityGone, apnsDeliveryRequired, apnsRejected, apnsUnavailable, bodyTooLarge, channelGone, conflict, contentStateMismatch,
-                duplicateField, forbidden, hubError, internalError, invalidDeviceToken, invalidField, invalidJSON, invalidPayload, invalidQuery,
-                invalidToken, loginBusy, methodNotAllowed, missingField, notFound, payloadTooLarge, rateLimited, registrationContended, resourceGone,
-                storageUnavailable, tooManyActivityTokens, tooManyDevices, tooManyLogins, unauthorized, unknownField, unknownRecipient,
-                unknownResource,
-                unsupportedMediaType, unsupportedRichType, wrongActivityKind
-        }
-        private let name: Name
-        private init(_ name: Name) { self.name = name }
-        package var rawValue: String { name.rawValue }
-        package var description: String { name.rawValue }
-
-        package static let activityGone = Code(.activityGone)
-        package static let apnsDeliveryRequired = Code(.apnsDeliveryRequired)
-        package static let apnsRejected = Code(.apnsRejected)
-        package static let apnsUnavailable = Code(.apnsUnavailable)
-        package static let bodyTooLarge = Code(.bodyTooLarge)
-        package static let channelGone = Code(.channelGone)
-        package static let conflict = Code(.conflict)
-        package static let contentStateMismatch = Code(.contentStateMismatch)
-        package static let duplicateField = Code(.duplicateField)
-        package static let forbidden = Code(.forbidden)
-        package static let hubError = Code(.hubError)
-        package static let internalError = Code(.internalError)
-        package static let invalidDeviceToken = Code(.invalidDeviceToken)
-        package static let invalidField = Code(.invalidField)
-        package static let invalidJSON = Code(.invalidJSON)
-        package static let invalidPayload = Code(.invalidPayload)
-        package static let invalidQuery = Code(.invalidQuery)
-        package static let invalidToken = Code(.invalidToken)
-        package static let loginBusy = Code(.loginBusy)
-        package static let methodNotAllowed = Code(.methodNotAllowed)
-        package static let missingField = Code(.missingField)
-        package static let notFound = Code(.notFound)
-        package static let payloadTooLarge = Code(.payloadTooLarge)
-        package static let rateLimited = Code(.rateLimited)
-        package static let registrationContended = Code(.registrationContended)
-        package static let resourceGone = Code(.resourceGone)
-        package static let storageUnavailable = Code(.storageUnavailable)
-        package static let tooManyActivityTokens = Code(.tooManyActivityTokens)
-        package static let tooManyDevices = Code(.tooManyDevices)
-        package static let tooManyLogins = Code(.tooManyLogins)
-        package static let unauthorized = Code(.unauthorized)
-        package static let unknownField = Code(.unknownField)
-        package static let unknownRecipient = Code(.unknownRecipient)
-        package static let unknownResource = Code(.unknownResource)
-        package static let unsupportedMediaType = Code(.unsupportedMediaType)
-        package static let unsupportedRichType = Code(.unsupportedRichType)
-        package static let wrongActivityKind = Code(.wrongActivityKind)
-    }
+    package typealias Code = ErrorCode<CodeName>
 
     package let status: HTTPResponse.Status
     package let code: Code
@@ -136,4 +96,44 @@ package struct APIError: HTTPResponseError, Hashable, Sendable, CustomStringConv
             .write(into: &bytes)
         return bytes
     }
+}
+
+extension ErrorCode<APIError.CodeName> {
+    package static let activityGone = Self(.activityGone)
+    package static let apnsDeliveryRequired = Self(.apnsDeliveryRequired)
+    package static let apnsRejected = Self(.apnsRejected)
+    package static let apnsUnavailable = Self(.apnsUnavailable)
+    package static let bodyTooLarge = Self(.bodyTooLarge)
+    package static let channelGone = Self(.channelGone)
+    package static let conflict = Self(.conflict)
+    package static let contentStateMismatch = Self(.contentStateMismatch)
+    package static let duplicateField = Self(.duplicateField)
+    package static let forbidden = Self(.forbidden)
+    package static let hubError = Self(.hubError)
+    package static let internalError = Self(.internalError)
+    package static let invalidDeviceToken = Self(.invalidDeviceToken)
+    package static let invalidField = Self(.invalidField)
+    package static let invalidJSON = Self(.invalidJSON)
+    package static let invalidPayload = Self(.invalidPayload)
+    package static let invalidQuery = Self(.invalidQuery)
+    package static let invalidToken = Self(.invalidToken)
+    package static let loginBusy = Self(.loginBusy)
+    package static let methodNotAllowed = Self(.methodNotAllowed)
+    package static let missingField = Self(.missingField)
+    package static let notFound = Self(.notFound)
+    package static let payloadTooLarge = Self(.payloadTooLarge)
+    package static let rateLimited = Self(.rateLimited)
+    package static let registrationContended = Self(.registrationContended)
+    package static let resourceGone = Self(.resourceGone)
+    package static let storageUnavailable = Self(.storageUnavailable)
+    package static let tooManyActivityTokens = Self(.tooManyActivityTokens)
+    package static let tooManyDevices = Self(.tooManyDevices)
+    package static let tooManyLogins = Self(.tooManyLogins)
+    package static let unauthorized = Self(.unauthorized)
+    package static let unknownField = Self(.unknownField)
+    package static let unknownRecipient = Self(.unknownRecipient)
+    package static let unknownResource = Self(.unknownResource)
+    package static let unsupportedMediaType = Self(.unsupportedMediaType)
+    package static let unsupportedRichType = Self(.unsupportedRichType)
+    package static let wrongActivityKind = Self(.wrongActivityKind)
 }

@@ -1,4 +1,7 @@
 import Crypto
+// Re-exported: a user of this module reads its error codes (`rawValue`, `description`)
+// without importing the module that declares them.
+@_exported public import PushErrorCodes
 
 /// What the backend keeps: users, device registrations and notifications. SQLite by default
 /// (``SQLiteBackendStore``); another engine implements this protocol.
@@ -200,24 +203,14 @@ package struct NotificationRecord: Sendable, Hashable {
 }
 
 public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The names of ``Code``'s values; match on codes, not on these.
+    public enum CodeName: String, ErrorCodeName {
+        case conflict, unavailable, schemaTooNew, storage
+    }
+
     /// A stable error code. Later versions may add codes without breaking a `switch` that has a
     /// `default` case; `rawValue` and `description` are its name.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Name: String { case conflict, unavailable, schemaTooNew, storage }
-        private let name: Name
-        private init(_ name: Name) { self.name = name }
-        public var rawValue: String { name.rawValue }
-        public var description: String { name.rawValue }
-
-        /// The name or id is taken.
-        public static let conflict = Code(.conflict)
-        /// The data directory cannot be created or opened.
-        public static let unavailable = Code(.unavailable)
-        /// The database was written by a newer version of this program.
-        public static let schemaTooNew = Code(.schemaTooNew)
-        /// The engine failed a statement.
-        public static let storage = Code(.storage)
-    }
+    public typealias Code = ErrorCode<CodeName>
 
     public let code: Code
     public let message: String
@@ -228,4 +221,15 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "\(code): \(message)" }
+}
+
+extension ErrorCode<StoreError.CodeName> {
+    /// The name or id is taken.
+    public static let conflict = Self(.conflict)
+    /// The data directory cannot be created or opened.
+    public static let unavailable = Self(.unavailable)
+    /// The database was written by a newer version of this program.
+    public static let schemaTooNew = Self(.schemaTooNew)
+    /// The engine failed a statement.
+    public static let storage = Self(.storage)
 }

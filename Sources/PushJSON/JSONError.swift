@@ -1,38 +1,22 @@
+// Re-exported: a user of this module reads its error codes (`rawValue`, `description`)
+// without importing the module that declares them.
+@_exported public import PushErrorCodes
+
 /// An error from parsing JSON, or from writing a value JSON cannot express.
 ///
 /// `code` is stable and safe to match on; `offset` is the byte offset in the input (0 for a value
 /// being written). Line and column are not stored: compute them with ``location(in:)`` or
 /// ``rendered(in:fileName:)`` when a message is shown.
 public struct JSONError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The names of ``Code``'s values; match on codes, not on these.
+    public enum CodeName: String, ErrorCodeName {
+        case unexpectedByte, unexpectedEnd, invalidEscape, invalidUnicodeEscape, loneSurrogate, invalidUTF8, controlCharacterInString,
+            trailingData, invalidNumber, duplicateKey, depthLimitExceeded, inputTooLarge
+    }
+
     /// A stable error code. Later versions may add codes without breaking a `switch` that has a
     /// `default` case; `rawValue` and `description` are its name.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Name: String {
-            case unexpectedByte, unexpectedEnd, invalidEscape, invalidUnicodeEscape, loneSurrogate, invalidUTF8, controlCharacterInString,
-                trailingData, invalidNumber, duplicateKey, depthLimitExceeded, inputTooLarge
-        }
-        private let name: Name
-        private init(_ name: Name) { self.name = name }
-        public var rawValue: String { name.rawValue }
-        public var description: String { name.rawValue }
-
-        // Syntax (RFC 8259).
-        public static let unexpectedByte = Code(.unexpectedByte)
-        public static let unexpectedEnd = Code(.unexpectedEnd)
-        public static let invalidEscape = Code(.invalidEscape)
-        public static let invalidUnicodeEscape = Code(.invalidUnicodeEscape)
-        public static let loneSurrogate = Code(.loneSurrogate)
-        public static let invalidUTF8 = Code(.invalidUTF8)
-        public static let controlCharacterInString = Code(.controlCharacterInString)
-        public static let trailingData = Code(.trailingData)
-        /// A malformed number, or NaN or an infinity, which JSON cannot spell.
-        public static let invalidNumber = Code(.invalidNumber)
-        /// An object names a key twice (refused when checked, and always when written).
-        public static let duplicateKey = Code(.duplicateKey)
-        // Limits.
-        public static let depthLimitExceeded = Code(.depthLimitExceeded)
-        public static let inputTooLarge = Code(.inputTooLarge)
-    }
+    public typealias Code = ErrorCode<CodeName>
 
     public let code: Code
     /// Byte offset in the input where the problem was found.
@@ -88,4 +72,23 @@ public struct JSONError: Error, Hashable, Sendable, CustomStringConvertible {
         let (line, column) = location(in: input)
         return "\(fileName): error: \(code) at byte \(offset) (line \(line), column \(column)): \(message)"
     }
+}
+
+extension ErrorCode<JSONError.CodeName> {
+    // Syntax (RFC 8259).
+    public static let unexpectedByte = Self(.unexpectedByte)
+    public static let unexpectedEnd = Self(.unexpectedEnd)
+    public static let invalidEscape = Self(.invalidEscape)
+    public static let invalidUnicodeEscape = Self(.invalidUnicodeEscape)
+    public static let loneSurrogate = Self(.loneSurrogate)
+    public static let invalidUTF8 = Self(.invalidUTF8)
+    public static let controlCharacterInString = Self(.controlCharacterInString)
+    public static let trailingData = Self(.trailingData)
+    /// A malformed number, or NaN or an infinity, which JSON cannot spell.
+    public static let invalidNumber = Self(.invalidNumber)
+    /// An object names a key twice (refused when checked, and always when written).
+    public static let duplicateKey = Self(.duplicateKey)
+    // Limits.
+    public static let depthLimitExceeded = Self(.depthLimitExceeded)
+    public static let inputTooLarge = Self(.inputTooLarge)
 }

@@ -1,25 +1,16 @@
+public import PushErrorCodes
 import PushInternals
 
 /// Why a `Range` header value was not understood.
 public struct ByteRangeError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The names of ``Code``'s values; match on codes, not on these.
+    public enum CodeName: String, ErrorCodeName {
+        case unsupportedUnit, malformed, tooManyRanges, tooLong
+    }
+
     /// A stable error code. Later versions may add codes without breaking a `switch` that has a
     /// `default` case; `rawValue` and `description` are its name.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Name: String { case unsupportedUnit, malformed, tooManyRanges, tooLong }
-        private let name: Name
-        private init(_ name: Name) { self.name = name }
-        public var rawValue: String { name.rawValue }
-        public var description: String { name.rawValue }
-
-        /// The range unit is not `bytes` (RFC 9110 says to ignore such a header).
-        public static let unsupportedUnit = Code(.unsupportedUnit)
-        /// The value does not follow `bytes=first-last, first-, -suffix`, or a last is below its first.
-        public static let malformed = Code(.malformed)
-        /// More than ``ByteRangeSet/maximumRanges`` ranges.
-        public static let tooManyRanges = Code(.tooManyRanges)
-        /// Longer than ``ByteRangeSet/maximumHeaderLength`` bytes.
-        public static let tooLong = Code(.tooLong)
-    }
+    public typealias Code = ErrorCode<CodeName>
 
     public let code: Code
     /// The byte offset in the header value where the problem was found.
@@ -168,4 +159,15 @@ public struct ByteRangeSet: Hashable, Sendable {
             }
         }
     }
+}
+
+extension ErrorCode<ByteRangeError.CodeName> {
+    /// The range unit is not `bytes` (RFC 9110 says to ignore such a header).
+    public static let unsupportedUnit = Self(.unsupportedUnit)
+    /// The value does not follow `bytes=first-last, first-, -suffix`, or a last is below its first.
+    public static let malformed = Self(.malformed)
+    /// More than ``ByteRangeSet/maximumRanges`` ranges.
+    public static let tooManyRanges = Self(.tooManyRanges)
+    /// Longer than ``ByteRangeSet/maximumHeaderLength`` bytes.
+    public static let tooLong = Self(.tooLong)
 }

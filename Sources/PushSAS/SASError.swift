@@ -1,33 +1,19 @@
+// Re-exported: a user of this module reads its error codes (`rawValue`, `description`)
+// without importing the module that declares them.
+@_exported public import PushErrorCodes
+
 /// An error from parsing a connection string, minting a token or verifying one. Messages name
 /// the part concerned and never contain a key or a signature.
 public struct SASError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The names of ``Code``'s values; match on codes, not on these.
+    public enum CodeName: String, ErrorCodeName {
+        case missingPart, emptyPart, duplicatePart, malformedPart, invalidEndpoint, invalidExpiry, malformed, unknownKeyName, badSignature,
+            expired, resourceMismatch
+    }
+
     /// A stable error code. Later versions may add codes without breaking a `switch` that has a
     /// `default` case; `rawValue` and `description` are its name.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Name: String {
-            case missingPart, emptyPart, duplicatePart, malformedPart, invalidEndpoint, invalidExpiry, malformed, unknownKeyName, badSignature,
-                expired, resourceMismatch
-        }
-        private let name: Name
-        private init(_ name: Name) { self.name = name }
-        public var rawValue: String { name.rawValue }
-        public var description: String { name.rawValue }
-
-        // Connection strings.
-        public static let missingPart = Code(.missingPart)
-        public static let emptyPart = Code(.emptyPart)
-        public static let duplicatePart = Code(.duplicatePart)
-        public static let malformedPart = Code(.malformedPart)
-        public static let invalidEndpoint = Code(.invalidEndpoint)
-        // Minting.
-        public static let invalidExpiry = Code(.invalidExpiry)
-        // Verifying.
-        public static let malformed = Code(.malformed)
-        public static let unknownKeyName = Code(.unknownKeyName)
-        public static let badSignature = Code(.badSignature)
-        public static let expired = Code(.expired)
-        public static let resourceMismatch = Code(.resourceMismatch)
-    }
+    public typealias Code = ErrorCode<CodeName>
 
     public let code: Code
     public let message: String
@@ -38,4 +24,21 @@ public struct SASError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "\(code): \(message)" }
+}
+
+extension ErrorCode<SASError.CodeName> {
+    // Connection strings.
+    public static let missingPart = Self(.missingPart)
+    public static let emptyPart = Self(.emptyPart)
+    public static let duplicatePart = Self(.duplicatePart)
+    public static let malformedPart = Self(.malformedPart)
+    public static let invalidEndpoint = Self(.invalidEndpoint)
+    // Minting.
+    public static let invalidExpiry = Self(.invalidExpiry)
+    // Verifying.
+    public static let malformed = Self(.malformed)
+    public static let unknownKeyName = Self(.unknownKeyName)
+    public static let badSignature = Self(.badSignature)
+    public static let expired = Self(.expired)
+    public static let resourceMismatch = Self(.resourceMismatch)
 }
