@@ -70,23 +70,21 @@ let package = Package(
         // constant-time comparison, the Unix clock, HTTP field parsing) and no product exports:
         // none of its types appears in a public API.
         .target(name: "PushInternals"),
-        // `ErrorCode`, the type of every error's stable code; each module with an error re-exports it.
-        .target(name: "PushErrorCodes"),
         // The core: four modules by concern and an umbrella that re-exports them.
         // Lifetimes: the non-escaping views (`JSONView`, `APNsPayloadView`) declare what they depend on.
-        .target(name: "PushJSON", dependencies: ["PushInternals", "PushErrorCodes"], swiftSettings: [.enableExperimentalFeature("Lifetimes")]),
-        .target(name: "PushAPNs", dependencies: ["PushJSON", "PushErrorCodes"], swiftSettings: [.enableExperimentalFeature("Lifetimes")]),
-        .target(name: "PushSAS", dependencies: ["PushInternals", "PushErrorCodes", .product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "PushJSON", dependencies: ["PushInternals"], swiftSettings: [.enableExperimentalFeature("Lifetimes")]),
+        .target(name: "PushAPNs", dependencies: ["PushJSON"], swiftSettings: [.enableExperimentalFeature("Lifetimes")]),
+        .target(name: "PushSAS", dependencies: ["PushInternals", .product(name: "Crypto", package: "swift-crypto")]),
         // APNs provider tokens (ES256 JWTs): signing key, cache, verifier.
         .target(
-            name: "PushAPNsTokens", dependencies: ["PushJSON", "PushInternals", "PushErrorCodes", .product(name: "Crypto", package: "swift-crypto")]),
+            name: "PushAPNsTokens", dependencies: ["PushJSON", "PushInternals", .product(name: "Crypto", package: "swift-crypto")]),
         // Debian's libxxhash-dev (or Homebrew's xxhash); wrapped by Sources/PushResources/XXH3.swift alone.
         .systemLibrary(
             name: "CXXHash",
             pkgConfig: "libxxhash",
             providers: [.apt(["libxxhash-dev"]), .brew(["xxhash"])]
         ),
-        .target(name: "PushResources", dependencies: ["CXXHash", "PushInternals", "PushErrorCodes"]),
+        .target(name: "PushResources", dependencies: ["CXXHash", "PushInternals"]),
         .target(name: "PushCore", dependencies: ["PushJSON", "PushAPNs", "PushSAS", "PushResources"]),
 
         // Images embedded in the binary for rich pushes. Keep them small: `.embedInCode` compile time
@@ -110,7 +108,7 @@ let package = Package(
         .target(
             name: "NotificationHubs",
             dependencies: [
-                "PushAPNs", "PushSAS", "PushInternals", "PushErrorCodes",
+                "PushAPNs", "PushSAS", "PushInternals",
                 serverProduct("AsyncHTTPClient", "async-http-client"), serverProduct("Logging", "swift-log"),
                 serverProduct("NIOCore", "swift-nio"), serverProduct("NIOPosix", "swift-nio"),
                 serverProduct("NIOHTTP1", "swift-nio"),
@@ -129,7 +127,7 @@ let package = Package(
         .target(
             name: "APNs",
             dependencies: [
-                "PushAPNs", "PushAPNsTokens", "PushJSON", "PushInternals", "PushErrorCodes", serverProduct("Logging", "swift-log"),
+                "PushAPNs", "PushAPNsTokens", "PushJSON", "PushInternals", serverProduct("Logging", "swift-log"),
                 serverProduct("CoreMetrics", "swift-metrics"), serverProduct("NIOCore", "swift-nio"), serverProduct("NIOHPACK", "swift-nio-http2"),
                 serverProduct("NIOHTTP2", "swift-nio-http2"), serverProduct("NIOPosix", "swift-nio"), serverProduct("NIOSSL", "swift-nio-ssl"),
                 serverProduct("NIOTLS", "swift-nio"),
@@ -152,7 +150,7 @@ let package = Package(
         .target(
             name: "PushBackend",
             dependencies: [
-                "PushCore", "NotificationHubs", "APNs", "PushAPNsTokens", "PushInternals", "PushErrorCodes", "RichPushImages",
+                "PushCore", "NotificationHubs", "APNs", "PushAPNsTokens", "PushInternals", "RichPushImages",
                 serverProduct("Hummingbird", "hummingbird"), serverProduct("HummingbirdCore", "hummingbird"),
                 serverProduct("HummingbirdAuth", "hummingbird-auth"),
                 serverProduct("NIOHTTPTypes", "swift-nio-extras"), serverProduct("SQLiteNIO", "sqlite-nio"),

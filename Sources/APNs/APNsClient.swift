@@ -5,9 +5,6 @@ import NIOHPACK
 public import NIOSSL
 public import PushAPNs
 public import PushAPNsTokens
-// Re-exported: a user of this module reads its error codes (`rawValue`, `description`)
-// without importing the module that declares them.
-@_exported public import PushErrorCodes
 import PushInternals
 import Synchronization
 
@@ -126,14 +123,29 @@ public struct APNsRetryPolicy: Sendable {
 /// A client that cannot be made (an endpoint that is not `https://host[:port]`, a TLS setting
 /// BoringSSL refuses), or a send that could not start: the headers or the payload break APNs' rules.
 public struct APNsClientError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The names of ``Code``'s values; match on codes, not on these.
-    public enum CodeName: String, ErrorCodeName {
-        case invalidEndpoint, invalidTLSConfiguration, invalidHeaders, invalidPayload, payloadTooLarge, invalidChannel, noProviderToken
-    }
+    /// A stable error code, `rawValue` and `description` its name. Later versions may add codes:
+    /// a `switch` over one outside this package needs a `default` case.
+    @nonexhaustive
+    public enum Code: String, Hashable, Sendable, CustomStringConvertible {
+        // Making the client.
+        /// An endpoint that is not `https://host[:port]`.
+        case invalidEndpoint
+        /// TLS settings BoringSSL refuses, such as a certificate and a key that do not match.
+        case invalidTLSConfiguration
+        // Starting a send.
+        /// A header APNs would refuse, or no `apns-topic`.
+        case invalidHeaders
+        /// A payload that cannot be encoded, or a broadcast without a Live Activity event.
+        case invalidPayload
+        /// A payload over its push type's limit.
+        case payloadTooLarge
+        /// A bundle ID or channel id that is not well formed.
+        case invalidChannel
+        /// The signing key could not mint a provider token.
+        case noProviderToken
 
-    /// A stable error code. Later versions may add codes without breaking a `switch` that has a
-    /// `default` case; `rawValue` and `description` are its name.
-    public typealias Code = ErrorCode<CodeName>
+        public var description: String { rawValue }
+    }
 
     public let code: Code
     public let message: String
@@ -467,23 +479,4 @@ final class RetryBudget: Sendable {
     func take() -> Bool {
         remaining.subtract(1, ordering: .relaxed).newValue >= 0
     }
-}
-
-extension ErrorCode<APNsClientError.CodeName> {
-    // Making the client.
-    /// An endpoint that is not `https://host[:port]`.
-    public static let invalidEndpoint = Self(.invalidEndpoint)
-    /// TLS settings BoringSSL refuses, such as a certificate and a key that do not match.
-    public static let invalidTLSConfiguration = Self(.invalidTLSConfiguration)
-    // Starting a send.
-    /// A header APNs would refuse, or no `apns-topic`.
-    public static let invalidHeaders = Self(.invalidHeaders)
-    /// A payload that cannot be encoded, or a broadcast without a Live Activity event.
-    public static let invalidPayload = Self(.invalidPayload)
-    /// A payload over its push type's limit.
-    public static let payloadTooLarge = Self(.payloadTooLarge)
-    /// A bundle ID or channel id that is not well formed.
-    public static let invalidChannel = Self(.invalidChannel)
-    /// The signing key could not mint a provider token.
-    public static let noProviderToken = Self(.noProviderToken)
 }

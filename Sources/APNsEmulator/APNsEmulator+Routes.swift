@@ -237,7 +237,6 @@ extension APNsEmulator {
                 case .invalidCollapseID: "BadCollapseId"
                 case .invalidID: "BadMessageId"
                 case .invalidTopic: "DeviceTokenNotForTopic"
-                default: "BadTopic"
                 }
             throw APNsRefusal(400, reason, apnsID: apnsID)
         }

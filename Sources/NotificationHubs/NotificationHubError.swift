@@ -1,19 +1,41 @@
-// Re-exported: a user of this module reads its error codes (`rawValue`, `description`)
-// without importing the module that declares them.
-@_exported public import PushErrorCodes
-
 /// An error from the Notification Hubs client: a refused request (with the hub's tracking id), a
 /// transport failure, or input refused before anything was sent.
 public struct NotificationHubError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The names of ``Code``'s values; match on codes, not on these.
-    public enum CodeName: String, ErrorCodeName {
-        case invalidTag, invalidTagExpression, tooManyTags, badRequest, unauthorized, forbidden, throttled, notFound, payloadTooLarge,
-            serverError, unexpectedStatus, transportFailed
-    }
+    /// A stable error code, `rawValue` and `description` its name. Later versions may add codes:
+    /// a `switch` over one outside this package needs a `default` case.
+    @nonexhaustive
+    public enum Code: String, Hashable, Sendable, CustomStringConvertible {
+        // Refused before sending.
+        /// A tag longer than 120 characters, with a character outside `A-Z a-z 0-9 _ @ # . : -`, or starting with `$`.
+        case invalidTag
+        /// A tag expression that does not parse.
+        case invalidTagExpression
+        /// More than 20 tags in an expression of only `||`, or more than 6 in any other.
+        case tooManyTags
+        // Answers from the hub.
+        /// 400: the hub refused the request as malformed.
+        case badRequest
+        /// 401: an invalid signature or an expired token.
+        case unauthorized
+        /// 403 without `Retry-After`: the key lacks the right (Send, Listen, Manage).
+        case forbidden
+        /// 429, or 403 with `Retry-After`: quota or rate exceeded.
+        case throttled
+        /// 404: no such hub, installation or notification.
+        case notFound
+        /// 413: the payload is over the platform's limit.
+        case payloadTooLarge
+        /// 5xx.
+        case serverError
+        /// Another status the client does not expect.
+        case unexpectedStatus
+        // No answer.
+        /// The connection failed or the answer did not come in time; `status` is nil. The message
+        /// says whether the request may have reached the hub.
+        case transportFailed
 
-    /// A stable error code. Later versions may add codes without breaking a `switch` that has a
-    /// `default` case; `rawValue` and `description` are its name.
-    public typealias Code = ErrorCode<CodeName>
+        public var description: String { rawValue }
+    }
 
     public let code: Code
     /// The HTTP status, when the hub answered.
@@ -80,35 +102,4 @@ private func trackingIDInDetail(_ detail: String) -> String? {
     let rest = detail[marker.upperBound...]
     let id = rest.prefix { $0 != "," && $0 != " " && $0 != "<" && $0 != "\n" }
     return id.isEmpty ? nil : String(id)
-}
-
-extension ErrorCode<NotificationHubError.CodeName> {
-    // Refused before sending.
-    /// A tag longer than 120 characters, with a character outside `A-Z a-z 0-9 _ @ # . : -`, or starting with `$`.
-    public static let invalidTag = Self(.invalidTag)
-    /// A tag expression that does not parse.
-    public static let invalidTagExpression = Self(.invalidTagExpression)
-    /// More than 20 tags in an expression of only `||`, or more than 6 in any other.
-    public static let tooManyTags = Self(.tooManyTags)
-    // Answers from the hub.
-    /// 400: the hub refused the request as malformed.
-    public static let badRequest = Self(.badRequest)
-    /// 401: an invalid signature or an expired token.
-    public static let unauthorized = Self(.unauthorized)
-    /// 403 without `Retry-After`: the key lacks the right (Send, Listen, Manage).
-    public static let forbidden = Self(.forbidden)
-    /// 429, or 403 with `Retry-After`: quota or rate exceeded.
-    public static let throttled = Self(.throttled)
-    /// 404: no such hub, installation or notification.
-    public static let notFound = Self(.notFound)
-    /// 413: the payload is over the platform's limit.
-    public static let payloadTooLarge = Self(.payloadTooLarge)
-    /// 5xx.
-    public static let serverError = Self(.serverError)
-    /// Another status the client does not expect.
-    public static let unexpectedStatus = Self(.unexpectedStatus)
-    // No answer.
-    /// The connection failed or the answer did not come in time; `status` is nil. The message
-    /// says whether the request may have reached the hub.
-    public static let transportFailed = Self(.transportFailed)
 }

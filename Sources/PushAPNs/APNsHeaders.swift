@@ -1,4 +1,3 @@
-public import PushErrorCodes
 import PushJSON
 
 /// The APNs request headers that follow from a payload, and their validation.
@@ -126,14 +125,14 @@ public struct APNsHeaders: Sendable, Hashable {
     }
 
     public struct ValidationError: Error, Hashable, Sendable, CustomStringConvertible {
-        /// The names of ``Code``'s values; match on codes, not on these.
-        public enum CodeName: String, ErrorCodeName {
+        /// A stable error code, `rawValue` and `description` its name. Later versions may add codes:
+        /// a `switch` over one outside this package needs a `default` case.
+        @nonexhaustive
+        public enum Code: String, Hashable, Sendable, CustomStringConvertible {
             case invalidPriority, invalidExpiration, invalidCollapseID, invalidID, invalidTopic
-        }
 
-        /// A stable error code. Later versions may add codes without breaking a `switch` that has a
-        /// `default` case; `rawValue` and `description` are its name.
-        public typealias Code = ErrorCode<CodeName>
+            public var description: String { rawValue }
+        }
 
         public let code: Code
         public let header: String
@@ -147,12 +146,4 @@ public struct APNsHeaders: Sendable, Hashable {
 
         public var description: String { "\(header) \(message)" }
     }
-}
-
-extension ErrorCode<APNsHeaders.ValidationError.CodeName> {
-    public static let invalidPriority = Self(.invalidPriority)
-    public static let invalidExpiration = Self(.invalidExpiration)
-    public static let invalidCollapseID = Self(.invalidCollapseID)
-    public static let invalidID = Self(.invalidID)
-    public static let invalidTopic = Self(.invalidTopic)
 }

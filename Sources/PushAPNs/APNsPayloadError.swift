@@ -1,6 +1,3 @@
-// Re-exported: a user of this module reads its error codes (`rawValue`, `description`)
-// without importing the module that declares them.
-@_exported public import PushErrorCodes
 public import PushJSON
 
 /// Why a payload is not one APNs accepts or an app can read, or does not fit its limit; also
@@ -8,15 +5,37 @@ public import PushJSON
 ///
 /// `code` is stable and safe to match on. Messages never quote a value, only key names.
 public struct APNsPayloadError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The names of ``Code``'s values; match on codes, not on these.
-    public enum CodeName: String, ErrorCodeName {
-        case typeMismatch, invalidValue, missingKey, duplicateKey, payloadTooLarge, cannotFit, unknownKey, backgroundPushWithAlert,
-            pushTypeMismatch, schemaMismatch
-    }
+    /// A stable error code, `rawValue` and `description` its name. Later versions may add codes:
+    /// a `switch` over one outside this package needs a `default` case.
+    @nonexhaustive
+    public enum Code: String, Hashable, Sendable, CustomStringConvertible {
+        // The model.
+        /// A key holds the wrong JSON type (`aps.badge` as a string).
+        case typeMismatch
+        /// A value out of its range or none of its names (a negative `aps.badge`, an unknown `aps.event`).
+        case invalidValue
+        /// A key the payload needs is missing (`aps`, or `aps.timestamp` in a Live Activity push).
+        case missingKey
+        /// A key appears twice in one dictionary, or a named field is set again among the other keys.
+        case duplicateKey
+        // Size.
+        /// The encoded payload is over the limit; ``size`` and ``limit`` say by how much.
+        case payloadTooLarge
+        /// Even with its alert text emptied the payload is over ``limit``.
+        case cannotFit
+        // Lint.
+        /// A key APNs does not know (a warning; the key is passed through).
+        case unknownKey
+        /// A `content-available` push that also shows something (a warning).
+        case backgroundPushWithAlert
+        /// The payload does not match the push type it is sent as.
+        case pushTypeMismatch
+        /// A Live Activity's `content-state` or `attributes` does not match the app's declared
+        /// fields (``APNsFieldSchema``): the device would drop the push.
+        case schemaMismatch
 
-    /// A stable error code. Later versions may add codes without breaking a `switch` that has a
-    /// `default` case; `rawValue` and `description` are its name.
-    public typealias Code = ErrorCode<CodeName>
+        public var description: String { rawValue }
+    }
 
     public let code: Code
     /// The key concerned as a dotted path from the root, such as `aps.alert.title`; `""` for the
@@ -76,31 +95,4 @@ public struct APNsPayloadError: Error, Hashable, Sendable, CustomStringConvertib
         return APNsPayloadError(
             .payloadTooLarge, path: "", offset: offset, size: size, limit: limit, "payload is \(size) bytes, over \(limitName) of \(limit) bytes")
     }
-}
-
-extension ErrorCode<APNsPayloadError.CodeName> {
-    // The model.
-    /// A key holds the wrong JSON type (`aps.badge` as a string).
-    public static let typeMismatch = Self(.typeMismatch)
-    /// A value out of its range or none of its names (a negative `aps.badge`, an unknown `aps.event`).
-    public static let invalidValue = Self(.invalidValue)
-    /// A key the payload needs is missing (`aps`, or `aps.timestamp` in a Live Activity push).
-    public static let missingKey = Self(.missingKey)
-    /// A key appears twice in one dictionary, or a named field is set again among the other keys.
-    public static let duplicateKey = Self(.duplicateKey)
-    // Size.
-    /// The encoded payload is over the limit; ``size`` and ``limit`` say by how much.
-    public static let payloadTooLarge = Self(.payloadTooLarge)
-    /// Even with its alert text emptied the payload is over ``limit``.
-    public static let cannotFit = Self(.cannotFit)
-    // Lint.
-    /// A key APNs does not know (a warning; the key is passed through).
-    public static let unknownKey = Self(.unknownKey)
-    /// A `content-available` push that also shows something (a warning).
-    public static let backgroundPushWithAlert = Self(.backgroundPushWithAlert)
-    /// The payload does not match the push type it is sent as.
-    public static let pushTypeMismatch = Self(.pushTypeMismatch)
-    /// A Live Activity's `content-state` or `attributes` does not match the app's declared
-    /// fields (``APNsFieldSchema``): the device would drop the push.
-    public static let schemaMismatch = Self(.schemaMismatch)
 }

@@ -2,24 +2,20 @@ package import HTTPTypes
 package import Hummingbird
 import NotificationHubs
 import PushCore
-package import PushErrorCodes
 
 /// Every refusal the API makes: an HTTP status and a stable code, answered as
 /// `{"error": {"code": "…", "message": "…"}}`.
 package struct APIError: HTTPResponseError, Hashable, Sendable, CustomStringConvertible {
-    /// The names of ``Code``'s values; match on codes, not on these.
-    package enum CodeName: String, ErrorCodeName {
+    /// The `code` of an error body; `rawValue` is how the body spells it.
+    package enum Code: String, Hashable, Sendable, CustomStringConvertible {
         case activityGone, apnsDeliveryRequired, apnsRejected, apnsUnavailable, bodyTooLarge, channelGone, conflict, contentStateMismatch,
             duplicateField, forbidden, hubError, internalError, invalidDeviceToken, invalidField, invalidJSON, invalidPayload, invalidQuery,
             invalidToken, loginBusy, methodNotAllowed, missingField, notFound, payloadTooLarge, rateLimited, registrationContended, resourceGone,
-            storageUnavailable, tooManyActivityTokens, tooManyDevices, tooManyLogins, unauthorized, unknownField, unknownRecipient,
-            unknownResource,
+            storageUnavailable, tooManyActivityTokens, tooManyDevices, tooManyLogins, unauthorized, unknownField, unknownRecipient, unknownResource,
             unsupportedMediaType, unsupportedRichType, wrongActivityKind
-    }
 
-    /// The `code` of an error body. Later versions may add codes without breaking a `switch` that
-    /// has a `default` case; `rawValue` and `description` are its name.
-    package typealias Code = ErrorCode<CodeName>
+        package var description: String { rawValue }
+    }
 
     package let status: HTTPResponse.Status
     package let code: Code
@@ -96,44 +92,4 @@ package struct APIError: HTTPResponseError, Hashable, Sendable, CustomStringConv
             .write(into: &bytes)
         return bytes
     }
-}
-
-extension ErrorCode<APIError.CodeName> {
-    package static let activityGone = Self(.activityGone)
-    package static let apnsDeliveryRequired = Self(.apnsDeliveryRequired)
-    package static let apnsRejected = Self(.apnsRejected)
-    package static let apnsUnavailable = Self(.apnsUnavailable)
-    package static let bodyTooLarge = Self(.bodyTooLarge)
-    package static let channelGone = Self(.channelGone)
-    package static let conflict = Self(.conflict)
-    package static let contentStateMismatch = Self(.contentStateMismatch)
-    package static let duplicateField = Self(.duplicateField)
-    package static let forbidden = Self(.forbidden)
-    package static let hubError = Self(.hubError)
-    package static let internalError = Self(.internalError)
-    package static let invalidDeviceToken = Self(.invalidDeviceToken)
-    package static let invalidField = Self(.invalidField)
-    package static let invalidJSON = Self(.invalidJSON)
-    package static let invalidPayload = Self(.invalidPayload)
-    package static let invalidQuery = Self(.invalidQuery)
-    package static let invalidToken = Self(.invalidToken)
-    package static let loginBusy = Self(.loginBusy)
-    package static let methodNotAllowed = Self(.methodNotAllowed)
-    package static let missingField = Self(.missingField)
-    package static let notFound = Self(.notFound)
-    package static let payloadTooLarge = Self(.payloadTooLarge)
-    package static let rateLimited = Self(.rateLimited)
-    package static let registrationContended = Self(.registrationContended)
-    package static let resourceGone = Self(.resourceGone)
-    package static let storageUnavailable = Self(.storageUnavailable)
-    package static let tooManyActivityTokens = Self(.tooManyActivityTokens)
-    package static let tooManyDevices = Self(.tooManyDevices)
-    package static let tooManyLogins = Self(.tooManyLogins)
-    package static let unauthorized = Self(.unauthorized)
-    package static let unknownField = Self(.unknownField)
-    package static let unknownRecipient = Self(.unknownRecipient)
-    package static let unknownResource = Self(.unknownResource)
-    package static let unsupportedMediaType = Self(.unsupportedMediaType)
-    package static let unsupportedRichType = Self(.unsupportedRichType)
-    package static let wrongActivityKind = Self(.wrongActivityKind)
 }

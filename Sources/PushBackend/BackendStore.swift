@@ -1,7 +1,4 @@
 import Crypto
-// Re-exported: a user of this module reads its error codes (`rawValue`, `description`)
-// without importing the module that declares them.
-@_exported public import PushErrorCodes
 
 /// What the backend keeps: users, device registrations and notifications. SQLite by default
 /// (``SQLiteBackendStore``); another engine implements this protocol.
@@ -203,14 +200,21 @@ package struct NotificationRecord: Sendable, Hashable {
 }
 
 public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The names of ``Code``'s values; match on codes, not on these.
-    public enum CodeName: String, ErrorCodeName {
-        case conflict, unavailable, schemaTooNew, storage
-    }
+    /// A stable error code, `rawValue` and `description` its name. Later versions may add codes:
+    /// a `switch` over one outside this package needs a `default` case.
+    @nonexhaustive
+    public enum Code: String, Hashable, Sendable, CustomStringConvertible {
+        /// The name or id is taken.
+        case conflict
+        /// The data directory cannot be created or opened.
+        case unavailable
+        /// The database was written by a newer version of this program.
+        case schemaTooNew
+        /// The engine failed a statement.
+        case storage
 
-    /// A stable error code. Later versions may add codes without breaking a `switch` that has a
-    /// `default` case; `rawValue` and `description` are its name.
-    public typealias Code = ErrorCode<CodeName>
+        public var description: String { rawValue }
+    }
 
     public let code: Code
     public let message: String
@@ -221,15 +225,4 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "\(code): \(message)" }
-}
-
-extension ErrorCode<StoreError.CodeName> {
-    /// The name or id is taken.
-    public static let conflict = Self(.conflict)
-    /// The data directory cannot be created or opened.
-    public static let unavailable = Self(.unavailable)
-    /// The database was written by a newer version of this program.
-    public static let schemaTooNew = Self(.schemaTooNew)
-    /// The engine failed a statement.
-    public static let storage = Self(.storage)
 }

@@ -1,22 +1,24 @@
-// Re-exported: a user of this module reads its error codes (`rawValue`, `description`)
-// without importing the module that declares them.
-@_exported public import PushErrorCodes
-
 /// An error from parsing JSON, or from writing a value JSON cannot express.
 ///
 /// `code` is stable and safe to match on; `offset` is the byte offset in the input (0 for a value
 /// being written). Line and column are not stored: compute them with ``location(in:)`` or
 /// ``rendered(in:fileName:)`` when a message is shown.
 public struct JSONError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The names of ``Code``'s values; match on codes, not on these.
-    public enum CodeName: String, ErrorCodeName {
-        case unexpectedByte, unexpectedEnd, invalidEscape, invalidUnicodeEscape, loneSurrogate, invalidUTF8, controlCharacterInString,
-            trailingData, invalidNumber, duplicateKey, depthLimitExceeded, inputTooLarge
-    }
+    /// A stable error code, `rawValue` and `description` its name. Later versions may add codes:
+    /// a `switch` over one outside this package needs a `default` case.
+    @nonexhaustive
+    public enum Code: String, Hashable, Sendable, CustomStringConvertible {
+        // Syntax (RFC 8259).
+        case unexpectedByte, unexpectedEnd, invalidEscape, invalidUnicodeEscape, loneSurrogate, invalidUTF8, controlCharacterInString, trailingData
+        /// A malformed number, or NaN or an infinity, which JSON cannot spell.
+        case invalidNumber
+        /// An object names a key twice (refused when checked, and always when written).
+        case duplicateKey
+        // Limits.
+        case depthLimitExceeded, inputTooLarge
 
-    /// A stable error code. Later versions may add codes without breaking a `switch` that has a
-    /// `default` case; `rawValue` and `description` are its name.
-    public typealias Code = ErrorCode<CodeName>
+        public var description: String { rawValue }
+    }
 
     public let code: Code
     /// Byte offset in the input where the problem was found.
@@ -72,23 +74,4 @@ public struct JSONError: Error, Hashable, Sendable, CustomStringConvertible {
         let (line, column) = location(in: input)
         return "\(fileName): error: \(code) at byte \(offset) (line \(line), column \(column)): \(message)"
     }
-}
-
-extension ErrorCode<JSONError.CodeName> {
-    // Syntax (RFC 8259).
-    public static let unexpectedByte = Self(.unexpectedByte)
-    public static let unexpectedEnd = Self(.unexpectedEnd)
-    public static let invalidEscape = Self(.invalidEscape)
-    public static let invalidUnicodeEscape = Self(.invalidUnicodeEscape)
-    public static let loneSurrogate = Self(.loneSurrogate)
-    public static let invalidUTF8 = Self(.invalidUTF8)
-    public static let controlCharacterInString = Self(.controlCharacterInString)
-    public static let trailingData = Self(.trailingData)
-    /// A malformed number, or NaN or an infinity, which JSON cannot spell.
-    public static let invalidNumber = Self(.invalidNumber)
-    /// An object names a key twice (refused when checked, and always when written).
-    public static let duplicateKey = Self(.duplicateKey)
-    // Limits.
-    public static let depthLimitExceeded = Self(.depthLimitExceeded)
-    public static let inputTooLarge = Self(.inputTooLarge)
 }

@@ -1,16 +1,22 @@
-public import PushErrorCodes
 import PushInternals
 
 /// Why a `Range` header value was not understood.
 public struct ByteRangeError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The names of ``Code``'s values; match on codes, not on these.
-    public enum CodeName: String, ErrorCodeName {
-        case unsupportedUnit, malformed, tooManyRanges, tooLong
-    }
+    /// A stable error code, `rawValue` and `description` its name. Later versions may add codes:
+    /// a `switch` over one outside this package needs a `default` case.
+    @nonexhaustive
+    public enum Code: String, Hashable, Sendable, CustomStringConvertible {
+        /// The range unit is not `bytes` (RFC 9110 says to ignore such a header).
+        case unsupportedUnit
+        /// The value does not follow `bytes=first-last, first-, -suffix`, or a last is below its first.
+        case malformed
+        /// More than ``ByteRangeSet/maximumRanges`` ranges.
+        case tooManyRanges
+        /// Longer than ``ByteRangeSet/maximumHeaderLength`` bytes.
+        case tooLong
 
-    /// A stable error code. Later versions may add codes without breaking a `switch` that has a
-    /// `default` case; `rawValue` and `description` are its name.
-    public typealias Code = ErrorCode<CodeName>
+        public var description: String { rawValue }
+    }
 
     public let code: Code
     /// The byte offset in the header value where the problem was found.
@@ -159,15 +165,4 @@ public struct ByteRangeSet: Hashable, Sendable {
             }
         }
     }
-}
-
-extension ErrorCode<ByteRangeError.CodeName> {
-    /// The range unit is not `bytes` (RFC 9110 says to ignore such a header).
-    public static let unsupportedUnit = Self(.unsupportedUnit)
-    /// The value does not follow `bytes=first-last, first-, -suffix`, or a last is below its first.
-    public static let malformed = Self(.malformed)
-    /// More than ``ByteRangeSet/maximumRanges`` ranges.
-    public static let tooManyRanges = Self(.tooManyRanges)
-    /// Longer than ``ByteRangeSet/maximumHeaderLength`` bytes.
-    public static let tooLong = Self(.tooLong)
 }

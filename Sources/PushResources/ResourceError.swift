@@ -1,7 +1,3 @@
-// Re-exported: a user of this module reads its error codes (`rawValue`, `description`)
-// without importing the module that declares them.
-@_exported public import PushErrorCodes
-
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -11,14 +7,31 @@ import Darwin
 /// An error from looking up, opening or streaming a resource. Messages name the resource; a stream
 /// that ends with one of these has not delivered the whole resource.
 public struct ResourceError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The names of ``Code``'s values; match on codes, not on these.
-    public enum CodeName: String, ErrorCodeName {
-        case invalidName, notFound, duplicateName, notRegularFile, changedDuringRead, vanished, invalidChunkSize, rangeOutOfBounds, ioError
-    }
+    /// A stable error code, `rawValue` and `description` its name. Later versions may add codes:
+    /// a `switch` over one outside this package needs a `default` case.
+    @nonexhaustive
+    public enum Code: String, Hashable, Sendable, CustomStringConvertible {
+        /// The name is empty, too long, or uses a character outside `A-Z a-z 0-9 . _ -` (or starts with `.`).
+        case invalidName
+        /// No resource has this name (or no file exists at this path).
+        case notFound
+        /// A registry already holds a resource with this name.
+        case duplicateName
+        /// The path names a directory, a device, a socket or a symbolic link, not a regular file.
+        case notRegularFile
+        /// The file changed size or was modified while it was being read.
+        case changedDuringRead
+        /// The file was deleted while it was being read.
+        case vanished
+        /// A chunk size below 1 byte or above ``ResourceLimits/maximumChunkSize``.
+        case invalidChunkSize
+        /// A byte range outside the resource.
+        case rangeOutOfBounds
+        /// The operating system refused an operation; the message carries its reason.
+        case ioError
 
-    /// A stable error code. Later versions may add codes without breaking a `switch` that has a
-    /// `default` case; `rawValue` and `description` are its name.
-    public typealias Code = ErrorCode<CodeName>
+        public var description: String { rawValue }
+    }
 
     public let code: Code
     /// The resource's name or path.
@@ -90,25 +103,4 @@ public enum ResourceLimits {
             return false
         }
     }
-}
-
-extension ErrorCode<ResourceError.CodeName> {
-    /// The name is empty, too long, or uses a character outside `A-Z a-z 0-9 . _ -` (or starts with `.`).
-    public static let invalidName = Self(.invalidName)
-    /// No resource has this name (or no file exists at this path).
-    public static let notFound = Self(.notFound)
-    /// A registry already holds a resource with this name.
-    public static let duplicateName = Self(.duplicateName)
-    /// The path names a directory, a device, a socket or a symbolic link, not a regular file.
-    public static let notRegularFile = Self(.notRegularFile)
-    /// The file changed size or was modified while it was being read.
-    public static let changedDuringRead = Self(.changedDuringRead)
-    /// The file was deleted while it was being read.
-    public static let vanished = Self(.vanished)
-    /// A chunk size below 1 byte or above ``ResourceLimits/maximumChunkSize``.
-    public static let invalidChunkSize = Self(.invalidChunkSize)
-    /// A byte range outside the resource.
-    public static let rangeOutOfBounds = Self(.rangeOutOfBounds)
-    /// The operating system refused an operation; the message carries its reason.
-    public static let ioError = Self(.ioError)
 }

@@ -7,6 +7,7 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import PushAPNsTokens
+import PushTestSupport
 import Testing
 
 /// The client's own HTTP/2 transport: PING health checks, the CONNECT proxy, metrics.
@@ -201,7 +202,7 @@ struct TinyProxy {
             process.arguments = ["-d", "-c", folder.appendingPathComponent("tinyproxy.conf").path]
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
-            try process.run()
+            try process.runOneAtATime()
             // Listening once a connection is taken; a port someone else took meanwhile ends the process.
             for _ in 0..<100 where process.isRunning {
                 if (try? ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: port).wait())

@@ -6,6 +6,7 @@ import NIOCore
 import NIOHTTP1
 import NIOSSL
 import PushAPNs
+import PushTestSupport
 import Testing
 
 /// A certificate authority and a client identity signed by it, made with the `openssl` command as
@@ -50,7 +51,7 @@ struct ClientIdentityFiles {
         process.arguments = ["openssl"] + arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try process.runOneAtATime()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { throw OpenSSLFailed(arguments: arguments.prefix(2).joined(separator: " ")) }
     }

@@ -4,6 +4,16 @@ package import Foundation
 import Glibc
 #endif
 
+extension Process {
+    private static let launches = NSLock()
+
+    /// `run()`, one launch at a time in this process: Foundation's `Process.run()` on Linux has
+    /// crashed (a bad read inside it) when suites running in parallel launched children at once.
+    package func runOneAtATime() throws {
+        try Self.launches.withLock { try run() }
+    }
+}
+
 /// What one run of the built `pushcore` binary did.
 package struct CommandResult {
     package let status: Int32
@@ -62,7 +72,7 @@ package enum PushCoreBinary {
         process.standardInput = try FileHandle(forReadingFrom: inURL)
         process.standardOutput = try FileHandle(forWritingTo: outURL)
         process.standardError = try FileHandle(forWritingTo: errURL)
-        try process.run()
+        try process.runOneAtATime()
         // VmHWM belongs to the child's own address space (getrusage would also count the pages it
         // shared with this large test process before exec). It only grows, so the last reading
         // before the child exits is its peak, give or take the final millisecond.
@@ -99,7 +109,7 @@ package enum ServerProcess {
         process.standardError = errors
         let input = stdin.map { _ in Pipe() }
         if let input { process.standardInput = input }
-        try process.run()
+        try process.runOneAtATime()
         if let input, let stdin {
             try input.fileHandleForWriting.write(contentsOf: stdin)
             try input.fileHandleForWriting.close()
