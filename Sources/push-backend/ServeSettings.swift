@@ -31,84 +31,73 @@ struct ServeSettings {
     }
     static let defaults = Defaults()
 
-    var store: StoreLocation
-    var host: String
-    var port: Int
-    var delivery: String
-    var demo: Bool
-    var hubConnectionString: String?
-    var hubName: String?
-    var hubEndpoint: String?
-    var apnsKeyFile: String?
-    var apnsKeyID: String?
-    var apnsTeamID: String?
-    var apnsTopic: String?
-    var apnsDevelopment: Bool
-    var apnsEndpoint: String?
-    var apnsCAFile: String?
-    var apnsOtherEndpoint: String?
-    var apnsCheckDevice: String?
-    var contentStateSchema: String?
-    var attributesSchema: String?
+    /// Where pushes go.
+    enum Delivery {
+        /// The hub emulator, in this process.
+        case hubEmulator
+        case hub(HubSettings)
+        /// The APNs emulator, in this process.
+        case apnsEmulator(topic: String, checkDevice: String?)
+        case apns(APNsOptions)
+    }
+
+    /// APNs as the options name it; the key file is read when serving starts.
+    struct APNsOptions {
+        var keyFile: String
+        var keyID: String
+        var teamID: String
+        var topic: String
+        var endpoint: String
+        var caFile: String?
+        var otherEndpoint: String?
+        var checkDevice: String?
+    }
+
+    var configuration: BackendConfiguration
     var logLevel: Logger.Level
-    var idleTimeout: Int
-    var requestHeadTimeout: Int
-    var requestBodyTimeout: Int
-    var maxConnections: Int
-    var maxConnectionsPerAddress: Int
-    var sendBurst: Int
-    var sendPerMinute: Int
-    var loginBurst: Int
-    var trustedProxies: [String]
-    var maxDevicesPerUser: Int
-    var maxActivityTokensPerUser: Int
-    var retentionDays: Int
-    var metricsPort: Int?
-    var metricsHost: String
+    var delivery: Delivery
+    /// The Live Activity types' files: ContentState's, and ActivityAttributes' when given.
+    var schemaFiles: (contentState: String, attributes: String?)?
+    var metrics: (host: String, port: Int)?
 
     init(_ settings: Settings) throws {
-        store = StoreLocation(settings)
-        host = settings.string("host", default: "127.0.0.1")
-        port = settings.int("port", default: 8080)
-        delivery = settings.string("delivery", default: "hub")
-        demo = settings.bool("demo")
-        hubConnectionString = settings.string("hub.connectionString")
-        hubName = settings.string("hub.name")
-        hubEndpoint = settings.string("hub.endpoint")
-        apnsKeyFile = settings.string("apns.keyFile")
-        apnsKeyID = settings.string("apns.keyId")
-        apnsTeamID = settings.string("apns.teamId")
-        apnsTopic = settings.string("apns.topic")
-        apnsDevelopment = settings.bool("apns.development")
-        apnsEndpoint = settings.string("apns.endpoint")
-        apnsCAFile = settings.string("apns.caFile")
-        apnsOtherEndpoint = settings.string("apns.otherEndpoint")
-        apnsCheckDevice = settings.string("apns.checkDevice")
-        contentStateSchema = settings.string("contentStateSchema")
-        attributesSchema = settings.string("attributesSchema")
+        let store = StoreLocation(settings)
+        let host = settings.string("host", default: "127.0.0.1")
+        let port = settings.int("port", default: 8080)
+        let deliveryName = settings.string("delivery", default: "hub")
+        let demo = settings.bool("demo")
+        let hubConnectionString = settings.string("hub.connectionString")
+        let hubName = settings.string("hub.name")
+        let hubEndpoint = settings.string("hub.endpoint")
+        let apnsKeyFile = settings.string("apns.keyFile")
+        let apnsKeyID = settings.string("apns.keyId")
+        let apnsTeamID = settings.string("apns.teamId")
+        let apnsTopic = settings.string("apns.topic")
+        let apnsDevelopment = settings.bool("apns.development")
+        let apnsEndpoint = settings.string("apns.endpoint")
+        let apnsCAFile = settings.string("apns.caFile")
+        let apnsOtherEndpoint = settings.string("apns.otherEndpoint")
+        let apnsCheckDevice = settings.string("apns.checkDevice")
+        let contentStateSchema = settings.string("contentStateSchema")
+        let attributesSchema = settings.string("attributesSchema")
         let level = settings.string("logLevel", default: "info")
-        idleTimeout = settings.int("idleTimeout", default: 30)
-        requestHeadTimeout = settings.int("requestHeadTimeout", default: 10)
-        requestBodyTimeout = settings.int("requestBodyTimeout", default: 30)
-        maxConnections = settings.int("maxConnections", default: 4096)
-        maxConnectionsPerAddress = settings.int("maxConnectionsPerAddress", default: 256)
-        sendBurst = settings.int("sendBurst", default: Self.defaults.sendBurst)
-        sendPerMinute = settings.int("sendPerMinute", default: Self.defaults.sendPerMinute)
-        loginBurst = settings.int("loginBurst", default: Self.defaults.loginBurst)
-        trustedProxies = settings.strings("trustedProxies")
-        maxDevicesPerUser = settings.int("maxDevicesPerUser", default: Self.defaults.maxDevicesPerUser)
-        maxActivityTokensPerUser = settings.int("maxActivityTokensPerUser", default: Self.defaults.maxActivityTokensPerUser)
-        retentionDays = settings.int("retentionDays", default: 30)
-        metricsPort = settings.int("metrics.port")
-        metricsHost = settings.string("metrics.host", default: "127.0.0.1")
+        let idleTimeout = settings.int("idleTimeout", default: 30)
+        let requestHeadTimeout = settings.int("requestHeadTimeout", default: 10)
+        let requestBodyTimeout = settings.int("requestBodyTimeout", default: 30)
+        let maxConnections = settings.int("maxConnections", default: 4096)
+        let maxConnectionsPerAddress = settings.int("maxConnectionsPerAddress", default: 256)
+        let sendBurst = settings.int("sendBurst", default: Self.defaults.sendBurst)
+        let sendPerMinute = settings.int("sendPerMinute", default: Self.defaults.sendPerMinute)
+        let loginBurst = settings.int("loginBurst", default: Self.defaults.loginBurst)
+        let trustedProxies = settings.strings("trustedProxies")
+        let maxDevicesPerUser = settings.int("maxDevicesPerUser", default: Self.defaults.maxDevicesPerUser)
+        let maxActivityTokensPerUser = settings.int("maxActivityTokensPerUser", default: Self.defaults.maxActivityTokensPerUser)
+        let retentionDays = settings.int("retentionDays", default: 30)
+        let metricsPort = settings.int("metrics.port")
+        let metricsHost = settings.string("metrics.host", default: "127.0.0.1")
         try settings.checkTypes()
 
         guard let logLevel = Logger.Level(rawValue: level) else { throw ValidationError("logLevel: unknown level \(level)") }
-        self.logLevel = logLevel
-        try check()
-    }
-
-    private func check() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("port must be 0 to 65535") }
         if let metricsPort {
             guard (0...65_535).contains(metricsPort) else { throw ValidationError("metrics.port must be 0 to 65535") }
@@ -131,68 +120,40 @@ struct ServeSettings {
             throw ValidationError("trustedProxies takes IP addresses, not \(bad)")
         }
         guard (1...36_500).contains(retentionDays) else { throw ValidationError("retentionDays is 1 to 36500") }
-        guard delivery == "hub" || delivery == "apns" else { throw ValidationError("delivery is hub or apns") }
-        if delivery == "hub" {
-            if !demo && (hubConnectionString == nil) != (hubName == nil) {
+        if attributesSchema != nil && contentStateSchema == nil { throw ValidationError("attributesSchema needs contentStateSchema") }
+
+        switch (deliveryName, demo) {
+        case ("hub", true):
+            delivery = .hubEmulator
+        case ("hub", false):
+            switch (hubConnectionString, hubName) {
+            case (let connectionString?, let name?):
+                delivery = .hub(HubSettings(connectionString: connectionString, hubName: name, endpoint: hubEndpoint))
+            case (nil, nil):
+                delivery = .hubEmulator
+            default:
                 throw ValidationError("give both a hub connection string and a hub name, or neither (demo mode)")
             }
-        } else if !demo {
-            guard apnsKeyFile != nil, apnsKeyID != nil, apnsTeamID != nil, apnsTopic != nil else {
+        case ("apns", true):
+            delivery = .apnsEmulator(topic: apnsTopic ?? DemoAPNs.defaultTopic, checkDevice: apnsCheckDevice)
+        case ("apns", false):
+            guard let apnsKeyFile, let apnsKeyID, let apnsTeamID, let apnsTopic else {
                 throw ValidationError("delivery apns needs apns.keyFile, apns.keyId, apns.teamId and apns.topic (or demo)")
             }
             if apnsDevelopment && apnsEndpoint != nil { throw ValidationError("apns.development and apns.endpoint are exclusive") }
+            delivery = .apns(
+                APNsOptions(
+                    keyFile: apnsKeyFile, keyID: apnsKeyID, teamID: apnsTeamID, topic: apnsTopic,
+                    endpoint: apnsEndpoint ?? (apnsDevelopment ? APNsClientConfiguration.development : APNsClientConfiguration.production),
+                    caFile: apnsCAFile, otherEndpoint: apnsOtherEndpoint, checkDevice: apnsCheckDevice))
+        default:
+            throw ValidationError("delivery is hub or apns")
         }
-        if attributesSchema != nil && contentStateSchema == nil { throw ValidationError("attributesSchema needs contentStateSchema") }
-    }
 
-    /// The declared Live Activity types, when given.
-    private func liveActivitySchema() throws -> APNsLiveActivitySchema? {
-        guard let contentStateSchema else { return nil }
-        func read(_ path: String) throws -> APNsFieldSchema {
-            guard let data = FileManager.default.contents(atPath: path) else { throw fail("cannot read \(path)") }
-            do throws(APNsFieldSchema.ParseError) {
-                return try APNsFieldSchema(json: Array(data))
-            } catch {
-                throw fail("\(path): \(error)")
-            }
-        }
-        return APNsLiveActivitySchema(contentState: try read(contentStateSchema), attributes: try attributesSchema.map(read))
-    }
-
-    /// APNs settings; the key file is read here and never printed.
-    private func apnsSettings(liveActivity: APNsLiveActivitySchema?) throws -> APNsSettings {
-        guard let keyFile = apnsKeyFile, let keyID = apnsKeyID, let teamID = apnsTeamID, let topic = apnsTopic else {
-            throw fail("APNs delivery needs a key file, key id, team id and topic")
-        }
-        guard let data = FileManager.default.contents(atPath: keyFile), data.count <= 16 << 10 else {
-            throw fail("cannot read the key file \(keyFile)")
-        }
-        let key: APNsSigningKey
-        do throws(APNsTokenError) {
-            key = try APNsSigningKey(pemRepresentation: String(decoding: data, as: UTF8.self), keyID: keyID, teamID: teamID)
-        } catch {
-            throw fail("\(keyFile): \(error.message)")
-        }
-        var trustRoots: [NIOSSLCertificate]?
-        if let apnsCAFile {
-            guard let roots = try? NIOSSLCertificate.fromPEMFile(apnsCAFile) else { throw fail("\(apnsCAFile) is not a readable PEM certificate") }
-            trustRoots = roots
-        }
-        let endpoint = apnsEndpoint ?? (apnsDevelopment ? APNsClientConfiguration.development : APNsClientConfiguration.production)
-        return APNsSettings(
-            signingKey: key, topic: topic, endpoint: endpoint, trustRoots: trustRoots, liveActivity: liveActivity,
-            otherEnvironmentEndpoint: apnsOtherEndpoint, checkDevice: apnsCheckDevice)
-    }
-
-    func serve() async throws {
-        let level = logLevel
-        // Logs go to stderr: stdout's first lines are addresses, for scripts to read.
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
-        let configuration = BackendConfiguration(
+        self.logLevel = logLevel
+        schemaFiles = contentStateSchema.map { ($0, attributesSchema) }
+        metrics = metricsPort.map { (metricsHost, $0) }
+        configuration = BackendConfiguration(
             dataDirectory: store.dataDirectory, databaseURL: store.databaseURL, host: host, port: port,
             server: ServerLimits(
                 idleTimeout: .seconds(idleTimeout), requestHeadTimeout: .seconds(requestHeadTimeout),
@@ -204,42 +165,86 @@ struct ServeSettings {
             sendQuota: RateLimit(burst: sendBurst, perSecond: Double(sendPerMinute) / 60),
             registrations: RegistrationLimits(maximumDevices: maxDevicesPerUser, maximumActivityTokens: maxActivityTokensPerUser),
             retention: .seconds(retentionDays * 24 * 3600))
+    }
+
+    /// The declared Live Activity types, when given.
+    private func liveActivitySchema() throws -> APNsLiveActivitySchema? {
+        guard let schemaFiles else { return nil }
+        func read(_ path: String) throws -> APNsFieldSchema {
+            guard let data = FileManager.default.contents(atPath: path) else { throw fail("cannot read \(path)") }
+            do throws(APNsFieldSchema.ParseError) {
+                return try APNsFieldSchema(json: Array(data))
+            } catch {
+                throw fail("\(path): \(error)")
+            }
+        }
+        return APNsLiveActivitySchema(contentState: try read(schemaFiles.contentState), attributes: try schemaFiles.attributes.map(read))
+    }
+
+    /// APNs settings; the key file is read here and never printed.
+    private static func apnsSettings(_ apns: APNsOptions, liveActivity: APNsLiveActivitySchema?) throws -> APNsSettings {
+        guard let data = FileManager.default.contents(atPath: apns.keyFile), data.count <= 16 << 10 else {
+            throw fail("cannot read the key file \(apns.keyFile)")
+        }
+        let key: APNsSigningKey
+        do throws(APNsTokenError) {
+            key = try APNsSigningKey(pemRepresentation: String(decoding: data, as: UTF8.self), keyID: apns.keyID, teamID: apns.teamID)
+        } catch {
+            throw fail("\(apns.keyFile): \(error.message)")
+        }
+        var trustRoots: [NIOSSLCertificate]?
+        if let caFile = apns.caFile {
+            guard let roots = try? NIOSSLCertificate.fromPEMFile(caFile) else { throw fail("\(caFile) is not a readable PEM certificate") }
+            trustRoots = roots
+        }
+        return APNsSettings(
+            signingKey: key, topic: apns.topic, endpoint: apns.endpoint, trustRoots: trustRoots, liveActivity: liveActivity,
+            otherEnvironmentEndpoint: apns.otherEndpoint, checkDevice: apns.checkDevice)
+    }
+
+    func serve() async throws {
+        let level = logLevel
+        // Logs go to stderr: stdout's first lines are addresses, for scripts to read.
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
         var services: [any Service] = []
-        var metrics: MetricsEndpoint?
-        if let metricsPort {
-            let endpoint = MetricsEndpoint(host: metricsHost, port: metricsPort, logger: Logger(label: "push-backend"))
+        var metricsEndpoint: MetricsEndpoint?
+        if let metrics {
+            let endpoint = MetricsEndpoint(host: metrics.host, port: metrics.port, logger: Logger(label: "push-backend"))
             services.append(endpoint.service)
-            metrics = endpoint
+            metricsEndpoint = endpoint
         }
         // stdout's lines, in this order, are what scripts read: the API, an emulator, the metrics.
-        let (host, metricsHost) = (self.host, self.metricsHost)
-        let announce: @Sendable (_ port: Int, _ emulator: String?) async -> Void = { [metrics] port, emulator in
+        let (host, metricsHost) = (configuration.host, metrics?.host ?? "")
+        let announce: @Sendable (_ port: Int, _ emulator: String?) async -> Void = { [metricsEndpoint] port, emulator in
             print("listening on http://\(host):\(port)")
             if let emulator { print(emulator) }
-            if let port = await metrics?.port() { print("metrics on http://\(metricsHost):\(port)") }
+            if let port = await metricsEndpoint?.port() { print("metrics on http://\(metricsHost):\(port)") }
             fflush(nil)  // stdout is a pipe when scripts read it
         }
         let backend: PushBackendService
         let liveActivity = try liveActivitySchema()
-        if delivery == "apns" && !demo {
-            let settings = try apnsSettings(liveActivity: liveActivity)
+        switch delivery {
+        case .apns(let options):
+            let settings = try Self.apnsSettings(options, liveActivity: liveActivity)
             backend = PushBackendService(configuration, delivery: { .apns(settings) }) { port in await announce(port, nil) }
-        } else if delivery == "apns" {
+        case .apnsEmulator(let topic, let checkDevice):
             var emulatorLogger = Logger(label: "apns-emulator")
             emulatorLogger[metadataKey: "component"] = "apns-emulator"
-            let demoAPNs = try DemoAPNs(topic: apnsTopic ?? DemoAPNs.defaultTopic, logger: emulatorLogger)
+            let demoAPNs = try DemoAPNs(topic: topic, logger: emulatorLogger)
             services.append(contentsOf: demoAPNs.services)
             Logger(label: "push-backend").notice("demo mode: pushes go to the APNs emulator", metadata: ["topic": "\(demoAPNs.topic)"])
-            let checkDevice = apnsCheckDevice
             backend = PushBackendService(
                 configuration, delivery: { .apns(try await demoAPNs.settings(liveActivity: liveActivity, checkDevice: checkDevice)) }
             ) { port in
                 await announce(port, demoAPNs.port.map { "apns emulator on https://127.0.0.1:\($0)" })
             }
-        } else if !demo, let hubConnectionString, let hubName {
-            let settings = HubSettings(connectionString: hubConnectionString, hubName: hubName, endpoint: hubEndpoint)
+        case .hub(let settings):
             backend = PushBackendService(configuration, hub: settings) { port in await announce(port, nil) }
-        } else {
+        case .hubEmulator:
             var emulatorLogger = Logger(label: "hub-emulator")
             emulatorLogger[metadataKey: "component"] = "hub-emulator"
             let demoHub = try DemoHub(logger: emulatorLogger)
