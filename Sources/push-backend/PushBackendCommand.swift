@@ -47,6 +47,7 @@ struct DataDirectory: ParsableArguments {
         help: "A JSON file of settings (or PUSH_BACKEND_CONFIG_FILE); the command line and the environment win over it.")
     var configFile: String?
 
+    /// The keys of these options; the store's settings.
     static let keys: Set<String> = ["dataDir", "database.url"]
 
     /// The options given, by settings key.
@@ -57,11 +58,13 @@ struct DataDirectory: ParsableArguments {
         return given
     }
 
-    /// The settings of the user commands, which need only the store.
-    func settings() async throws -> Settings {
+    /// The store these options, the environment and the config file name, every value read checked;
+    /// and the settings, for what else a user command reads.
+    func store() async throws -> (StoreLocation, Settings) {
         let settings = try await Settings(commandLine: commandLine, configFile: configFile, knownKeys: Self.keys.union(Serve.keys))
+        let store = StoreLocation(settings)
         try settings.checkTypes()
-        return settings
+        return (store, settings)
     }
 }
 
@@ -281,10 +284,10 @@ struct User: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let settings = try await dataDirectory.settings()
+            let (location, settings) = try await dataDirectory.store()
             let password = try readPassword(settings)
             let record = UserRecord(name: name, passwordHash: PasswordHash(hashing: password).encoded, role: UserRole(rawValue: role) ?? .user)
-            try await withStore(StoreLocation(settings)) { store throws(StoreError) in try await store.addUser(record) }
+            try await withStore(location) { store throws(StoreError) in try await store.addUser(record) }
             print("added \(name) (\(role))")
         }
 
@@ -316,7 +319,7 @@ struct User: AsyncParsableCommand {
 
         func run() async throws {
             let name = self.name
-            let removed = try await withStore(StoreLocation(try await dataDirectory.settings())) { store throws(StoreError) in
+            let removed = try await withStore(try await dataDirectory.store().0) { store throws(StoreError) in
                 try await store.removeUser(named: name)
             }
             guard removed else { throw fail("no user named \(name)") }
@@ -333,7 +336,7 @@ struct User: AsyncParsableCommand {
         @OptionGroup var dataDirectory: DataDirectory
 
         func run() async throws {
-            let users = try await withStore(StoreLocation(try await dataDirectory.settings())) { store throws(StoreError) in try await store.users() }
+            let users = try await withStore(try await dataDirectory.store().0) { store throws(StoreError) in try await store.users() }
             for user in users { print("\(user.name)\t\(user.role.rawValue)") }
         }
     }

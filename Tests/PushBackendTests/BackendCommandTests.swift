@@ -490,6 +490,10 @@ struct BackendCommandTests {
             let refused = try run(["serve", "--config-file", file, "--print-config"], environment: environment)
             #expect(refused.0 == 2 && refused.1.isEmpty && refused.2.contains(message), "\(text): \(refused.2)")
         }
+        // The user commands check what they read too.
+        try Data(#"{"dataDir": 5}"#.utf8).write(to: URL(fileURLWithPath: file))
+        let typoed = try run(["user", "list", "--config-file", file])
+        #expect(typoed.0 == 2 && typoed.2.contains("dataDir (from the config file) is not a string"), "\(typoed.2)")
         let missing = try run(["serve", "--print-config"], environment: ["PUSH_BACKEND_CONFIG_FILE": directory + "/none.json"])
         #expect(missing.0 == 2 && missing.2.contains("none.json: cannot be read"))
     }
