@@ -212,39 +212,37 @@ struct Serve: AsyncParsableCommand {
     /// How long SIGTERM waits for requests in flight.
     static let gracefulShutdownSeconds: Int64 = 20
 
+    /// Each option's settings key, by type; `keys` and `commandLine` both come from these.
+    static let stringOptions: [(key: String, option: any KeyPath<Serve, String?> & Sendable)] = [
+        ("host", \.host), ("delivery", \.delivery), ("hub.connectionString", \.hubConnectionString), ("hub.name", \.hubName),
+        ("hub.endpoint", \.hubEndpoint), ("apns.keyFile", \.apnsKeyFile), ("apns.keyId", \.apnsKeyID), ("apns.teamId", \.apnsTeamID),
+        ("apns.topic", \.apnsTopic), ("apns.endpoint", \.apnsEndpoint), ("apns.caFile", \.apnsCAFile),
+        ("apns.otherEndpoint", \.apnsOtherEndpoint), ("apns.checkDevice", \.apnsCheckDevice), ("contentStateSchema", \.contentStateSchema),
+        ("attributesSchema", \.attributesSchema), ("logLevel", \.logLevel), ("metrics.host", \.metricsHost),
+    ]
+    static let intOptions: [(key: String, option: any KeyPath<Serve, Int?> & Sendable)] = [
+        ("port", \.port), ("idleTimeout", \.idleTimeout), ("requestHeadTimeout", \.requestHeadTimeout),
+        ("requestBodyTimeout", \.requestBodyTimeout), ("maxConnections", \.maxConnections),
+        ("maxConnectionsPerAddress", \.maxConnectionsPerAddress), ("sendBurst", \.sendBurst), ("sendPerMinute", \.sendPerMinute),
+        ("loginBurst", \.loginBurst), ("maxDevicesPerUser", \.maxDevicesPerUser), ("maxActivityTokensPerUser", \.maxActivityTokensPerUser),
+        ("retentionDays", \.retentionDays), ("metrics.port", \.metricsPort),
+    ]
+    static let boolOptions: [(key: String, option: any KeyPath<Serve, Bool?> & Sendable)] = [
+        ("demo", \.demo), ("apns.development", \.apnsDevelopment),
+    ]
+
+    /// Every key `serve` reads (and so every key a config file may hold).
+    static let keys = Set(stringOptions.map(\.key) + intOptions.map(\.key) + boolOptions.map(\.key) + ["trustedProxies"])
+
     /// The options given, by settings key.
     var commandLine: [String: ConfigContent] {
         var given = dataDirectory.commandLine
-        let strings: [(String, String?)] = [
-            ("host", host), ("delivery", delivery), ("hub.connectionString", hubConnectionString), ("hub.name", hubName),
-            ("hub.endpoint", hubEndpoint), ("apns.keyFile", apnsKeyFile), ("apns.keyId", apnsKeyID), ("apns.teamId", apnsTeamID),
-            ("apns.topic", apnsTopic), ("apns.endpoint", apnsEndpoint), ("apns.caFile", apnsCAFile),
-            ("apns.otherEndpoint", apnsOtherEndpoint), ("apns.checkDevice", apnsCheckDevice), ("contentStateSchema", contentStateSchema),
-            ("attributesSchema", attributesSchema), ("logLevel", logLevel), ("metrics.host", metricsHost),
-        ]
-        let ints: [(String, Int?)] = [
-            ("port", port), ("idleTimeout", idleTimeout), ("requestHeadTimeout", requestHeadTimeout),
-            ("requestBodyTimeout", requestBodyTimeout), ("maxConnections", maxConnections),
-            ("maxConnectionsPerAddress", maxConnectionsPerAddress), ("sendBurst", sendBurst), ("sendPerMinute", sendPerMinute),
-            ("loginBurst", loginBurst), ("maxDevicesPerUser", maxDevicesPerUser), ("maxActivityTokensPerUser", maxActivityTokensPerUser),
-            ("retentionDays", retentionDays), ("metrics.port", metricsPort),
-        ]
-        for (key, value) in strings { given[key] = value.map(ConfigContent.string) }
-        for (key, value) in ints { given[key] = value.map(ConfigContent.int) }
-        given["demo"] = demo.map(ConfigContent.bool)
-        given["apns.development"] = apnsDevelopment.map(ConfigContent.bool)
+        for (key, option) in Self.stringOptions { given[key] = self[keyPath: option].map(ConfigContent.string) }
+        for (key, option) in Self.intOptions { given[key] = self[keyPath: option].map(ConfigContent.int) }
+        for (key, option) in Self.boolOptions { given[key] = self[keyPath: option].map(ConfigContent.bool) }
         if !trustedProxies.isEmpty { given["trustedProxies"] = .stringArray(trustedProxies) }
         return given
     }
-
-    /// Every key `serve` reads (and so every key a config file may hold).
-    static let keys: Set<String> = [
-        "host", "port", "delivery", "demo", "hub.connectionString", "hub.name", "hub.endpoint", "apns.keyFile", "apns.keyId",
-        "apns.teamId", "apns.topic", "apns.development", "apns.endpoint", "apns.caFile", "apns.otherEndpoint", "apns.checkDevice",
-        "contentStateSchema", "attributesSchema", "logLevel", "idleTimeout", "requestHeadTimeout", "requestBodyTimeout",
-        "maxConnections", "maxConnectionsPerAddress", "sendBurst", "sendPerMinute", "loginBurst", "trustedProxies",
-        "maxDevicesPerUser", "maxActivityTokensPerUser", "retentionDays", "metrics.port", "metrics.host",
-    ]
 
     func run() async throws {
         let sources = try await Settings(
