@@ -87,8 +87,9 @@ package final class PostgresBackendStore: BackendStore {
     /// The URL with the password left out, for logs and messages.
     package let description: String
     private let configuration: PostgresClient.Configuration
-    /// The driver's client and the task running its pool; replaced when calls stop being answered.
-    private let pool: Mutex<(client: PostgresClient, running: Task<Void, Never>)>
+    /// The driver's client and the task running its pool; replaced when calls stop being answered,
+    /// until the store is closed.
+    private let pool: Mutex<(client: PostgresClient, running: Task<Void, Never>, closed: Bool)>
     private let watchdog: StoreCallWatchdog
     private let logger: Logger
 
@@ -96,7 +97,7 @@ package final class PostgresBackendStore: BackendStore {
         self.configuration = configuration
         watchdog = StoreCallWatchdog(deadline: operationTimeout)
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-        pool = Mutex((client, Task { await client.run() }))
+        pool = Mutex((client, Task { await client.run() }, false))
         self.description = description
         self.logger = logger
         watchdog.whenOverdue { [weak self] in self?.replaceClient() }
@@ -106,13 +107,16 @@ package final class PostgresBackendStore: BackendStore {
 
     /// Replaces the client with a new one and shuts the old one's pool down, which fails every
     /// call still waiting in it: with the database gone, its pool would queue them for a minute.
+    /// The watchdog may call this as the store closes: a pool started after `close()` would go on
+    /// retrying its connections for as long as the process lives.
     private func replaceClient() {
-        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-        let running = Task { await client.run() }
-        let old = pool.withLock { pool in
-            defer { pool = (client, running) }
+        let old = pool.withLock { pool -> Task<Void, Never>? in
+            guard !pool.closed else { return nil }
+            let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+            defer { pool = (client, Task { await client.run() }, false) }
             return pool.running
         }
+        guard let old else { return }
         logger.warning("PostgreSQL calls are past their deadline: starting the connection pool afresh", metadata: ["database": "\(description)"])
         old.cancel()
     }
@@ -186,7 +190,10 @@ package final class PostgresBackendStore: BackendStore {
 
     package func close() async {
         watchdog.stop()
-        let running = pool.withLock { $0.running }
+        let running = pool.withLock { pool in
+            pool.closed = true
+            return pool.running
+        }
         running.cancel()
         await running.value
     }
