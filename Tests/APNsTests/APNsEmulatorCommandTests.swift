@@ -74,8 +74,8 @@ struct APNsEmulatorCommandTests {
     }
 
     @Test("Usage errors exit 2", arguments: [["--team-id", "T"], ["--team-id", "T", "--key-id", "K", "--key-file", "/dev/null"]])
-    func usage(arguments: [String]) throws {
-        let result = try PushCoreBinary.run(arguments, executable: PushCoreBinary.builtExecutable("apns-emulator"))
+    func usage(arguments: [String]) async throws {
+        let result = try await PushCoreBinary.run(arguments, executable: PushCoreBinary.builtExecutable("apns-emulator"))
         #expect(result.status == 2, "\(result.err)")
     }
 }

@@ -111,8 +111,8 @@ struct SendCommandTests {
         try await body(Emulator(folder: folder, endpoint: String(first.dropFirst("listening on ".count)), process: process))
     }
 
-    func send(_ emulator: Emulator, _ arguments: [String], stdin: [UInt8] = []) throws -> CommandResult {
-        try PushCoreBinary.run(
+    func send(_ emulator: Emulator, _ arguments: [String], stdin: [UInt8] = []) async throws -> CommandResult {
+        try await PushCoreBinary.run(
             [
                 "send", "--key-file", emulator.keyPath, "--key-id", keyID, "--team-id", teamID, "--topic", topic,
                 "--endpoint", emulator.endpoint, "--ca-file", emulator.certificatePath,
@@ -122,7 +122,7 @@ struct SendCommandTests {
     @Test("A payload from flags, from a file and from stdin: one line per device, exit 1 when any failed")
     func sends() async throws {
         try await withEmulator { emulator in
-            let fromFlags = try send(emulator, ["--title", "Hello", "--body", "From PushCore", active, other, "not-a-token", "a/b"])
+            let fromFlags = try await send(emulator, ["--title", "Hello", "--body", "From PushCore", active, other, "not-a-token", "a/b"])
             #expect(fromFlags.status == 1, "\(fromFlags.err)")
             let lines = fromFlags.out.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
             try #require(lines.count == 4, "\(fromFlags.out)")
@@ -134,16 +134,16 @@ struct SendCommandTests {
             let file = emulator.file("payload.json")
             let written = #"{"aps":{"content-available":1},"sync":"inbox"}"#
             try written.write(toFile: file, atomically: true, encoding: .utf8)
-            let fromFile = try send(emulator, [file, active])
+            let fromFile = try await send(emulator, [file, active])
             #expect(fromFile.status == 0, "\(fromFile.err)")
 
             let liveActivity = #"{"aps":{"timestamp":1700000000,"event":"update","content-state":{"score":"2-1"}}}"#
-            let fromStdin = try send(emulator, ["-", active], stdin: Array(liveActivity.utf8))
+            let fromStdin = try await send(emulator, ["-", active], stdin: Array(liveActivity.utf8))
             #expect(fromStdin.status == 0, "\(fromStdin.err)")
 
             let deviceFile = emulator.file("devices.txt")
             try "\(other)\r\n\n  \(active)\t\n".write(toFile: deviceFile, atomically: true, encoding: .utf8)
-            let fromDeviceFile = try send(emulator, ["--device-file", deviceFile, "--title", "Listed"])
+            let fromDeviceFile = try await send(emulator, ["--device-file", deviceFile, "--title", "Listed"])
             #expect(fromDeviceFile.status == 0, "\(fromDeviceFile.err)")
             #expect(fromDeviceFile.out.split(separator: "\n").map { $0.split(separator: " ")[0] } == [Substring(other), Substring(active)])
 
@@ -162,7 +162,7 @@ struct SendCommandTests {
         try await withEmulator { emulator in
             let gone = String(repeating: "ef", count: 32)
             try await emulator.setDevice(gone, #"{"state": "unregistered", "since": 1700000000123}"#)
-            let json = try send(emulator, ["--format", "json", "--title", "Hi", active, gone, "a/b"])
+            let json = try await send(emulator, ["--format", "json", "--title", "Hi", active, gone, "a/b"])
             #expect(json.status == 1, "\(json.err)")
             var parser = JSONParser()
             let lines = try json.out.split(separator: "\n").map { try parser.parse(Array($0.utf8)) }
@@ -174,7 +174,7 @@ struct SendCommandTests {
             #expect(lines[2].root["status"]?.isNull == true && lines[2].root["reason"]?.string == "not a device token")
             #expect(lines[2].root["mayHaveBeenDelivered"]?.bool == false && lines[2].root["apnsId"]?.isNull == true)
 
-            let text = try send(emulator, ["--title", "Hi", gone])
+            let text = try await send(emulator, ["--title", "Hi", gone])
             let fields = text.out.split(separator: " ").map(String.init)
             #expect(fields.count == 5 && fields[1] == "410" && fields[2] == "Unregistered" && fields[4] == "1700000000123\n", "\(text.out)")
         }
@@ -186,14 +186,14 @@ struct SendCommandTests {
             let environment = ProcessInfo.processInfo.environment.merging(
                 ["APNS_KEY_FILE": emulator.keyPath, "APNS_KEY_ID": keyID, "APNS_TEAM_ID": teamID, "APNS_TOPIC": "com.example.other"]
             ) { $1 }
-            let fromEnvironment = try PushCoreBinary.run(
+            let fromEnvironment = try await PushCoreBinary.run(
                 ["send", "--topic", topic, "--endpoint", emulator.endpoint, "--ca-file", emulator.certificatePath, "--title", "Hi", active]
                     + patientTimeoutOptions, environment: environment)
             #expect(fromEnvironment.status == 0 && fromEnvironment.out.hasPrefix("\(active) 200 "), "\(fromEnvironment.err)")
             #expect(try await emulator.deliveries().map(\.topic) == [topic])
             var missing = environment
             missing["APNS_TEAM_ID"] = nil
-            let refused = try PushCoreBinary.run(["send", "--endpoint", emulator.endpoint, "--title", "Hi", active], environment: missing)
+            let refused = try await PushCoreBinary.run(["send", "--endpoint", emulator.endpoint, "--title", "Hi", active], environment: missing)
             #expect(refused.status == 2 && refused.err.contains("--team-id (or set APNS_TEAM_ID)"), "\(refused.err)")
         }
     }
@@ -203,19 +203,19 @@ struct SendCommandTests {
         let proxy = try TinyProxy.start(username: "pusher", password: "s3cret-proxy-pw")
         defer { proxy.stop() }
         try await withEmulator { emulator in
-            let viaFlag = try send(emulator, ["--proxy", "http://pusher:s3cret-proxy-pw@127.0.0.1:\(proxy.port)", "--title", "Hi", active])
+            let viaFlag = try await send(emulator, ["--proxy", "http://pusher:s3cret-proxy-pw@127.0.0.1:\(proxy.port)", "--title", "Hi", active])
             #expect(viaFlag.status == 0 && viaFlag.out.hasPrefix("\(active) 200 "), "\(viaFlag.err)")
             let environment = ProcessInfo.processInfo.environment.merging(["HTTPS_PROXY": "http://pusher:wrong-pw@127.0.0.1:\(proxy.port)"]) {
                 $1
             }
-            let refused = try PushCoreBinary.run(
+            let refused = try await PushCoreBinary.run(
                 [
                     "send", "--key-file", emulator.keyPath, "--key-id", keyID, "--team-id", teamID, "--topic", topic, "--endpoint",
                     emulator.endpoint, "--ca-file", emulator.certificatePath, "--title", "Hi", other,
                 ] + patientTimeoutOptions, environment: environment)
             #expect(refused.status == 1 && refused.out.hasPrefix("\(other) - proxy-127.0.0.1:\(proxy.port)-refused-the-tunnel:-40"), "\(refused.out)")
             #expect(!(refused.out + refused.err).contains("wrong-pw"))
-            let malformed = try send(emulator, ["--proxy", "socks5://127.0.0.1:1080", "--title", "Hi", active])
+            let malformed = try await send(emulator, ["--proxy", "socks5://127.0.0.1:1080", "--title", "Hi", active])
             #expect(malformed.status == 2 && malformed.err.contains("--proxy: a proxy is http://"), "\(malformed.err)")
             #expect(try await emulator.deliveries().map(\.deviceToken) == [active])
         }
@@ -226,21 +226,21 @@ struct SendCommandTests {
         let files = try ClientIdentityFiles.make(password: "correct horse")
         defer { files.remove() }
         try await withEmulator(clientCA: files.path("ca.pem")) { emulator in
-            func send(_ credentials: [String], password: String? = nil) throws -> CommandResult {
+            func send(_ credentials: [String], password: String? = nil) async throws -> CommandResult {
                 var environment = ProcessInfo.processInfo.environment
                 environment["APNS_PKCS12_PASSWORD"] = password
-                return try PushCoreBinary.run(
+                return try await PushCoreBinary.run(
                     ["send", "--topic", topic, "--endpoint", emulator.endpoint, "--ca-file", emulator.certificatePath]
                         + credentials + patientTimeoutOptions + ["--title", "Hi", active], environment: environment)
             }
-            let pem = try send(["--certificate", files.path("client.pem"), "--private-key", files.path("client.key")])
+            let pem = try await send(["--certificate", files.path("client.pem"), "--private-key", files.path("client.key")])
             #expect(pem.status == 0 && pem.out.hasPrefix("\(active) 200 "), "\(pem.out) \(pem.err)")
-            let p12 = try send(["--pkcs12", files.path("client.p12")], password: "correct horse")
+            let p12 = try await send(["--pkcs12", files.path("client.p12")], password: "correct horse")
             #expect(p12.status == 0 && p12.out.hasPrefix("\(active) 200 "), "\(p12.out) \(p12.err)")
-            let wrong = try send(["--pkcs12", files.path("client.p12")], password: "battery staple")
+            let wrong = try await send(["--pkcs12", files.path("client.p12")], password: "battery staple")
             #expect(wrong.status == 1 && wrong.err.contains("invalidCertificate") && wrong.out.isEmpty, "\(wrong.err)")
             #expect(!wrong.err.contains("battery") && !wrong.err.contains("horse"))
-            let half = try send(["--certificate", files.path("client.pem")])
+            let half = try await send(["--certificate", files.path("client.pem")])
             #expect(half.status == 2 && half.err.contains("--certificate and --private-key go together"), "\(half.err)")
             #expect(try await emulator.deliveries().count == 2)
         }
@@ -258,12 +258,12 @@ struct SendCommandTests {
                     "send", "--key-file", emulator.keyPath, "--key-id", keyID, "--team-id", teamID, "--topic", topic,
                     "--endpoint", emulator.endpoint, "--ca-file", emulator.certificatePath,
                 ] + patientTimeoutOptions + ["--title", "Hi", "--device-file", devices]
-            let plain = try PushCoreBinary.run(arguments)
+            let plain = try await PushCoreBinary.run(arguments)
             #expect(plain.status == 0 && plain.err.isEmpty && plain.out.split(separator: "\n").count == 1500, "\(plain.err)")
             // script(1) gives the command a terminal; its results still go to a file.
             let results = emulator.file("results.txt")
             let command = ([PushCoreBinary.url.path] + arguments).map { "'\($0)'" }.joined(separator: " ") + " > '\(results)'"
-            let onTerminal = try PushCoreBinary.run(["-qc", command, "/dev/null"], executable: URL(fileURLWithPath: "/usr/bin/script"))
+            let onTerminal = try await PushCoreBinary.run(["-qc", command, "/dev/null"], executable: URL(fileURLWithPath: "/usr/bin/script"))
             #expect(onTerminal.out.contains("\rsent 1000 of 1500") && onTerminal.out.contains("\rsent 1500 of 1500"), "\(onTerminal.out)")
             #expect(try String(contentsOfFile: results, encoding: .utf8).split(separator: "\n").count == 1500)
         }
@@ -272,15 +272,15 @@ struct SendCommandTests {
     @Test("Invalid input is refused before anything is sent, and nothing secret is repeated")
     func invalidInput() async throws {
         try await withEmulator { emulator in
-            let badPayload = try send(emulator, ["-", active], stdin: Array(#"{"aps":{"badge":"x"}}"#.utf8))
+            let badPayload = try await send(emulator, ["-", active], stdin: Array(#"{"aps":{"badge":"x"}}"#.utf8))
             #expect(badPayload.status == 1 && badPayload.err.contains("typeMismatch"), "\(badPayload.err)")
-            let notJSON = try send(emulator, ["-", active], stdin: Array(#"{"aps":"#.utf8))
+            let notJSON = try await send(emulator, ["-", active], stdin: Array(#"{"aps":"#.utf8))
             #expect(notJSON.status == 1 && notJSON.err.contains("at byte"), "\(notJSON.err)")
-            let badPriority = try send(emulator, ["--priority", "7", "--title", "Hi", active])
+            let badPriority = try await send(emulator, ["--priority", "7", "--title", "Hi", active])
             #expect(badPriority.status == 1 && badPriority.err.contains("invalidPriority"), "\(badPriority.err)")
-            let tooLarge = try send(emulator, ["--body", String(repeating: "x", count: 5000), active])
+            let tooLarge = try await send(emulator, ["--body", String(repeating: "x", count: 5000), active])
             #expect(tooLarge.status == 1 && tooLarge.err.contains("payloadTooLarge"), "\(tooLarge.err)")
-            let notACertificate = try PushCoreBinary.run([
+            let notACertificate = try await PushCoreBinary.run([
                 "send", "--key-file", emulator.keyPath, "--key-id", keyID, "--team-id", teamID, "--topic", topic,
                 "--endpoint", emulator.endpoint, "--ca-file", emulator.keyPath, "--title", "Hi", active,
             ])
@@ -291,20 +291,20 @@ struct SendCommandTests {
             #expect(try await emulator.deliveries().isEmpty)
 
             // Without --ca-file the emulator's certificate is not trusted: a TLS failure, not a delivery.
-            let untrusted = try PushCoreBinary.run([
+            let untrusted = try await PushCoreBinary.run([
                 "send", "--key-file", emulator.keyPath, "--key-id", keyID, "--team-id", teamID, "--topic", topic,
                 "--endpoint", emulator.endpoint, "--connect-timeout", "2", "--title", "Hi", active,
             ])
             #expect(untrusted.status == 1 && untrusted.out == "\(active) - TLS-handshake-failed -\n", "\(untrusted.out)")
 
             // A token with a terminal escape and a newline cannot forge a result line.
-            let forged = try send(emulator, ["--title", "Hi", "\u{1b}[2K\(other)\n\(active) 200 - forged"])
+            let forged = try await send(emulator, ["--title", "Hi", "\u{1b}[2K\(other)\n\(active) 200 - forged"])
             #expect(forged.status == 1)
             #expect(
                 forged.out.split(separator: "\n").count == 1 && forged.out.hasPrefix("\\u{1b}[2K\(other)\\u{a}\(active) 200 - forged "),
                 "\(forged.out)")
             #expect(!forged.out.contains("\u{1b}"))
-            let collapse = try send(emulator, ["--title", "Hi", "--collapse-id", "a\r\napns-priority: 10", active])
+            let collapse = try await send(emulator, ["--title", "Hi", "--collapse-id", "a\r\napns-priority: 10", active])
             #expect(collapse.status == 1 && collapse.err.contains("invalidCollapseID"), "\(collapse.err)")
         }
     }
@@ -312,25 +312,25 @@ struct SendCommandTests {
     @Test("channels create, list, show and delete; send --channel reaches every subscriber with one request")
     func channels() async throws {
         try await withEmulator { emulator in
-            func channels(_ arguments: [String]) throws -> CommandResult {
-                try PushCoreBinary.run(
+            func channels(_ arguments: [String]) async throws -> CommandResult {
+                try await PushCoreBinary.run(
                     ["channels"] + arguments.prefix(1) + [
                         "--key-file", emulator.keyPath, "--key-id", keyID, "--team-id", teamID, "--topic", topic, "--endpoint", emulator.endpoint,
                         "--ca-file", emulator.certificatePath,
                     ] + patientTimeoutOptions + arguments.dropFirst())
             }
-            let created = try channels(["create", "--storage", "most-recent"])
+            let created = try await channels(["create", "--storage", "most-recent"])
             #expect(created.status == 0, "\(created.err)")
             let id = created.out.trimmingCharacters(in: .whitespacesAndNewlines)
             #expect(Data(base64Encoded: id)?.count == 16)
-            let second = try channels(["create"]).out.trimmingCharacters(in: .whitespacesAndNewlines)
-            #expect(Set(try channels(["list"]).out.split(separator: "\n").map(String.init)) == [id, second])
-            #expect(try channels(["show", id]).out == "\(id) most-recent\n")
-            #expect(try channels(["show", second]).out == "\(second) none\n")
+            let second = try await channels(["create"]).out.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(Set(try await channels(["list"]).out.split(separator: "\n").map(String.init)) == [id, second])
+            #expect(try await channels(["show", id]).out == "\(id) most-recent\n")
+            #expect(try await channels(["show", second]).out == "\(second) none\n")
 
             try await emulator.subscribe([active, other], to: id)
             let update = #"{"aps":{"timestamp":1700000000,"event":"update","content-state":{"score":"2-1"}}}"#
-            let sent = try send(emulator, ["--channel", id, "-"], stdin: Array(update.utf8))
+            let sent = try await send(emulator, ["--channel", id, "-"], stdin: Array(update.utf8))
             #expect(sent.status == 0, "\(sent.err)")
             let line = sent.out.split(separator: " ").map(String.init)
             #expect(line.count == 4 && line[0] == id && line[1] == "200" && line[2] == "-", "\(sent.out)")
@@ -338,14 +338,14 @@ struct SendCommandTests {
             #expect(Set(deliveries.map(\.deviceToken)) == [active, other])
             #expect(deliveries.allSatisfy { $0.payload == update && $0.pushType == "liveactivity" })
 
-            let deleted = try channels(["delete", id, second])
+            let deleted = try await channels(["delete", id, second])
             #expect(deleted.status == 0 && deleted.out.isEmpty, "\(deleted.err)")
-            #expect(try channels(["list"]).out.isEmpty)
-            let gone = try channels(["show", id])
+            #expect(try await channels(["list"]).out.isEmpty)
+            let gone = try await channels(["show", id])
             #expect(gone.status == 1 && gone.err.hasPrefix("channels: error: ChannelNotRegistered"), "\(gone.err)")
-            let broadcastToNothing = try send(emulator, ["--channel", id, "-"], stdin: Array(update.utf8))
+            let broadcastToNothing = try await send(emulator, ["--channel", id, "-"], stdin: Array(update.utf8))
             #expect(broadcastToNothing.status == 1 && broadcastToNothing.out.hasPrefix("\(id) 404 ChannelNotRegistered "))
-            let malformed = try channels(["show", "not a channel"])
+            let malformed = try await channels(["show", "not a channel"])
             #expect(malformed.status == 1 && malformed.err.contains("invalidRequest"), "\(malformed.err)")
         }
     }
@@ -365,8 +365,8 @@ struct SendCommandTests {
             ["channels", "create", "--key-file", "k", "--key-id", "K", "--team-id", "T", "--topic", "t", "--storage", "forever"],
             ["channels", "delete", "--key-file", "k", "--key-id", "K", "--team-id", "T", "--topic", "t"],
         ])
-    func usage(arguments: [String]) throws {
-        let result = try PushCoreBinary.run(arguments)
+    func usage(arguments: [String]) async throws {
+        let result = try await PushCoreBinary.run(arguments)
         #expect(result.status == 2, "\(result.err)")
     }
 }

@@ -234,10 +234,10 @@ struct HubEmulatorCommandTests {
         post.headers.add(name: "ServiceBusNotification-Format", value: "apple")
         post.headers.add(name: "ServiceBusNotification-DeviceHandle", value: bob)
         post.body = .bytes(ByteBuffer(string: #"{"aps":{"alert":"Hi from curl"}}"#))
-        let posted = try await HTTPClient.shared.execute(post, timeout: .seconds(5))
+        let posted = try await HTTPClient.shared.execute(post, timeout: .seconds(30))
         #expect(posted.status.code == 201)
 
-        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: base + "/_emulator/deliveries"), timeout: .seconds(5))
+        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: base + "/_emulator/deliveries"), timeout: .seconds(30))
         let body = try await response.body.collect(upTo: 1 << 20)
         var parser = JSONParser()
         let deliveries = try parser.parse(Array(body.readableBytesView))

@@ -87,7 +87,7 @@ struct FloodTests {
             let seenClosed = Mutex<Set<ObjectIdentifier>>([])
             func closedCount(_ connections: [RawConnection], reaching expected: Int) async throws -> Int {
                 // The server works through a busy machine's backlog at its own pace.
-                let deadline = ContinuousClock.now + .seconds(10)
+                let deadline = ContinuousClock.now + .seconds(60)
                 var count = 0
                 repeat {
                     for connection in connections where !seenClosed.withLock({ $0.contains(ObjectIdentifier(connection)) }) {
@@ -119,7 +119,7 @@ struct FloodTests {
             let request = rawGet("/api/notifications", user: "alice", password: "alice-pw").replacingOccurrences(
                 of: "Connection: close\r\n", with: "")
             for _ in 0..<4 { try? keepAlive.send(request) }
-            let (bytes, closed) = try await keepAlive.closed(within: .seconds(10))
+            let (bytes, closed) = try await keepAlive.closed(within: .seconds(60))
             let replies = String(decoding: bytes, as: UTF8.self)
             #expect(closed && replies.components(separatedBy: "HTTP/1.1 200").count == 4, "\(replies.prefix(400))")
             #expect(replies.lowercased().components(separatedBy: "connection: close").count == 2)
@@ -149,7 +149,7 @@ struct FloodTests {
                 try slow.send(String(part.utf8.count, radix: 16) + "\r\n" + part + "\r\n")
             }
             try slow.send("0\r\n\r\n")
-            let reply = String(decoding: try await slow.closed(within: .seconds(10)).bytes, as: UTF8.self)
+            let reply = String(decoding: try await slow.closed(within: .seconds(60)).bytes, as: UTF8.self)
             #expect(reply.hasPrefix("HTTP/1.1 201"), "\(reply.prefix(200))")
         }
     }
@@ -693,14 +693,14 @@ struct QuotaTests {
         try await withBackend(overSockets: true) { backend in
             let nul = try RawConnection(port: backend.port)
             try nul.send("GET /api/notifications HTTP/1.1\r\nHost: x\r\nX-A: a\u{0}b\r\n\r\n")
-            let (bytes, closed) = try await nul.closed(within: .seconds(10))
+            let (bytes, closed) = try await nul.closed(within: .seconds(60))
             let response = String(decoding: bytes, as: UTF8.self)
             #expect(response.hasPrefix("HTTP/1.1 400 ") && response.hasSuffix("Content-Length: 0\r\n\r\n") && closed, "\(response.debugDescription)")
             // Headers over the limit: the same 400, though the client may see only the reset of a
             // connection closed with its request unread.
             let long = try RawConnection(port: backend.port)
             try? long.send("GET /api/notifications HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 100_000))\r\n\r\n")
-            let (longBytes, longClosed) = try await long.closed(within: .seconds(10))
+            let (longBytes, longClosed) = try await long.closed(within: .seconds(60))
             #expect(longClosed && (longBytes.isEmpty || String(decoding: longBytes, as: UTF8.self).hasPrefix("HTTP/1.1 400 ")))
             #expect(try await backend.call(.GET, "/api/notifications", as: "alice").status == 200)
         }
@@ -730,7 +730,7 @@ struct EmulatorHookTests {
             var request = HTTPClientRequest(url: base + "/_emulator/faults")
             request.method = .POST
             request.body = .bytes(ByteBuffer(string: body))
-            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(5))
+            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
             #expect(response.status.code == 400 || response.status.code == 409, "\(body)")
             // The emulator still sends as it should.
             _ = try await client(base).send(.silentSecurePush(secureId: "1"), to: .tag("username:x"))
@@ -751,7 +751,7 @@ struct EmulatorHookTests {
         #expect(emulator.deliveries.map(\.sequence) == [3, 4, 5])
         #expect(emulator.deliveries(since: 4).map(\.sequence) == [5])
         let response = try await HTTPClient.shared.execute(
-            HTTPClientRequest(url: "http://127.0.0.1:\(port)/_emulator/deliveries?since=3"), timeout: .seconds(5))
+            HTTPClientRequest(url: "http://127.0.0.1:\(port)/_emulator/deliveries?since=3"), timeout: .seconds(30))
         var parser = JSONParser()
         let listed = try parser.parse(Array(try await response.body.collect(upTo: 1 << 20).readableBytesView))
         #expect(listed.root.elements.map { $0["sequence"]?.int } == [4, 5])
@@ -769,7 +769,7 @@ struct EmulatorHookTests {
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(emulatorPort)/_emulator/faults")
         request.method = .POST
         request.body = .bytes(ByteBuffer(string: #"{"status":500}"#))
-        #expect(try await HTTPClient.shared.execute(request, timeout: .seconds(5)).status.code == 404)
+        #expect(try await HTTPClient.shared.execute(request, timeout: .seconds(30)).status.code == 404)
         process.terminate()
         process.waitUntilExit()
     }

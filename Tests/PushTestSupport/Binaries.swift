@@ -45,10 +45,12 @@ package enum PushCoreBinary {
 
     /// Runs `pushcore arguments…` with `stdin` as its standard input (empty when nil) and, when
     /// given, `environment` as its environment (plus the sanitizers' settings); output goes through
-    /// files, so any size works.
+    /// files, so any size works. The wait for the child is on a thread of its own: the concurrent
+    /// tests share as many threads as there are cores, and two children waited for on them would
+    /// stop every in-process server until they end.
     package static func run(
         _ arguments: [String], executable: URL = url, stdin: [UInt8] = [], environment: [String: String]? = nil
-    ) throws -> CommandResult {
+    ) async throws -> CommandResult {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("pushcore-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -76,12 +78,17 @@ package enum PushCoreBinary {
         // VmHWM belongs to the child's own address space (getrusage would also count the pages it
         // shared with this large test process before exec). It only grows, so the last reading
         // before the child exits is its peak, give or take the final millisecond.
-        var peak = 0
-        while process.isRunning {
-            if let kib = residentPeakKiB(process.processIdentifier) { peak = max(peak, kib) }
-            usleep(1000)
+        let peak = await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                var peak = 0
+                while process.isRunning {
+                    if let kib = residentPeakKiB(process.processIdentifier) { peak = max(peak, kib) }
+                    usleep(1000)
+                }
+                process.waitUntilExit()
+                continuation.resume(returning: peak)
+            }
         }
-        process.waitUntilExit()
         var result = CommandResult(
             status: process.terminationStatus, stdout: [UInt8](try Data(contentsOf: outURL)),
             stderr: [UInt8](try Data(contentsOf: errURL)))

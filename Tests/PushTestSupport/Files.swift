@@ -18,17 +18,35 @@ package func patternBytes(_ count: Int, seed: UInt64 = 7) -> [UInt8] {
 
 /// A file in a fresh temporary folder, removed with the folder when `body` returns.
 package func withTemporaryFile<R>(_ bytes: [UInt8], name: String = "resource.bin", _ body: (String, String) throws -> R) throws -> R {
-    var template = Array("/tmp/pushcore-test-XXXXXX".utf8CString)
-    guard let folderPointer = mkdtemp(&template) else { throw FileSetupError("mkdtemp failed") }
-    let folder = String(cString: folderPointer)
+    let (folder, path) = try makeTemporaryFile(bytes, name: name)
     defer { _ = try? runRemoveAll(folder) }
-    let path = folder + "/" + name
-    try writeFile(path, bytes)
     return try body(folder, path)
 }
 
-/// A new file in /tmp holding `bytes` (for async tests, which cannot use `withTemporaryFile`);
-/// the caller removes it.
+/// A file in a fresh temporary folder, removed with the folder when `body` returns.
+package func withTemporaryFile<R>(
+    _ bytes: [UInt8], name: String = "resource.bin", _ body: (String, String) async throws -> R
+) async throws -> R {
+    let (folder, path) = try makeTemporaryFile(bytes, name: name)
+    defer { _ = try? runRemoveAll(folder) }
+    return try await body(folder, path)
+}
+
+private func makeTemporaryFile(_ bytes: [UInt8], name: String) throws -> (folder: String, path: String) {
+    var template = Array("/tmp/pushcore-test-XXXXXX".utf8CString)
+    guard let folderPointer = mkdtemp(&template) else { throw FileSetupError("mkdtemp failed") }
+    let folder = String(cString: folderPointer)
+    let path = folder + "/" + name
+    do {
+        try writeFile(path, bytes)
+    } catch {
+        _ = try? runRemoveAll(folder)
+        throw error
+    }
+    return (folder, path)
+}
+
+/// A new file in /tmp holding `bytes`; the caller removes it.
 package func temporaryFile(_ bytes: [UInt8]) throws -> String {
     var template = Array("/tmp/pushcore-test-XXXXXX".utf8CString)
     let descriptor = mkstemp(&template)
