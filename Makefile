@@ -31,7 +31,7 @@ bench-quick: deps
 # built first (`swift test` and `--build-tests` build every product too); no test target links an
 # executable. The tracing tests bootstrap a process-wide tracer, so they run in a process of their
 # own.
-TRACING_TESTS = PUSHCORE_TRACING_TESTS=1 $(SWIFT) test --skip-build --filter TracingTests
+TRACING_TESTS = env PUSHCORE_TRACING_TESTS=1 $(SWIFT) test --skip-build --filter TracingTests
 test-debug: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
@@ -42,10 +42,14 @@ test-debug: deps
 # testable imports (no test uses them), the modules compile exactly as `make build`, `make bench`
 # and `cross-check-tokens` compile them, so those reuse this build rather than redo it. Its bench
 # binary then runs a quick pass: it proves the benchmark builds and runs, and measures nothing.
+# A release build of the tests has no testable imports unless `swift test` asks for them, as it
+# does by default. The suite runs in about a minute; its time limit turns a hang into a failure
+# that names the tests still running (scripts/run-tests-within).
 test test-release: deps
-	$(SWIFT) test -c release $(RELEASE_FLAGS) --disable-testable-imports
+	$(SWIFT) build -c release $(RELEASE_FLAGS) --build-tests
+	scripts/run-tests-within 900 $(SWIFT) test -c release $(RELEASE_FLAGS) --disable-testable-imports --skip-build
 	"$$($(SWIFT) build -c release $(RELEASE_FLAGS) --show-bin-path)/bench" --quick
-	$(TRACING_TESTS) -c release $(RELEASE_FLAGS)
+	scripts/run-tests-within 300 $(TRACING_TESTS) -c release $(RELEASE_FLAGS)
 
 # APNs provider tokens against Python's `cryptography` (pip installs it when missing), with the
 # `pushcore` of `make test`'s release build.
