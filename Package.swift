@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "PushCore", targets: ["PushCore"]),
         .library(name: "PushJSON", targets: ["PushJSON"]),
         .library(name: "PushAPNs", targets: ["PushAPNs"]),
+        .library(name: "PushFCM", targets: ["PushFCM"]),
         .library(name: "PushSAS", targets: ["PushSAS"]),
         .library(name: "PushAPNsTokens", targets: ["PushAPNsTokens"]),
         .library(name: "PushResources", targets: ["PushResources"]),
@@ -74,6 +75,9 @@ let package = Package(
         // Lifetimes: the non-escaping views (`JSONView`, `APNsPayloadView`) declare what they depend on.
         .target(name: "PushJSON", dependencies: ["PushInternals"], swiftSettings: [.enableExperimentalFeature("Lifetimes")]),
         .target(name: "PushAPNs", dependencies: ["PushJSON"], swiftSettings: [.enableExperimentalFeature("Lifetimes")]),
+        // FCM HTTP v1 messages (Android, through Notification Hubs' fcmv1 format or FCM itself):
+        // model, writer, size and lint, on the codec alone.
+        .target(name: "PushFCM", dependencies: ["PushJSON"]),
         .target(name: "PushSAS", dependencies: ["PushInternals", .product(name: "Crypto", package: "swift-crypto")]),
         // APNs provider tokens (ES256 JWTs): signing key, cache, verifier.
         .target(
@@ -185,7 +189,7 @@ let package = Package(
         .executableTarget(
             name: "pushcore",
             dependencies: [
-                "PushCore", "PushAPNsTokens", "PushInternals", "PushClient", .target(name: "APNs", condition: server),
+                "PushCore", "PushFCM", "PushAPNsTokens", "PushInternals", "PushClient", .target(name: "APNs", condition: server),
                 serverProduct("AsyncHTTPClient", "async-http-client"), serverProduct("NIOCore", "swift-nio"),
                 serverProduct("ArgumentParser", "swift-argument-parser"),
                 serverProduct("Logging", "swift-log"), serverProduct("NIOSSL", "swift-nio-ssl"),
@@ -236,7 +240,7 @@ let package = Package(
         .executableTarget(
             name: "bench",
             dependencies: [
-                "PushCore", "PushAPNsTokens", "CXXHash", "CAllocationCounter", "SimdjsonAnchor",
+                "PushCore", "PushFCM", "PushAPNsTokens", "CXXHash", "CAllocationCounter", "SimdjsonAnchor",
                 .product(name: "Crypto", package: "swift-crypto"),
                 // apns.send: the client against the emulator, in one process.
                 .target(name: "APNs", condition: server), .target(name: "APNsEmulator", condition: server),
@@ -264,6 +268,7 @@ let package = Package(
         .testTarget(name: "PushJSONTests", dependencies: ["PushJSON", "PushTestSupport"]),
         // Records/ is read from the source tree by path.
         .testTarget(name: "PushAPNsTests", dependencies: ["PushAPNs", "PushTestSupport"], exclude: ["Records"]),
+        .testTarget(name: "PushFCMTests", dependencies: ["PushFCM", "PushJSON"]),
         .testTarget(
             name: "PushSASTests",
             dependencies: ["PushSAS", "PushTestSupport", .product(name: "Crypto", package: "swift-crypto")]
@@ -279,7 +284,7 @@ let package = Package(
             name: "PushClientTests", dependencies: ["PushClient", "PushJSON", "PushAPNs", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "PushResourcesTests", dependencies: ["PushResources", "RichPushImages", "PushTestSupport"]),
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "RichPushImages", "PushTestSupport"]),
-        .testTarget(name: "AllocationTests", dependencies: ["PushCore", "CAllocationCounter", "PushTestSupport"]),
+        .testTarget(name: "AllocationTests", dependencies: ["PushCore", "PushFCM", "CAllocationCounter", "PushTestSupport"]),
         .testTarget(name: "NotificationHubsTests", dependencies: ["NotificationHubs", "PushTestSupport"]),
         .testTarget(
             name: "HubEmulatorTests",

@@ -385,7 +385,8 @@ if !arguments.json {
             + "ns/op".leftPadded(10) + "  (min–max)".padding(toLength: 22, withPad: " ", startingAt: 0) + "MB/s".leftPadded(9)
             + "allocs/op".leftPadded(11) + "speedup".leftPadded(10) + (arguments.compare == nil ? "" : "change".leftPadded(9)))
 }
-let workloads = payloadWorkloads + corpora.flatMap(corpusWorkloads) + sasWorkloads + makeProviderTokenWorkloads() + makeStreamingWorkloads()
+let workloads =
+    payloadWorkloads + makeFCMWorkloads() + corpora.flatMap(corpusWorkloads) + sasWorkloads + makeProviderTokenWorkloads() + makeStreamingWorkloads()
 for workload in workloads {
     if let filter, (try? filter.firstMatch(in: workload.name)) == nil { continue }
     // Measured before timing, while no other stream has touched the heap's high-water mark.

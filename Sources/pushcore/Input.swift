@@ -1,4 +1,5 @@
 import PushCore
+import PushFCM
 
 #if canImport(Glibc)
 import Glibc
@@ -57,7 +58,7 @@ struct InputText {
     }
 }
 
-/// A line of `lint` output: an APNs finding, or the syntax error that kept the payload from being read.
+/// A line of `lint` output: an APNs or FCM finding, or the syntax error that kept the payload from being read.
 struct LintFinding {
     let severity: APNsDiagnostic.Severity
     let code: String
@@ -66,6 +67,13 @@ struct LintFinding {
 
     init(_ diagnostic: APNsDiagnostic) {
         severity = diagnostic.severity
+        code = diagnostic.code.rawValue
+        offset = diagnostic.offset
+        message = diagnostic.message
+    }
+
+    init(_ diagnostic: FCMDiagnostic) {
+        severity = diagnostic.severity == .error ? .error : .warning
         code = diagnostic.code.rawValue
         offset = diagnostic.offset
         message = diagnostic.message

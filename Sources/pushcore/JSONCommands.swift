@@ -1,5 +1,6 @@
 public import ArgumentParser
 import PushCore
+import PushFCM
 
 /// The inputs a command reads: the files given (`-` is stdin), or stdin when there are none.
 func inputPaths(_ files: [String]) -> [String?] {
@@ -82,9 +83,13 @@ struct LintCommand: ParsableCommand {
         case text, json
     }
 
+    enum Platform: String, ExpressibleByArgument, CaseIterable {
+        case apns, fcmv1
+    }
+
     static let configuration = CommandConfiguration(
         commandName: "lint",
-        abstract: "Check APNs payloads against Apple's rules: errors and warnings with byte offsets.",
+        abstract: "Check APNs payloads against Apple's rules, or FCM v1 messages against FCM's: errors and warnings with byte offsets.",
         discussion: """
             text (the default) writes one line per finding on stderr:
               FILE: error|warning: CODE at byte N (line L, column C): message
@@ -99,13 +104,21 @@ struct LintCommand: ParsableCommand {
             A missing field, a wrong type or null in a required field is an error (the device
             drops such a push); a field the app does not declare is a warning (it is ignored).
             --attributes-schema does the same for a start event's attributes.
+            --platform fcmv1 checks FCM HTTP v1 messages ({"message":{…}}) instead: unknown keys,
+            data values that are not strings, reserved data keys (from, notification,
+            message_type, google.*, gcm.*), android.ttl and priority, more than one target, the
+            4096-byte limit.
             Exit status: 0 no errors (warnings allowed), 1 any error, 2 usage error.
 
             Examples:
               pushcore lint --push-type background payload.json
               pushcore lint --content-state-schema score-state.json update.json
+              pushcore lint --platform fcmv1 android-message.json
             """
     )
+
+    @Option(help: "What the files are: apns (the default) payloads or fcmv1 messages.")
+    var platform: Platform = .apns
 
     @Option(name: .customLong("push-type"), help: "Lint as this push type: \(APNsPushType.allCases.map(\.rawValue).joined(separator: ", ")).")
     var pushType: APNsPushType?
@@ -123,6 +136,9 @@ struct LintCommand: ParsableCommand {
     var files: [String] = []
 
     func validate() throws {
+        if platform == .fcmv1 && (pushType != nil || contentStateSchema != nil) {
+            throw ValidationError("--push-type and the schemas are for APNs payloads, not --platform fcmv1")
+        }
         if attributesSchema != nil && contentStateSchema == nil { throw ValidationError("--attributes-schema needs --content-state-schema") }
         if contentStateSchema == "-" || attributesSchema == "-" { throw ValidationError("a schema is read from a file, not stdin") }
     }
@@ -142,7 +158,13 @@ struct LintCommand: ParsableCommand {
             }
             let findings: [LintFinding]
             do throws(JSONError) {
-                findings = try APNsLinter.lint(input.bytes, pushType: pushType, liveActivity: liveActivity, parser: &parser).map(LintFinding.init)
+                switch platform {
+                case .apns:
+                    findings = try APNsLinter.lint(input.bytes, pushType: pushType, liveActivity: liveActivity, parser: &parser).map(
+                        LintFinding.init)
+                case .fcmv1:
+                    findings = try FCMLinter.lint(input.bytes, parser: &parser).map(LintFinding.init)
+                }
             } catch {
                 findings = [LintFinding(error)]
             }

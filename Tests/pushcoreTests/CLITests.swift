@@ -155,6 +155,41 @@ struct CLITests {
         #expect(alert.status == 1 && alert.err.contains("payloadTooLarge"))
     }
 
+    @Test("build --fcm prints an FCM v1 message; lint --platform fcmv1 checks one; APNs-only flags are refused with --fcm")
+    func fcm() async throws {
+        let built = try await PushCoreBinary.run([
+            "build", "--fcm", "--title", "Game Request", "--body", "Bob wants to play", "--priority", "high", "--ttl", "3600",
+            "--channel-id", "games", "--custom", "gameID=12345678", "--custom", "n=5",
+        ])
+        #expect(built.status == 0, "\(built.err)")
+        #expect(
+            built.out
+                == #"{"message":{"notification":{"title":"Game Request","body":"Bob wants to play"},"data":{"gameID":"12345678","n":"5"},"#
+                + #""android":{"priority":"HIGH","ttl":"3600s","notification":{"channel_id":"games"}}}}"# + "\n")
+        let linted = try await PushCoreBinary.run(["lint", "--platform", "fcmv1"], stdin: built.stdout)
+        #expect(linted.status == 0 && linted.err.isEmpty, "\(linted.err)")
+
+        let rich = try await PushCoreBinary.run(["build", "--fcm", "--rich-id", "4f1c", "--rich-type", "img", "--rich-message", "New"])
+        #expect(rich.out == #"{"message":{"data":{"richId":"4f1c","richType":"img","richMessage":"New"}}}"# + "\n")
+        let reserved = try await PushCoreBinary.run(["build", "--fcm", "--custom", "from=me"])
+        #expect(reserved.status == 1 && reserved.err.hasPrefix("build: error: reservedDataKey: "), "\(reserved.err)")
+        for apnsOnly in [["--badge", "3"], ["--content-available"], ["--headers"], ["--push-type", "alert"]] {
+            #expect(try await PushCoreBinary.run(["build", "--fcm"] + apnsOnly).status == 2, "\(apnsOnly)")
+        }
+        #expect(try await PushCoreBinary.run(["build", "--priority", "high"]).status == 2)
+        #expect(try await PushCoreBinary.run(["lint", "--platform", "fcmv1", "--push-type", "alert"]).status == 2)
+
+        let bad = #"{"message":{"data":{"n":5},"android":{"ttl":"1h"}}}"#
+        let findings = try await PushCoreBinary.run(["lint", "--platform", "fcmv1"], stdin: Array(bad.utf8))
+        #expect(findings.status == 1)
+        #expect(
+            findings.err.split(separator: "\n").map { $0.split(separator: ":").prefix(3).joined(separator: ":") } == [
+                "<stdin>: error: dataValueNotString at byte 24 (line 1, column 25)", "<stdin>: error: invalidTTL at byte 44 (line 1, column 45)",
+            ], "\(findings.err)")
+        // The same bytes as APNs lint sees them: no aps.
+        #expect(try await PushCoreBinary.run(["lint"], stdin: Array(bad.utf8)).status == 1)
+    }
+
     @Test("lint --content-state-schema: a Live Activity's content-state and attributes against the app's declared types")
     func lintContentStateSchema() async throws {
         try await withTemporaryFile(Array(#"{"score":"integer","team":"string","note":"string?"}"#.utf8), name: "state.json") { folder, state in

@@ -1,0 +1,110 @@
+import PushJSON
+
+/// Why a message is not one FCM's HTTP v1 API accepts, or does not fit its limit; also what
+/// ``FCMLinter`` reports. Syntax errors in the bytes are `JSONError`s.
+///
+/// `code` is stable and safe to match on. Messages never quote a value, only key names.
+public struct FCMMessageError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// A stable error code, `rawValue` and `description` its name. Later versions may add codes:
+    /// a `switch` over one outside this package needs a `default` case.
+    @nonexhaustive
+    public enum Code: String, Hashable, Sendable, CustomStringConvertible {
+        /// The document is not `{"message": {…}}`.
+        case missingMessage
+        /// A key holds the wrong JSON type (`notification.title` as a number).
+        case typeMismatch
+        /// A key FCM does not know: its API refuses the whole request.
+        case unknownKey
+        /// A key appears twice in one object.
+        case duplicateKey
+        /// More than one of `token`, `topic` and `condition`.
+        case multipleTargets
+        /// A `data` value that is not a string: FCM's data maps hold strings only.
+        case dataValueNotString
+        /// A `data` key FCM keeps for itself (`from`, `notification`, `message_type`, or one that
+        /// starts with `google.` or `gcm.`).
+        case reservedDataKey
+        /// An `android.ttl` that is not a duration such as `"3600s"` or `"1.5s"`, or is over four weeks.
+        case invalidTTL
+        /// An `android.priority` other than `normal` or `high`.
+        case invalidPriority
+        /// A value out of its range or form (a color that is not `#rrggbb`, a link that is not HTTPS).
+        case invalidValue
+        /// The encoded message is over the limit; ``size`` and ``limit`` say by how much.
+        case payloadTooLarge
+
+        public var description: String { rawValue }
+    }
+
+    public let code: Code
+    /// The key concerned as a dotted path from the message, such as `message.android.ttl`; `""`
+    /// for the document as a whole.
+    public let path: String
+    /// Byte offset of the key or value concerned in a message read from bytes; for a message over
+    /// its limit, the first byte past it. Nil for a model being encoded.
+    public let offset: Int?
+    /// The message's size in bytes, for `payloadTooLarge`.
+    public let size: Int?
+    /// The limit in bytes that ``size`` was measured against.
+    public let limit: Int?
+    /// What went wrong, for people.
+    public let message: String
+
+    public init(_ code: Code, path: String, offset: Int? = nil, size: Int? = nil, limit: Int? = nil, _ message: String) {
+        self.code = code
+        self.path = path
+        self.offset = offset
+        self.size = size
+        self.limit = limit
+        self.message = message
+    }
+
+    public var description: String {
+        if let offset { "\(code) at byte \(offset): \(message)" } else { "\(code): \(message)" }
+    }
+
+    /// Errors are equal when everything but the message is; the message is for people.
+    public static func == (lhs: FCMMessageError, rhs: FCMMessageError) -> Bool {
+        lhs.code == rhs.code && lhs.path == rhs.path && lhs.offset == rhs.offset && lhs.size == rhs.size && lhs.limit == rhs.limit
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
+        hasher.combine(path)
+        hasher.combine(offset)
+    }
+
+    /// The 1-based line and column of ``offset`` in the message's bytes.
+    public func location(in input: some Collection<UInt8>) -> (line: Int, column: Int) {
+        JSONError.location(ofByte: offset ?? 0, in: input)
+    }
+}
+
+/// FCM's limits and reserved names.
+public enum FCMLimits {
+    /// The most bytes a message may take. FCM documents 4,096 bytes for a message's payload;
+    /// PushCore measures the whole `{"message":…}` body, so what fits here fits there.
+    public static let messageSize = 4096
+    /// The longest `android.ttl` FCM keeps a message for: four weeks.
+    public static let maximumTTL = Duration.seconds(28 * 24 * 3600)
+    /// `data` keys FCM keeps for itself, besides those starting with ``reservedDataKeyPrefixes``.
+    public static let reservedDataKeys = ["from", "notification", "message_type"]
+    public static let reservedDataKeyPrefixes = ["google.", "gcm."]
+
+    /// Whether FCM refuses `key` in a `data` map.
+    public static func isReservedDataKey(_ key: String) -> Bool {
+        var key = key
+        return key.withUTF8 { isReservedDataKey(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// The same test on a key's UTF-8 bytes, for the linter (no allocation).
+    static func isReservedDataKey(_ key: UnsafeRawBufferPointer) -> Bool {
+        func starts(with name: StaticString) -> Bool {
+            guard key.count >= name.utf8CodeUnitCount else { return false }
+            for index in 0..<name.utf8CodeUnitCount where key[index] != name.utf8Start[index] { return false }
+            return true
+        }
+        func equals(_ name: StaticString) -> Bool { key.count == name.utf8CodeUnitCount && starts(with: name) }
+        return equals("from") || equals("notification") || equals("message_type") || starts(with: "google.") || starts(with: "gcm.")
+    }
+}
