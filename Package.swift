@@ -112,7 +112,7 @@ let package = Package(
         .target(
             name: "NotificationHubs",
             dependencies: [
-                "PushAPNs", "PushSAS", "PushInternals",
+                "PushAPNs", "PushFCM", "PushSAS", "PushInternals",
                 serverProduct("AsyncHTTPClient", "async-http-client"), serverProduct("Logging", "swift-log"),
                 serverProduct("NIOCore", "swift-nio"), serverProduct("NIOPosix", "swift-nio"),
                 serverProduct("NIOHTTP1", "swift-nio"),
@@ -122,7 +122,7 @@ let package = Package(
         .target(
             name: "HubEmulator",
             dependencies: [
-                "PushCore", "NotificationHubs", "PushServerSupport", serverProduct("Hummingbird", "hummingbird"),
+                "PushCore", "PushFCM", "NotificationHubs", "PushServerSupport", serverProduct("Hummingbird", "hummingbird"),
                 serverProduct("HummingbirdCore", "hummingbird"), serverProduct("Logging", "swift-log"), serverProduct("NIOCore", "swift-nio"),
             ]
         ),

@@ -4,6 +4,7 @@ package import Hummingbird
 import NIOCore
 import NotificationHubs
 import PushCore
+import PushFCM
 import PushServerSupport
 import Synchronization
 
@@ -158,8 +159,11 @@ extension HubEmulator {
         let headers = request.headers
         let direct = (request.uri.query ?? "").split(separator: "&").contains("direct")
         let body = try await body(of: request)
-        guard headers[HTTPField.Name("ServiceBusNotification-Format")!] == "apple" else {
-            throw HubError(400, "ServiceBusNotification-Format must be apple for APNs payloads.", trackingID: trackingID)
+        let platform: Installation.Platform
+        switch headers[HTTPField.Name("ServiceBusNotification-Format")!] {
+        case "apple": platform = .apns
+        case "fcmv1": platform = .fcmv1
+        default: throw HubError(400, "ServiceBusNotification-Format must be apple or fcmv1.", trackingID: trackingID)
         }
         var payload = body
         var handles: [String]
@@ -193,12 +197,44 @@ extension HubEmulator {
             }
             handles = state.withLock { storage in
                 (storage.installations[hub] ?? [:]).values.sorted { $0.installationID < $1.installationID }.compactMap { installation in
+                    guard installation.platform == platform else { return nil }
                     let tags = Set(installation.tags + ["$InstallationId:{\(installation.installationID)}"])
                     return expression.map { $0.matches(tags) } ?? true ? installation.pushChannel : nil
                 }
             }
         }
 
+        switch platform {
+        case .apns: try checkAPNsPayload(payload, headers: headers, trackingID: trackingID)
+        case .fcmv1: try checkFCMMessage(payload, trackingID: trackingID)
+        }
+
+        var apnsHeaders: [String: String] = [:]
+        for field in headers where field.name.canonicalName.hasPrefix("apns-") { apnsHeaders[field.name.canonicalName] = field.value }
+        let notificationID = state.withLock { storage -> String in
+            storage.notifications += 1
+            let id = String(storage.notifications)
+            for handle in handles {
+                record(
+                    { sequence in
+                        Delivery(
+                            sequence: sequence, hub: hub, notificationID: id, platform: platform, deviceHandle: handle, apnsHeaders: apnsHeaders,
+                            payload: payload, tokenExpiry: token.expiry)
+                    }, in: &storage)
+            }
+            return id
+        }
+        let authority = request.head.authority ?? "127.0.0.1"
+        return Response(
+            status: .created,
+            headers: [
+                .location: "http://\(authority)/\(hub)/messages/\(notificationID)?api-version=2020-06", .trackingID: trackingID,
+                HTTPField.Name("x-ms-correlation-request-id")!: trackingID,
+            ])
+    }
+
+    /// Refuses what APNs would: 413 over the push type's limit, 400 for lint's errors.
+    private func checkAPNsPayload(_ payload: [UInt8], headers: HTTPFields, trackingID: String) throws {
         let pushType = headers[HTTPField.Name("apns-push-type")!].flatMap(APNsPushType.init(rawValue:)) ?? .alert
         let findings: [APNsDiagnostic]
         do throws(JSONError) {
@@ -212,29 +248,22 @@ extension HubEmulator {
         if let first = findings.first {
             throw HubError(400, "Invalid APNs payload: \(first.code) at byte \(first.offset): \(first.message)", trackingID: trackingID)
         }
+    }
 
-        var apnsHeaders: [String: String] = [:]
-        for field in headers where field.name.canonicalName.hasPrefix("apns-") { apnsHeaders[field.name.canonicalName] = field.value }
-        let notificationID = state.withLock { storage -> String in
-            storage.notifications += 1
-            let id = String(storage.notifications)
-            for handle in handles {
-                record(
-                    { sequence in
-                        Delivery(
-                            sequence: sequence, hub: hub, notificationID: id, deviceHandle: handle, apnsHeaders: apnsHeaders, payload: payload,
-                            tokenExpiry: token.expiry)
-                    }, in: &storage)
-            }
-            return id
+    /// Refuses what FCM would: 413 over its limit, 400 for lint's errors.
+    private func checkFCMMessage(_ message: [UInt8], trackingID: String) throws {
+        let findings: [FCMDiagnostic]
+        do throws(JSONError) {
+            findings = try FCMLinter.lint(message).filter { $0.severity == .error }
+        } catch {
+            throw HubError(400, "Invalid FCM v1 message: \(error)", trackingID: trackingID)
         }
-        let authority = request.head.authority ?? "127.0.0.1"
-        return Response(
-            status: .created,
-            headers: [
-                .location: "http://\(authority)/\(hub)/messages/\(notificationID)?api-version=2020-06", .trackingID: trackingID,
-                HTTPField.Name("x-ms-correlation-request-id")!: trackingID,
-            ])
+        if let tooLarge = findings.first(where: { $0.code == .payloadTooLarge }) {
+            throw HubError(413, "The message is too large: \(tooLarge.message)", trackingID: trackingID)
+        }
+        if let first = findings.first {
+            throw HubError(400, "Invalid FCM v1 message: \(first.code) at byte \(first.offset): \(first.message)", trackingID: trackingID)
+        }
     }
 
     /// The parts of a `multipart/mixed` body by their `Content-Disposition` name.
@@ -341,7 +370,7 @@ extension HubEmulator {
                 JSON.object([
                     JSONMember("sequence", .number(JSONNumber(delivery.sequence))),
                     JSONMember("hub", .string(delivery.hub)), JSONMember("notificationId", .string(delivery.notificationID)),
-                    JSONMember("deviceHandle", .string(delivery.deviceHandle)),
+                    JSONMember("platform", .string(delivery.platform.rawValue)), JSONMember("deviceHandle", .string(delivery.deviceHandle)),
                     JSONMember("headers", .object(delivery.apnsHeaders.keys.sorted().map { JSONMember($0, .string(delivery.apnsHeaders[$0]!)) })),
                     JSONMember("payload", .string(String(decoding: delivery.payload, as: UTF8.self))),
                     JSONMember("tokenExpiry", .number(JSONNumber(Int(delivery.tokenExpiry)))),

@@ -17,14 +17,16 @@ public struct EmulatedHub: Sendable {
     }
 }
 
-/// A notification the emulator would have handed to APNs.
+/// A notification the emulator would have handed to APNs or FCM.
 public struct Delivery: Sendable, Hashable {
     /// 1, 2, 3, … in the order deliveries were recorded; what `?since=` counts from.
     public let sequence: Int
     public let hub: String
     public let notificationID: String
+    /// Whose service it went to: `apns` for a send in the `apple` format, `fcmv1` for one in `fcmv1`.
+    public let platform: Installation.Platform
     public let deviceHandle: String
-    /// The APNs headers as sent (`apns-push-type`, …), names lowercased.
+    /// The APNs headers as sent (`apns-push-type`, …), names lowercased; none for FCM.
     public let apnsHeaders: [String: String]
     public let payload: [UInt8]
     /// When the SAS token that authorised it expires: tests see tokens being refreshed without seeing tokens.
@@ -40,8 +42,9 @@ public enum Fault: Sendable, Hashable {
 }
 
 /// A local stand-in for an Azure Notification Hubs namespace, on 127.0.0.1: the REST routes a
-/// backend uses, every request's SAS token verified by PushCore's verifier, payloads linted, tags
-/// resolved against stored installations, and every delivery recorded.
+/// backend uses, every request's SAS token verified by PushCore's verifier, payloads linted (APNs
+/// payloads in the `apple` format, FCM v1 messages in `fcmv1`), tags resolved against the stored
+/// installations of the format's platform, and every delivery recorded.
 ///
 /// Routes: `POST /{hub}/messages/` (tags in `ServiceBusNotification-Tags`, or none for a
 /// broadcast), `POST /{hub}/messages/?direct`, `POST /{hub}/messages/$batch?direct`,

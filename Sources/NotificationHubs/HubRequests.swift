@@ -1,4 +1,5 @@
 public import PushAPNs
+public import PushFCM
 import PushInternals
 import PushJSON
 public import PushSAS
@@ -122,19 +123,27 @@ extension HubEndpoint {
     public func sendRequest(
         _ payload: APNsPayload, headers apnsHeaders: APNsHeaders, to target: SendTarget, authorization: String
     ) throws(NotificationHubError) -> HubRequest {
-        var headers = try notificationHeaders(apnsHeaders, authorization: authorization)
-        if let tags = try target.tagsHeader() { headers.append(.init(name: "ServiceBusNotification-Tags", value: tags)) }
-        return try request("POST", url("/messages/"), headers, body: encode(payload, apnsHeaders))
+        try sendRequest(try HubNotification(payload, apnsHeaders), to: target, authorization: authorization)
+    }
+
+    /// `POST /{hub}/messages/`: an FCM v1 message (`ServiceBusNotification-Format: fcmv1`) to a
+    /// target; the hub delivers it to the target's `fcmv1` installations.
+    /// - Throws: ``NotificationHubError`` `payloadTooLarge` over FCM's limit, `badRequest` for a
+    ///   message FCM would refuse (nothing is sent), `invalidTag`/`tooManyTags`.
+    public func sendRequest(_ message: FCMMessage, to target: SendTarget, authorization: String) throws(NotificationHubError) -> HubRequest {
+        try sendRequest(try HubNotification(message), to: target, authorization: authorization)
     }
 
     /// `POST /{hub}/messages/?direct`: to one device handle (an APNs device token in hex).
     public func directSendRequest(
         _ payload: APNsPayload, headers apnsHeaders: APNsHeaders, deviceHandle: String, authorization: String
     ) throws(NotificationHubError) -> HubRequest {
-        try Self.validateDeviceHandle(deviceHandle)
-        var headers = try notificationHeaders(apnsHeaders, authorization: authorization)
-        headers.append(.init(name: "ServiceBusNotification-DeviceHandle", value: deviceHandle))
-        return try request("POST", url("/messages/", query: "direct"), headers, body: encode(payload, apnsHeaders))
+        try directSendRequest(try HubNotification(payload, apnsHeaders), deviceHandle: deviceHandle, authorization: authorization)
+    }
+
+    /// `POST /{hub}/messages/?direct`: to one FCM registration token.
+    public func directSendRequest(_ message: FCMMessage, deviceHandle: String, authorization: String) throws(NotificationHubError) -> HubRequest {
+        try directSendRequest(try HubNotification(message), deviceHandle: deviceHandle, authorization: authorization)
     }
 
     /// `POST /{hub}/messages/$batch?direct`: to many device handles, as many requests as it takes
@@ -143,10 +152,41 @@ extension HubEndpoint {
     public func batchDirectSendRequests(
         _ payload: APNsPayload, headers apnsHeaders: APNsHeaders, deviceHandles: [String], authorization: String
     ) throws(NotificationHubError) -> [HubRequest] {
-        for handle in deviceHandles { try Self.validateDeviceHandle(handle) }
-        let notification = try encode(payload, apnsHeaders)
-        let boundary = Self.boundary(avoiding: notification)
-        var headers = try notificationHeaders(apnsHeaders, authorization: authorization)
+        try batchDirectSendRequests(try HubNotification(payload, apnsHeaders), deviceHandles: deviceHandles, authorization: authorization)
+    }
+
+    /// `POST /{hub}/messages/$batch?direct`: an FCM v1 message to many FCM registration tokens.
+    public func batchDirectSendRequests(
+        _ message: FCMMessage, deviceHandles: [String], authorization: String
+    ) throws(NotificationHubError) -> [HubRequest] {
+        try batchDirectSendRequests(try HubNotification(message), deviceHandles: deviceHandles, authorization: authorization)
+    }
+
+    private func sendRequest(
+        _ notification: HubNotification, to target: SendTarget, authorization: String
+    ) throws(NotificationHubError)
+        -> HubRequest
+    {
+        var headers = notification.headers(authorization: authorization)
+        if let tags = try target.tagsHeader() { headers.append(.init(name: "ServiceBusNotification-Tags", value: tags)) }
+        return try request("POST", url("/messages/"), headers, body: notification.body)
+    }
+
+    private func directSendRequest(
+        _ notification: HubNotification, deviceHandle: String, authorization: String
+    ) throws(NotificationHubError) -> HubRequest {
+        try notification.platform.validateDeviceHandle(deviceHandle)
+        var headers = notification.headers(authorization: authorization)
+        headers.append(.init(name: "ServiceBusNotification-DeviceHandle", value: deviceHandle))
+        return try request("POST", url("/messages/", query: "direct"), headers, body: notification.body)
+    }
+
+    private func batchDirectSendRequests(
+        _ notification: HubNotification, deviceHandles: [String], authorization: String
+    ) throws(NotificationHubError) -> [HubRequest] {
+        for handle in deviceHandles { try notification.platform.validateDeviceHandle(handle) }
+        let boundary = Self.boundary(avoiding: notification.body)
+        var headers = notification.headers(authorization: authorization)
         headers.removeAll { $0.name == "Content-Type" }
         headers.append(.init(name: "Content-Type", value: "multipart/mixed; boundary=\"\(boundary)\""))
         var requests: [HubRequest] = []
@@ -156,7 +196,7 @@ extension HubEndpoint {
             let devices = JSON.array(batch.map { .string($0) })
             var devicesJSON: [UInt8] = []
             try? devices.write(into: &devicesJSON)  // strings only: cannot fail
-            let body = Self.multipart(boundary: boundary, parts: [("notification", notification), ("devices", devicesJSON)])
+            let body = Self.multipart(boundary: boundary, parts: [("notification", notification.body), ("devices", devicesJSON)])
             requests.append(try request("POST", url("/messages/$batch", query: "direct"), headers, body: body))
             start += batch.count
         }
@@ -200,31 +240,6 @@ extension HubEndpoint {
 
     // MARK: Pieces
 
-    private func notificationHeaders(_ apnsHeaders: APNsHeaders, authorization: String) throws(NotificationHubError) -> [HubRequest.Header] {
-        do throws(APNsHeaders.ValidationError) {
-            try apnsHeaders.validate()
-        } catch {
-            throw NotificationHubError(.badRequest, "\(error.header) \(error.message)")
-        }
-        var headers: [HubRequest.Header] = [
-            .init(name: "Authorization", value: authorization),
-            .init(name: "Content-Type", value: "application/json;charset=utf-8"),
-            .init(name: "ServiceBusNotification-Format", value: "apple"),
-        ]
-        for field in apnsHeaders.fields { headers.append(.init(name: field.name, value: field.value)) }
-        return headers
-    }
-
-    private func encode(_ payload: APNsPayload, _ apnsHeaders: APNsHeaders) throws(NotificationHubError) -> [UInt8] {
-        let limit = apnsHeaders.pushType.payloadLimit
-        do throws(APNsPayloadError) {
-            return try payload.encoded(limit: limit)
-        } catch {
-            let code: NotificationHubError.Code = error.code == .payloadTooLarge ? .payloadTooLarge : .badRequest
-            throw NotificationHubError(code, "the payload was not sent: \(error.message)")
-        }
-    }
-
     /// Builds the request after checking that no header value could split the header block.
     private func request(_ method: String, _ url: String, _ headers: [HubRequest.Header], body: [UInt8]) throws(NotificationHubError) -> HubRequest {
         for header in headers { try HubRequest.Header.check(name: header.name, value: header.value) }
@@ -235,13 +250,6 @@ extension HubEndpoint {
         var bytes: [UInt8] = []
         PercentEncoding.append(text.utf8, to: &bytes)
         return String(decoding: bytes, as: UTF8.self)
-    }
-
-    /// An APNs device token: hexadecimal, 16 to 200 digits (today's tokens have 64).
-    static func validateDeviceHandle(_ handle: String) throws(NotificationHubError) {
-        guard (16...200).contains(handle.utf8.count), handle.utf8.allSatisfy({ hexDigitValue($0) <= 15 }) else {
-            throw NotificationHubError(.badRequest, "device handle \(handle.prefix(20).debugDescription)… is not an APNs device token in hex")
-        }
     }
 
     static func boundary(avoiding body: [UInt8]) -> String {
@@ -290,5 +298,45 @@ extension Array where Element == UInt8 {
     func contains(subsequence: [UInt8]) -> Bool {
         guard !subsequence.isEmpty, subsequence.count <= count else { return subsequence.isEmpty }
         return (0...(count - subsequence.count)).contains { self[$0..<$0 + subsequence.count].elementsEqual(subsequence) }
+    }
+}
+
+/// A notification ready to go: its format's headers and its encoded body, checked once for every
+/// request that carries it.
+struct HubNotification {
+    let platform: Installation.Platform
+    let formatHeaders: [HubRequest.Header]
+    let body: [UInt8]
+
+    init(_ payload: APNsPayload, _ apnsHeaders: APNsHeaders) throws(NotificationHubError) {
+        do throws(APNsHeaders.ValidationError) {
+            try apnsHeaders.validate()
+        } catch {
+            throw NotificationHubError(.badRequest, "\(error.header) \(error.message)")
+        }
+        do throws(APNsPayloadError) {
+            body = try payload.encoded(limit: apnsHeaders.pushType.payloadLimit)
+        } catch {
+            let code: NotificationHubError.Code = error.code == .payloadTooLarge ? .payloadTooLarge : .badRequest
+            throw NotificationHubError(code, "the payload was not sent: \(error.message)")
+        }
+        platform = .apns
+        formatHeaders =
+            [.init(name: "ServiceBusNotification-Format", value: "apple")] + apnsHeaders.fields.map { .init(name: $0.name, value: $0.value) }
+    }
+
+    init(_ message: FCMMessage) throws(NotificationHubError) {
+        do throws(FCMMessageError) {
+            body = try message.encoded()
+        } catch {
+            let code: NotificationHubError.Code = error.code == .payloadTooLarge ? .payloadTooLarge : .badRequest
+            throw NotificationHubError(code, "the message was not sent: \(error.path.isEmpty ? "" : error.path + ": ")\(error.message)")
+        }
+        platform = .fcmv1
+        formatHeaders = [.init(name: "ServiceBusNotification-Format", value: "fcmv1")]
+    }
+
+    func headers(authorization: String) -> [HubRequest.Header] {
+        [.init(name: "Authorization", value: authorization), .init(name: "Content-Type", value: "application/json;charset=utf-8")] + formatHeaders
     }
 }

@@ -1,10 +1,43 @@
 import PushAPNs
+import PushInternals
 public import PushJSON
 import PushSAS
 
 /// A device registered with the hub (`/installations/{id}`), as a backend keeps it: an APNs device
-/// token, tags such as `username:alice`, and optional templates.
+/// token or an FCM registration token, tags such as `username:alice`, and optional templates.
 public struct Installation: Sendable, Hashable {
+    /// The push service the device is reached through; its notifications are sent in the
+    /// matching format (`apple`, `fcmv1`).
+    @nonexhaustive
+    public enum Platform: String, Sendable, Hashable, CustomStringConvertible {
+        /// Apple devices: `pushChannel` is the APNs device token in hex.
+        case apns
+        /// Android (and other FCM) devices: `pushChannel` is the FCM registration token.
+        case fcmv1
+
+        public var description: String { rawValue }
+
+        /// Checks a device handle's form before anything is sent.
+        func validateDeviceHandle(_ handle: String) throws(NotificationHubError) {
+            switch self {
+            case .apns:
+                // Hexadecimal, 16 to 200 digits (today's tokens have 64).
+                guard (16...200).contains(handle.utf8.count), handle.utf8.allSatisfy({ hexDigitValue($0) <= 15 }) else {
+                    throw NotificationHubError(.badRequest, "device handle \(handle.prefix(20).debugDescription)… is not an APNs device token in hex")
+                }
+            case .fcmv1:
+                // FCM's tokens are URL-safe text (letters, digits, `-`, `_`, `:`), about 160 characters today.
+                let isTokenByte = { (byte: UInt8) in
+                    hexDigitValue(byte) <= 15 || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20) || byte == UInt8(ascii: "-")
+                        || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ":")
+                }
+                guard (16...4096).contains(handle.utf8.count), handle.utf8.allSatisfy(isTokenByte) else {
+                    throw NotificationHubError(.badRequest, "device handle \(handle.prefix(20).debugDescription)… is not an FCM registration token")
+                }
+            }
+        }
+    }
+
     public struct Template: Sendable, Hashable {
         /// The template's body, a JSON text with `$(property)` placeholders.
         public var body: String
@@ -17,17 +50,19 @@ public struct Installation: Sendable, Hashable {
     }
 
     public var installationID: String
-    /// Always `apns` here.
-    public var platform: String
-    /// The APNs device token, hex.
+    public var platform: Platform
+    /// The APNs device token in hex, or the FCM registration token.
     public var pushChannel: String
     public var tags: [String]
     public var userID: String?
     public var templates: [String: Template]
 
-    public init(installationID: String, pushChannel: String, tags: [String] = [], userID: String? = nil, templates: [String: Template] = [:]) {
+    public init(
+        installationID: String, platform: Platform = .apns, pushChannel: String, tags: [String] = [], userID: String? = nil,
+        templates: [String: Template] = [:]
+    ) {
         self.installationID = installationID
-        platform = "apns"
+        self.platform = platform
         self.pushChannel = pushChannel
         self.tags = tags
         self.userID = userID
@@ -37,7 +72,7 @@ public struct Installation: Sendable, Hashable {
     /// Checks the id, the device token and every tag before anything is sent.
     public func validate() throws(NotificationHubError) {
         try Self.validateID(installationID)
-        try HubEndpoint.validateDeviceHandle(pushChannel)
+        try platform.validateDeviceHandle(pushChannel)
         for tag in tags { try TagExpression.validateTag(tag) }
         for template in templates.values { for tag in template.tags { try TagExpression.validateTag(tag) } }
     }
@@ -52,7 +87,7 @@ public struct Installation: Sendable, Hashable {
     /// The JSON the hub takes and returns.
     public var json: JSON {
         var members = [
-            JSONMember("installationId", .string(installationID)), JSONMember("platform", .string(platform)),
+            JSONMember("installationId", .string(installationID)), JSONMember("platform", .string(platform.rawValue)),
             JSONMember("pushChannel", .string(pushChannel)), JSONMember("tags", .array(tags.map { .string($0) })),
         ]
         if let userID { members.append(JSONMember("userId", .string(userID))) }
@@ -86,8 +121,12 @@ public struct Installation: Sendable, Hashable {
         guard let id = root["installationId"]?.string, let channel = root["pushChannel"]?.string else {
             throw NotificationHubError(.badRequest, "installation JSON needs installationId and pushChannel")
         }
-        var installation = Installation(installationID: id, pushChannel: channel)
-        installation.platform = root["platform"]?.string ?? "apns"
+        let platformName = root["platform"]?.string ?? "apns"
+        guard let platform = Platform(rawValue: platformName.lowercased()) else {
+            throw NotificationHubError(
+                .badRequest, "installation JSON: PushCore handles the apns and fcmv1 platforms, not \(platformName.debugDescription)")
+        }
+        var installation = Installation(installationID: id, platform: platform, pushChannel: channel)
         installation.userID = root["userId"]?.string
         if let tags = root["tags"] {
             installation.tags = tags.elements.compactMap { $0.string }
@@ -125,7 +164,13 @@ public enum InstallationPatch: Sendable, Hashable {
         switch self {
         case .addTag(let tag), .removeTag(let tag): try TagExpression.validateTag(tag)
         case .replaceTags(let tags): for tag in tags { try TagExpression.validateTag(tag) }
-        case .replacePushChannel(let channel): try HubEndpoint.validateDeviceHandle(channel)
+        case .replacePushChannel(let channel):
+            // The operation does not say the platform: a handle of either form is taken.
+            do throws(NotificationHubError) {
+                try Installation.Platform.apns.validateDeviceHandle(channel)
+            } catch {
+                try Installation.Platform.fcmv1.validateDeviceHandle(channel)
+            }
         case .replaceUserID: break
         case .addTemplate(let name, let template):
             try Installation.validateID(name)

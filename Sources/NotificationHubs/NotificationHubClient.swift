@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 public import PushAPNs
+public import PushFCM
 import PushInternals
 import PushJSON
 public import PushSAS
@@ -92,6 +93,32 @@ public final class NotificationHubClient: Sendable {
             payload, headers: headers ?? APNsHeaders(for: payload), deviceHandles: deviceHandles, authorization: "")
         var results: [SendResult] = []
         for batch in batches {
+            results.append(SendResult(headers: try await execute("batch direct send", batch).headers))
+        }
+        return results
+    }
+
+    /// Sends an FCM v1 message to a target's `fcmv1` installations: a tag, tags, an expression,
+    /// or everybody.
+    @discardableResult
+    public func send(_ message: FCMMessage, to target: SendTarget) async throws(NotificationHubError) -> SendResult {
+        let request = try endpoint.sendRequest(message, to: target, authorization: "")
+        return SendResult(headers: try await execute("send", request).headers)
+    }
+
+    /// Sends an FCM v1 message to one FCM registration token, without installations.
+    @discardableResult
+    public func send(_ message: FCMMessage, toDevice deviceHandle: String) async throws(NotificationHubError) -> SendResult {
+        let request = try endpoint.directSendRequest(message, deviceHandle: deviceHandle, authorization: "")
+        return SendResult(headers: try await execute("direct send", request).headers)
+    }
+
+    /// Sends an FCM v1 message to many FCM registration tokens, 1000 per request; one result per
+    /// request, in order. Every token is checked before the first batch goes.
+    @discardableResult
+    public func send(_ message: FCMMessage, toDevices deviceHandles: [String]) async throws(NotificationHubError) -> [SendResult] {
+        var results: [SendResult] = []
+        for batch in try endpoint.batchDirectSendRequests(message, deviceHandles: deviceHandles, authorization: "") {
             results.append(SendResult(headers: try await execute("batch direct send", batch).headers))
         }
         return results
