@@ -122,7 +122,7 @@ let package = Package(
         .target(
             name: "HubEmulator",
             dependencies: [
-                "PushCore", "PushFCM", "NotificationHubs", "PushServerSupport", serverProduct("Hummingbird", "hummingbird"),
+                "PushCore", "PushFCM", "PushInternals", "NotificationHubs", "PushServerSupport", serverProduct("Hummingbird", "hummingbird"),
                 serverProduct("HummingbirdCore", "hummingbird"), serverProduct("Logging", "swift-log"), serverProduct("NIOCore", "swift-nio"),
             ]
         ),

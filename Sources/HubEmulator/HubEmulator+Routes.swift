@@ -163,7 +163,10 @@ extension HubEmulator {
         switch headers[HTTPField.Name("ServiceBusNotification-Format")!] {
         case "apple": platform = .apns
         case "fcmv1": platform = .fcmv1
-        default: throw HubError(400, "ServiceBusNotification-Format must be apple or fcmv1.", trackingID: trackingID)
+        case "template":
+            guard !direct && !batch else { throw HubError(400, "A template send goes to tags, not to device handles.", trackingID: trackingID) }
+            return try templateSend(request, hub: hub, tokenExpiry: token.expiry, body: body, trackingID: trackingID)
+        default: throw HubError(400, "ServiceBusNotification-Format must be apple, fcmv1 or template.", trackingID: trackingID)
         }
         var payload = body
         var handles: [String]
@@ -185,16 +188,7 @@ extension HubEmulator {
             }
             handles = [handle]
         } else {
-            let expression: TagExpression?
-            if let tags = headers[HTTPField.Name("ServiceBusNotification-Tags")!] {
-                do throws(NotificationHubError) {
-                    expression = try TagExpression(parsing: tags)
-                } catch {
-                    throw HubError(400, "Invalid tag expression: \(error.message)", trackingID: trackingID)
-                }
-            } else {
-                expression = nil
-            }
+            let expression = try tagExpression(headers, trackingID: trackingID)
             handles = state.withLock { storage in
                 (storage.installations[hub] ?? [:]).values.sorted { $0.installationID < $1.installationID }.compactMap { installation in
                     guard installation.platform == platform else { return nil }
@@ -214,6 +208,7 @@ extension HubEmulator {
         let notificationID = state.withLock { storage -> String in
             storage.notifications += 1
             let id = String(storage.notifications)
+            storage.outcomes[hub + "/" + id] = NotificationOutcome(delivered: handles.isEmpty ? [:] : [platform: handles.count], failures: [])
             for handle in handles {
                 record(
                     { sequence in
@@ -224,6 +219,10 @@ extension HubEmulator {
             }
             return id
         }
+        return created(request, hub: hub, notificationID: notificationID, trackingID: trackingID)
+    }
+
+    private func created(_ request: Request, hub: String, notificationID: String, trackingID: String) -> Response {
         let authority = request.head.authority ?? "127.0.0.1"
         return Response(
             status: .created,
@@ -233,37 +232,117 @@ extension HubEmulator {
             ])
     }
 
-    /// Refuses what APNs would: 413 over the push type's limit, 400 for lint's errors.
+    private func tagExpression(_ headers: HTTPFields, trackingID: String) throws -> TagExpression? {
+        guard let tags = headers[HTTPField.Name("ServiceBusNotification-Tags")!] else { return nil }
+        do throws(NotificationHubError) {
+            return try TagExpression(parsing: tags)
+        } catch {
+            throw HubError(400, "Invalid tag expression: \(error.message)", trackingID: trackingID)
+        }
+    }
+
+    /// A template send: each template of each installation the tags reach (an installation's tags
+    /// and the template's own both count) is expanded with the properties and checked by its
+    /// platform's rules; one that fails (not JSON, over the size limit, refused by lint) fails
+    /// that device alone, and the notification's outcome counts it.
+    private func templateSend(_ request: Request, hub: String, tokenExpiry: Int64, body: [UInt8], trackingID: String) throws -> Response {
+        guard let document = parsedJSON(body), document.root.kind == .object else {
+            throw HubError(400, "A template send's body is a JSON object of string properties.", trackingID: trackingID)
+        }
+        var properties: [String: String] = [:]
+        for member in document.root.members {
+            guard let name = member.key.string, let value = member.value.string else {
+                throw HubError(400, "A template send's properties are strings.", trackingID: trackingID)
+            }
+            properties[name] = value
+        }
+        let expression = try tagExpression(request.headers, trackingID: trackingID)
+        let installations = state.withLock { storage in
+            (storage.installations[hub] ?? [:]).values.sorted { $0.installationID < $1.installationID }
+        }
+        var expanded: [(installation: Installation, payload: [UInt8], headers: [String: String])] = []
+        var outcome = NotificationOutcome(delivered: [:], failures: [])
+        for installation in installations {
+            for name in installation.templates.keys.sorted() {
+                let template = installation.templates[name]!
+                let tags = Set(installation.tags + template.tags + ["$InstallationId:{\(installation.installationID)}"])
+                guard expression.map({ $0.matches(tags) }) ?? true else { continue }
+                do throws(TemplateExpansion.Failure) {
+                    let payload = try TemplateExpansion.expand(template.body, properties: properties)
+                    var headers: [String: String] = [:]
+                    for (header, value) in template.headers {
+                        headers[header.lowercased()] = try TemplateExpansion.expandText(value, properties: properties)
+                    }
+                    let refusal: (status: Int, message: String)? =
+                        switch installation.platform {
+                        case .apns: Self.apnsRefusal(payload, pushType: headers["apns-push-type"].flatMap(APNsPushType.init(rawValue:)) ?? .alert)
+                        case .fcmv1: Self.fcmRefusal(payload)
+                        }
+                    if let refusal {
+                        outcome.failures.append(
+                            .init(
+                                installationID: installation.installationID, template: name, platform: installation.platform, reason: refusal.message)
+                        )
+                    } else {
+                        expanded.append((installation, payload, installation.platform == .apns ? headers : [:]))
+                        outcome.delivered[installation.platform, default: 0] += 1
+                    }
+                } catch {
+                    outcome.failures.append(
+                        .init(installationID: installation.installationID, template: name, platform: installation.platform, reason: error.description)
+                    )
+                }
+            }
+        }
+        let notificationID = state.withLock { storage -> String in
+            storage.notifications += 1
+            let id = String(storage.notifications)
+            storage.outcomes[hub + "/" + id] = outcome
+            for device in expanded {
+                record(
+                    { sequence in
+                        Delivery(
+                            sequence: sequence, hub: hub, notificationID: id, platform: device.installation.platform,
+                            deviceHandle: device.installation.pushChannel, apnsHeaders: device.headers, payload: device.payload,
+                            tokenExpiry: tokenExpiry)
+                    }, in: &storage)
+            }
+            return id
+        }
+        return created(request, hub: hub, notificationID: notificationID, trackingID: trackingID)
+    }
+
     private func checkAPNsPayload(_ payload: [UInt8], headers: HTTPFields, trackingID: String) throws {
         let pushType = headers[HTTPField.Name("apns-push-type")!].flatMap(APNsPushType.init(rawValue:)) ?? .alert
+        if let refusal = Self.apnsRefusal(payload, pushType: pushType) { throw HubError(refusal.status, refusal.message, trackingID: trackingID) }
+    }
+
+    private func checkFCMMessage(_ message: [UInt8], trackingID: String) throws {
+        if let refusal = Self.fcmRefusal(message) { throw HubError(refusal.status, refusal.message, trackingID: trackingID) }
+    }
+
+    /// What APNs would answer a payload it refuses: 413 over the push type's limit, 400 for lint's errors.
+    static func apnsRefusal(_ payload: [UInt8], pushType: APNsPushType) -> (status: Int, message: String)? {
         let findings: [APNsDiagnostic]
         do throws(JSONError) {
             findings = try APNsLinter.lint(payload, pushType: pushType).filter { $0.severity == .error }
         } catch {
-            throw HubError(400, "Invalid APNs payload: \(error)", trackingID: trackingID)
+            return (400, "Invalid APNs payload: \(error)")
         }
-        if let tooLarge = findings.first(where: { $0.code == .payloadTooLarge }) {
-            throw HubError(413, "The payload is too large: \(tooLarge.message)", trackingID: trackingID)
-        }
-        if let first = findings.first {
-            throw HubError(400, "Invalid APNs payload: \(first.code) at byte \(first.offset): \(first.message)", trackingID: trackingID)
-        }
+        if let tooLarge = findings.first(where: { $0.code == .payloadTooLarge }) { return (413, "The payload is too large: \(tooLarge.message)") }
+        return findings.first.map { (400, "Invalid APNs payload: \($0.code) at byte \($0.offset): \($0.message)") }
     }
 
-    /// Refuses what FCM would: 413 over its limit, 400 for lint's errors.
-    private func checkFCMMessage(_ message: [UInt8], trackingID: String) throws {
+    /// What FCM would answer a message it refuses: 413 over its limit, 400 for lint's errors.
+    static func fcmRefusal(_ message: [UInt8]) -> (status: Int, message: String)? {
         let findings: [FCMDiagnostic]
         do throws(JSONError) {
             findings = try FCMLinter.lint(message).filter { $0.severity == .error }
         } catch {
-            throw HubError(400, "Invalid FCM v1 message: \(error)", trackingID: trackingID)
+            return (400, "Invalid FCM v1 message: \(error)")
         }
-        if let tooLarge = findings.first(where: { $0.code == .payloadTooLarge }) {
-            throw HubError(413, "The message is too large: \(tooLarge.message)", trackingID: trackingID)
-        }
-        if let first = findings.first {
-            throw HubError(400, "Invalid FCM v1 message: \(first.code) at byte \(first.offset): \(first.message)", trackingID: trackingID)
-        }
+        if let tooLarge = findings.first(where: { $0.code == .payloadTooLarge }) { return (413, "The message is too large: \(tooLarge.message)") }
+        return findings.first.map { (400, "Invalid FCM v1 message: \($0.code) at byte \($0.offset): \($0.message)") }
     }
 
     /// The parts of a `multipart/mixed` body by their `Content-Disposition` name.
@@ -333,12 +412,12 @@ extension HubEmulator {
                 case ("replace", "/pushChannel"): installation.pushChannel = value?.string ?? installation.pushChannel
                 case ("replace", "/userId"): installation.userID = value?.string
                 case ("add", _) where path.hasPrefix("/templates/"):
-                    guard let text = value?.string, let template = parsedJSON(Array(text.utf8)), let templateBody = template.root["body"]?.string
+                    guard let text = value?.string, let document = parsedJSON(Array(text.utf8)),
+                        let template = Installation.Template(json: document.root)
                     else {
                         throw HubError(400, "A template is a JSON text with a body.", trackingID: trackingID)
                     }
-                    installation.templates[jsonPointerUnescaped(path.dropFirst(11))] = .init(
-                        body: templateBody, tags: template.root["tags"]?.elements.compactMap { $0.string } ?? [])
+                    installation.templates[jsonPointerUnescaped(path.dropFirst(11))] = template
                 case ("remove", _) where path.hasPrefix("/templates/"):
                     installation.templates[jsonPointerUnescaped(path.dropFirst(11))] = nil
                 default:

@@ -33,6 +33,21 @@ public struct Delivery: Sendable, Hashable {
     public let tokenExpiry: Int64
 }
 
+/// What became of one send: how many devices each platform was handed, and the templates that
+/// could not be sent (a template send's expansion that was not JSON, or that the platform refuses).
+public struct NotificationOutcome: Sendable, Hashable {
+    public struct Failure: Sendable, Hashable {
+        public let installationID: String
+        public let template: String
+        public let platform: Installation.Platform
+        /// Why, as the platform would say it (`payloadTooLarge`, a lint code, …).
+        public let reason: String
+    }
+
+    public var delivered: [Installation.Platform: Int]
+    public var failures: [Failure]
+}
+
 /// What the next requests to a hub route answer instead of the real thing.
 public enum Fault: Sendable, Hashable {
     /// This status, with `Retry-After` when given (seconds or an HTTP-date).
@@ -63,6 +78,8 @@ public final class HubEmulator: Sendable {
         var faults: [Fault] = []
         var requests = 0
         var notifications = 0
+        /// By `hub/notificationID`.
+        var outcomes: [String: NotificationOutcome] = [:]
     }
 
     /// Deliveries kept; older ones are forgotten (their sequence numbers are not reused).
@@ -122,6 +139,11 @@ public final class HubEmulator: Sendable {
     }
 
     // MARK: In-process access (what the HTTP test hooks return)
+
+    /// What became of a send, by the id in its `Location`.
+    public func outcome(of notificationID: String, in hub: String) -> NotificationOutcome? {
+        state.withLock { $0.outcomes[hub + "/" + notificationID] }
+    }
 
     /// The deliveries kept, oldest first.
     public var deliveries: [Delivery] { deliveries(since: 0) }

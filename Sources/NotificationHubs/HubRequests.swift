@@ -162,6 +162,27 @@ extension HubEndpoint {
         try batchDirectSendRequests(try HubNotification(message), deviceHandles: deviceHandles, authorization: authorization)
     }
 
+    /// `POST /{hub}/messages/` in the `template` format: the properties, which the hub puts into
+    /// the templates of the target's installations (every platform's), one notification each.
+    /// - Throws: ``NotificationHubError`` `badRequest` for an empty property name or no
+    ///   properties, `invalidTag`/`tooManyTags`.
+    public func templateSendRequest(
+        properties: [String: String], to target: SendTarget, authorization: String
+    ) throws(NotificationHubError) -> HubRequest {
+        guard !properties.isEmpty, !properties.keys.contains("") else {
+            throw NotificationHubError(.badRequest, "a template send needs properties, each with a name")
+        }
+        var body: [UInt8] = []
+        // Strings only: cannot fail. Sorted, so that the same properties make the same body.
+        try? JSON.object(properties.keys.sorted().map { JSONMember($0, .string(properties[$0]!)) }).write(into: &body)
+        var headers: [HubRequest.Header] = [
+            .init(name: "Authorization", value: authorization), .init(name: "Content-Type", value: "application/json;charset=utf-8"),
+            .init(name: "ServiceBusNotification-Format", value: "template"),
+        ]
+        if let tags = try target.tagsHeader() { headers.append(.init(name: "ServiceBusNotification-Tags", value: tags)) }
+        return try request("POST", url("/messages/"), headers, body: body)
+    }
+
     private func sendRequest(
         _ notification: HubNotification, to target: SendTarget, authorization: String
     ) throws(NotificationHubError)

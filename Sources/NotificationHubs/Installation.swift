@@ -38,14 +38,23 @@ public struct Installation: Sendable, Hashable {
         }
     }
 
+    /// What a template send becomes on this device: the body (and headers) with the send's
+    /// properties put in by the hub's expression language (`$(prop)`, `#(prop)`, `.(prop, n)`,
+    /// `{a + ' ' + b}`).
     public struct Template: Sendable, Hashable {
         /// The template's body, a JSON text with `$(property)` placeholders.
         public var body: String
+        /// Headers of the platform's request (`apns-priority`, …), expressions allowed.
+        public var headers: [String: String]
         public var tags: [String]
+        /// When the hub stops using the template, as the service writes it (ISO 8601); nil for never.
+        public var expiry: String?
 
-        public init(body: String, tags: [String] = []) {
+        public init(body: String, headers: [String: String] = [:], tags: [String] = [], expiry: String? = nil) {
             self.body = body
+            self.headers = headers
             self.tags = tags
+            self.expiry = expiry
         }
     }
 
@@ -133,9 +142,8 @@ public struct Installation: Sendable, Hashable {
         }
         if let templates = root["templates"] {
             for member in templates.members {
-                guard let name = member.key.string, let body = member.value["body"]?.string else { continue }
-                let tags = member.value["tags"]?.elements.compactMap { $0.string } ?? []
-                installation.templates[name] = Template(body: body, tags: tags)
+                guard let name = member.key.string, let template = Template(json: member.value) else { continue }
+                installation.templates[name] = template
             }
         }
         self = installation
@@ -143,8 +151,23 @@ public struct Installation: Sendable, Hashable {
 }
 
 extension Installation.Template {
+    /// Reads the hub's JSON of one template; nil without a string `body`.
+    package init?(json value: JSONValue) {
+        guard let body = value["body"]?.string else { return nil }
+        var headers: [String: String] = [:]
+        if let fields = value["headers"] {
+            for header in fields.members {
+                if let name = header.key.string, let text = header.value.string { headers[name] = text }
+            }
+        }
+        self.init(
+            body: body, headers: headers, tags: value["tags"]?.elements.compactMap { $0.string } ?? [], expiry: value["expiry"]?.string)
+    }
+
     var json: JSON {
         var members = [JSONMember("body", .string(body))]
+        if !headers.isEmpty { members.append(JSONMember("headers", .object(headers.keys.sorted().map { JSONMember($0, .string(headers[$0]!)) }))) }
+        if let expiry { members.append(JSONMember("expiry", .string(expiry))) }
         if !tags.isEmpty { members.append(JSONMember("tags", .array(tags.map { .string($0) }))) }
         return .object(members)
     }

@@ -124,6 +124,14 @@ public final class NotificationHubClient: Sendable {
         return results
     }
 
+    /// A template send: the hub puts `properties` into each template of the target's
+    /// installations, whatever their platform, and sends each device its own payload.
+    @discardableResult
+    public func send(templateProperties properties: [String: String], to target: SendTarget) async throws(NotificationHubError) -> SendResult {
+        let request = try endpoint.templateSendRequest(properties: properties, to: target, authorization: "")
+        return SendResult(headers: try await execute("template send", request).headers)
+    }
+
     // MARK: Installations
 
     /// Creates the installation, or replaces the one with the same id.
