@@ -5,6 +5,7 @@ import NIOCore
 import NotificationHubs
 import PushCore
 import PushFCM
+import PushInternals
 import PushServerSupport
 import Synchronization
 
@@ -38,7 +39,7 @@ struct HubError: HTTPResponseError {
     }
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
-        let escaped = detail.replacing("&", with: "&amp;").replacing("<", with: "&lt;").replacing(">", with: "&gt;")
+        let escaped = xmlEscaped(detail)
         var fields: HTTPFields = [.contentType: "application/xml; charset=utf-8", .trackingID: trackingID]
         if let retryAfter { fields[.retryAfter] = retryAfter }
         let body = "<Error><Code>\(status.code)</Code><Detail>\(escaped) TrackingId:\(trackingID)</Detail></Error>"
@@ -129,8 +130,17 @@ extension HubEmulator {
             hooks.post("faults") { [self] request, _ in try await queueFaults(body(of: request)) }
         }
 
+        hooks.post("clock") { [self] request, _ in try await advanceClock(body(of: request)) }
+
         let hub = router.group(":hub")
         hub.post("messages") { [self] request, context in try await send(request, context: context, batch: false) }
+        hub.get("messages/:id") { [self] request, context in
+            try notificationDetails(request, hub: context.hub, id: try context.parameters.require("id"), trackingID: context.trackingID)
+        }
+        hub.post("schedulednotifications") { [self] request, context in try await schedule(request, context: context) }
+        hub.delete("schedulednotifications/:id") { [self] _, context in
+            try cancelScheduled(hub: context.hub, id: try context.parameters.require("id"), trackingID: context.trackingID)
+        }
         hub.post("messages/$batch") { [self] request, context in try await send(request, context: context, batch: true) }
         for method in [HTTPRequest.Method.put, .patch, .get, .delete, .post, .head, .options] {
             hub.on("installations/:id", method: method) { [self] request, context in
@@ -150,7 +160,42 @@ extension HubEmulator {
 
     // MARK: Sends
 
+    /// `POST /{hub}/messages/` (`?direct`, `$batch?direct`): checked now, delivered now.
     private func send(_ request: Request, context: HubRequestContext, batch: Bool) async throws -> Response {
+        let (hub, dispatch) = try await parseSend(request, context: context, batch: batch)
+        return created(request, hub: hub, path: "messages", id: self.dispatch(dispatch, hub: hub), trackingID: context.trackingID)
+    }
+
+    /// `POST /{hub}/schedulednotifications`: checked now, held until the emulator's clock reaches
+    /// `ServiceBusNotification-ScheduleTime` (UTC, `yyyy-MM-ddTHH:mm:ss`), its devices found then.
+    private func schedule(_ request: Request, context: HubRequestContext) async throws -> Response {
+        let trackingID = context.trackingID
+        guard let time = request.headers[HTTPField.Name("ServiceBusNotification-ScheduleTime")!], let due = UTCTime.parse(time) else {
+            throw HubError(400, "A scheduled send needs ServiceBusNotification-ScheduleTime, yyyy-MM-ddTHH:mm:ss in UTC.", trackingID: trackingID)
+        }
+        let (hub, dispatch) = try await parseSend(request, context: context, batch: false)
+        guard dispatch.handles == nil else { throw HubError(400, "A scheduled send goes to tags, not to device handles.", trackingID: trackingID) }
+        let id = state.withLock { storage -> String in
+            storage.scheduledCount += 1
+            let id = "scheduled-\(storage.scheduledCount)"
+            storage.scheduled[hub + "/" + id] = ScheduledSend(id: id, hub: hub, due: due, dispatch: dispatch)
+            return id
+        }
+        releaseDueSends()
+        return created(request, hub: hub, path: "schedulednotifications", id: id, trackingID: trackingID)
+    }
+
+    /// `DELETE /{hub}/schedulednotifications/{id}`: 200 when it was still held, 404 otherwise.
+    private func cancelScheduled(hub: String, id: String, trackingID: String) throws -> Response {
+        releaseDueSends()
+        guard state.withLock({ $0.scheduled.removeValue(forKey: hub + "/" + id) }) != nil else {
+            throw HubError(404, "No scheduled notification \(id.debugDescription) is waiting.", trackingID: trackingID)
+        }
+        return .hub(.ok, trackingID: trackingID)
+    }
+
+    /// A send as the hub received it, before its devices are found.
+    private func parseSend(_ request: Request, context: HubRequestContext, batch: Bool) async throws -> (hub: String, dispatch: Dispatch) {
         let trackingID = context.trackingID
         guard let token = context.token, !token.keyName.lowercased().contains("listen") else {
             throw HubError(403, "Unauthorized access. 'Send' claim(s) are required to perform this operation.", trackingID: trackingID)
@@ -159,17 +204,33 @@ extension HubEmulator {
         let headers = request.headers
         let direct = (request.uri.query ?? "").split(separator: "&").contains("direct")
         let body = try await body(of: request)
+        let content: Dispatch.Content
+        var payload = body
+        var handles: [String]?
+        let format = headers[HTTPField.Name("ServiceBusNotification-Format")!]
+        if format == "template" {
+            guard !direct && !batch else { throw HubError(400, "A template send goes to tags, not to device handles.", trackingID: trackingID) }
+            guard let document = parsedJSON(body), document.root.kind == .object else {
+                throw HubError(400, "A template send's body is a JSON object of string properties.", trackingID: trackingID)
+            }
+            var properties: [String: String] = [:]
+            for member in document.root.members {
+                guard let name = member.key.string, let value = member.value.string else {
+                    throw HubError(400, "A template send's properties are strings.", trackingID: trackingID)
+                }
+                properties[name] = value
+            }
+            return (
+                hub,
+                Dispatch(content: .template(properties), expression: try tagExpression(headers, trackingID: trackingID), tokenExpiry: token.expiry)
+            )
+        }
         let platform: Installation.Platform
-        switch headers[HTTPField.Name("ServiceBusNotification-Format")!] {
+        switch format {
         case "apple": platform = .apns
         case "fcmv1": platform = .fcmv1
-        case "template":
-            guard !direct && !batch else { throw HubError(400, "A template send goes to tags, not to device handles.", trackingID: trackingID) }
-            return try templateSend(request, hub: hub, tokenExpiry: token.expiry, body: body, trackingID: trackingID)
         default: throw HubError(400, "ServiceBusNotification-Format must be apple, fcmv1 or template.", trackingID: trackingID)
         }
-        var payload = body
-        var handles: [String]
         if batch {
             guard direct, let parts = multipartParts(contentType: headers[.contentType] ?? "", body: body),
                 let notification = parts["notification"], let devices = parts["devices"],
@@ -178,56 +239,117 @@ extension HubEmulator {
                 throw HubError(400, "A batch send is multipart/mixed with a notification part and a devices part.", trackingID: trackingID)
             }
             payload = notification
-            handles = list.root.elements.compactMap { $0.string }
-            guard handles.count <= HubEndpoint.maximumBatchSize else {
+            let listed = list.root.elements.compactMap { $0.string }
+            guard listed.count <= HubEndpoint.maximumBatchSize else {
                 throw HubError(400, "At most \(HubEndpoint.maximumBatchSize) devices per batch.", trackingID: trackingID)
             }
+            handles = listed
         } else if direct {
             guard let handle = headers[HTTPField.Name("ServiceBusNotification-DeviceHandle")!] else {
                 throw HubError(400, "A direct send needs ServiceBusNotification-DeviceHandle.", trackingID: trackingID)
             }
             handles = [handle]
-        } else {
-            let expression = try tagExpression(headers, trackingID: trackingID)
-            handles = state.withLock { storage in
-                (storage.installations[hub] ?? [:]).values.sorted { $0.installationID < $1.installationID }.compactMap { installation in
-                    guard installation.platform == platform else { return nil }
-                    let tags = Set(installation.tags + ["$InstallationId:{\(installation.installationID)}"])
-                    return expression.map { $0.matches(tags) } ?? true ? installation.pushChannel : nil
-                }
-            }
         }
-
         switch platform {
         case .apns: try checkAPNsPayload(payload, headers: headers, trackingID: trackingID)
         case .fcmv1: try checkFCMMessage(payload, trackingID: trackingID)
         }
-
         var apnsHeaders: [String: String] = [:]
         for field in headers where field.name.canonicalName.hasPrefix("apns-") { apnsHeaders[field.name.canonicalName] = field.value }
-        let notificationID = state.withLock { storage -> String in
+        return (
+            hub,
+            Dispatch(
+                content: .native(platform, payload: payload, apnsHeaders: apnsHeaders),
+                expression: handles == nil ? try tagExpression(headers, trackingID: trackingID) : nil, handles: handles, tokenExpiry: token.expiry)
+        )
+    }
+
+    /// Finds the send's devices (its handles, or the installations its tags reach), records a
+    /// delivery for each and the send's outcome; its notification id.
+    func dispatch(_ dispatch: Dispatch, hub: String) -> String {
+        let installations = state.withLock { storage in
+            (storage.installations[hub] ?? [:]).values.sorted { $0.installationID < $1.installationID }
+        }
+        var outcome = NotificationOutcome(enqueueTime: now(), delivered: [:], failures: [])
+        var devices: [(platform: Installation.Platform, handle: String, payload: [UInt8], headers: [String: String])] = []
+        switch dispatch.content {
+        case .native(let platform, let payload, let apnsHeaders):
+            let handles =
+                dispatch.handles
+                ?? installations.compactMap { installation in
+                    guard installation.platform == platform else { return nil }
+                    let tags = Set(installation.tags + ["$InstallationId:{\(installation.installationID)}"])
+                    return dispatch.expression.map { $0.matches(tags) } ?? true ? installation.pushChannel : nil
+                }
+            devices = handles.map { (platform, $0, payload, apnsHeaders) }
+            if !handles.isEmpty { outcome.targetPlatforms = [platform] }
+        case .template(let properties):
+            for installation in installations {
+                for name in installation.templates.keys.sorted() {
+                    let template = installation.templates[name]!
+                    let tags = Set(installation.tags + template.tags + ["$InstallationId:{\(installation.installationID)}"])
+                    guard dispatch.expression.map({ $0.matches(tags) }) ?? true else { continue }
+                    outcome.targetPlatforms.insert(installation.platform)
+                    switch Self.expand(template, for: installation.platform, properties: properties) {
+                    case .success(let (payload, headers)):
+                        devices.append((installation.platform, installation.pushChannel, payload, headers))
+                    case .failure(let refusal):
+                        outcome.failures.append(
+                            .init(
+                                installationID: installation.installationID, template: name, platform: installation.platform,
+                                outcome: refusal.status == 413 ? "InvalidNotificationSize" : "InvalidNotificationFormat", reason: refusal.message))
+                    }
+                }
+            }
+        }
+        for device in devices { outcome.delivered[device.platform, default: 0] += 1 }
+        return state.withLock { storage -> String in
             storage.notifications += 1
             let id = String(storage.notifications)
-            storage.outcomes[hub + "/" + id] = NotificationOutcome(delivered: handles.isEmpty ? [:] : [platform: handles.count], failures: [])
-            for handle in handles {
+            storage.outcomes[hub + "/" + id] = outcome
+            for device in devices {
                 record(
                     { sequence in
                         Delivery(
-                            sequence: sequence, hub: hub, notificationID: id, platform: platform, deviceHandle: handle, apnsHeaders: apnsHeaders,
-                            payload: payload, tokenExpiry: token.expiry)
+                            sequence: sequence, hub: hub, notificationID: id, platform: device.platform, deviceHandle: device.handle,
+                            apnsHeaders: device.headers, payload: device.payload, tokenExpiry: dispatch.tokenExpiry)
                     }, in: &storage)
             }
             return id
         }
-        return created(request, hub: hub, notificationID: notificationID, trackingID: trackingID)
     }
 
-    private func created(_ request: Request, hub: String, notificationID: String, trackingID: String) -> Response {
+    /// A template expanded for one device and checked by its platform's rules, or why it cannot be sent.
+    private static func expand(
+        _ template: Installation.Template, for platform: Installation.Platform, properties: [String: String]
+    ) -> Result<([UInt8], [String: String]), Refusal> {
+        do throws(TemplateExpansion.Failure) {
+            let payload = try TemplateExpansion.expand(template.body, properties: properties)
+            var headers: [String: String] = [:]
+            for (header, value) in template.headers { headers[header.lowercased()] = try TemplateExpansion.expandText(value, properties: properties) }
+            let refusal: (status: Int, message: String)? =
+                switch platform {
+                case .apns: apnsRefusal(payload, pushType: headers["apns-push-type"].flatMap(APNsPushType.init(rawValue:)) ?? .alert)
+                case .fcmv1: fcmRefusal(payload)
+                }
+            if let refusal { return .failure(Refusal(status: refusal.status, message: refusal.message)) }
+            return .success((payload, platform == .apns ? headers : [:]))
+        } catch {
+            return .failure(Refusal(status: 400, message: "The template does not expand: \(error.description)"))
+        }
+    }
+
+    struct Refusal: Error {
+        let status: Int
+        let message: String
+    }
+
+    private func created(_ request: Request, hub: String, path: String, id: String, trackingID: String) -> Response {
         let authority = request.head.authority ?? "127.0.0.1"
         return Response(
             status: .created,
             headers: [
-                .location: "http://\(authority)/\(hub)/messages/\(notificationID)?api-version=2020-06", .trackingID: trackingID,
+                .location: "http://\(authority)/\(hub)/\(path)/\(id)?api-version=2020-06", .trackingID: trackingID,
                 HTTPField.Name("x-ms-correlation-request-id")!: trackingID,
             ])
     }
@@ -241,75 +363,48 @@ extension HubEmulator {
         }
     }
 
-    /// A template send: each template of each installation the tags reach (an installation's tags
-    /// and the template's own both count) is expanded with the properties and checked by its
-    /// platform's rules; one that fails (not JSON, over the size limit, refused by lint) fails
-    /// that device alone, and the notification's outcome counts it.
-    private func templateSend(_ request: Request, hub: String, tokenExpiry: Int64, body: [UInt8], trackingID: String) throws -> Response {
-        guard let document = parsedJSON(body), document.root.kind == .object else {
-            throw HubError(400, "A template send's body is a JSON object of string properties.", trackingID: trackingID)
+    /// `GET /{hub}/messages/{id}`: the service's `NotificationDetails` of a send.
+    private func notificationDetails(_ request: Request, hub: String, id: String, trackingID: String) throws -> Response {
+        releaseDueSends()
+        guard let outcome = state.withLock({ $0.outcomes[hub + "/" + id] }) else {
+            throw HubError(404, "No notification \(id.debugDescription) in this hub.", trackingID: trackingID)
         }
-        var properties: [String: String] = [:]
-        for member in document.root.members {
-            guard let name = member.key.string, let value = member.value.string else {
-                throw HubError(400, "A template send's properties are strings.", trackingID: trackingID)
-            }
-            properties[name] = value
+        let authority = request.head.authority ?? "127.0.0.1"
+        var xml =
+            #"<NotificationDetails xmlns="http://schemas.microsoft.com/netservices/2010/10/servicebus/connect" "#
+            + #"xmlns:i="http://www.w3.org/2001/XMLSchema-instance">"#
+        xml += "<NotificationId>\(xmlEscaped(id))</NotificationId>"
+        xml += "<Location>http://\(xmlEscaped(authority))/\(xmlEscaped(hub))/messages/\(xmlEscaped(id))?api-version=2020-06</Location>"
+        xml += "<State>\(outcome.targetPlatforms.isEmpty ? "NoTargetFound" : "Completed")</State>"
+        let time = UTCTime.format(outcome.enqueueTime) + "Z"
+        xml += "<EnqueueTime>\(time)</EnqueueTime><StartTime>\(time)</StartTime><EndTime>\(time)</EndTime>"
+        let platforms = outcome.targetPlatforms.sorted { $0.rawValue < $1.rawValue }
+        xml += "<TargetPlatforms>\(platforms.map { $0 == .apns ? "apple" : $0.rawValue }.joined(separator: ","))</TargetPlatforms>"
+        for (platform, element) in [(Installation.Platform.apns, "ApnsOutcomeCounts"), (.fcmv1, "FcmV1OutcomeCounts")]
+        where platforms.contains(platform) {
+            var counts: [String: Int] = [:]
+            if let delivered = outcome.delivered[platform] { counts["Success"] = delivered }
+            for failure in outcome.failures where failure.platform == platform { counts[failure.outcome, default: 0] += 1 }
+            xml += "<\(element)>"
+            for name in counts.keys.sorted() { xml += "<Outcome><Name>\(name)</Name><Count>\(counts[name]!)</Count></Outcome>" }
+            xml += "</\(element)>"
         }
-        let expression = try tagExpression(request.headers, trackingID: trackingID)
-        let installations = state.withLock { storage in
-            (storage.installations[hub] ?? [:]).values.sorted { $0.installationID < $1.installationID }
+        xml += "</NotificationDetails>"
+        var response = Response(
+            status: .ok, headers: [.contentType: "application/xml; charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(string: xml)))
+        response.headers[.trackingID] = trackingID
+        return response
+    }
+
+    /// Delivers the scheduled sends whose time has come, earliest first.
+    func releaseDueSends() {
+        let due = state.withLock { storage -> [ScheduledSend] in
+            let now = clock.now() + storage.clockOffset
+            let ready = storage.scheduled.values.filter { $0.due <= now }.sorted { ($0.due, $0.id) < ($1.due, $1.id) }
+            for send in ready { storage.scheduled[send.hub + "/" + send.id] = nil }
+            return ready
         }
-        var expanded: [(installation: Installation, payload: [UInt8], headers: [String: String])] = []
-        var outcome = NotificationOutcome(delivered: [:], failures: [])
-        for installation in installations {
-            for name in installation.templates.keys.sorted() {
-                let template = installation.templates[name]!
-                let tags = Set(installation.tags + template.tags + ["$InstallationId:{\(installation.installationID)}"])
-                guard expression.map({ $0.matches(tags) }) ?? true else { continue }
-                do throws(TemplateExpansion.Failure) {
-                    let payload = try TemplateExpansion.expand(template.body, properties: properties)
-                    var headers: [String: String] = [:]
-                    for (header, value) in template.headers {
-                        headers[header.lowercased()] = try TemplateExpansion.expandText(value, properties: properties)
-                    }
-                    let refusal: (status: Int, message: String)? =
-                        switch installation.platform {
-                        case .apns: Self.apnsRefusal(payload, pushType: headers["apns-push-type"].flatMap(APNsPushType.init(rawValue:)) ?? .alert)
-                        case .fcmv1: Self.fcmRefusal(payload)
-                        }
-                    if let refusal {
-                        outcome.failures.append(
-                            .init(
-                                installationID: installation.installationID, template: name, platform: installation.platform, reason: refusal.message)
-                        )
-                    } else {
-                        expanded.append((installation, payload, installation.platform == .apns ? headers : [:]))
-                        outcome.delivered[installation.platform, default: 0] += 1
-                    }
-                } catch {
-                    outcome.failures.append(
-                        .init(installationID: installation.installationID, template: name, platform: installation.platform, reason: error.description)
-                    )
-                }
-            }
-        }
-        let notificationID = state.withLock { storage -> String in
-            storage.notifications += 1
-            let id = String(storage.notifications)
-            storage.outcomes[hub + "/" + id] = outcome
-            for device in expanded {
-                record(
-                    { sequence in
-                        Delivery(
-                            sequence: sequence, hub: hub, notificationID: id, platform: device.installation.platform,
-                            deviceHandle: device.installation.pushChannel, apnsHeaders: device.headers, payload: device.payload,
-                            tokenExpiry: tokenExpiry)
-                    }, in: &storage)
-            }
-            return id
-        }
-        return created(request, hub: hub, notificationID: notificationID, trackingID: trackingID)
+        for send in due { _ = dispatch(send.dispatch, hub: send.hub) }
     }
 
     private func checkAPNsPayload(_ payload: [UInt8], headers: HTTPFields, trackingID: String) throws {
@@ -460,6 +555,16 @@ extension HubEmulator {
         return .json(json)
     }
 
+    /// `POST /_emulator/clock` with `{"advanceSeconds": N}` (0 to ten years): moves the clock that
+    /// scheduled sends wait for (token expiry keeps the real one), then delivers what is due.
+    private func advanceClock(_ body: [UInt8]) throws -> Response {
+        guard let document = parsedJSON(body), let seconds = document.root["advanceSeconds"]?.int, (0...315_360_000).contains(seconds) else {
+            throw HookRefusal(400, "the body is {\"advanceSeconds\": N}, N from 0 to 315360000")
+        }
+        advanceClock(by: .seconds(seconds))
+        return Response(status: .noContent)
+    }
+
     private func queueFaults(_ body: [UInt8]) throws -> Response {
         let faults = try Self.faults(from: body)
         let queued = state.withLock { storage in
@@ -515,6 +620,11 @@ extension HubEmulator {
 }
 
 /// The document for `bytes`, or nil when they are not JSON.
+/// Text as XML character data.
+func xmlEscaped(_ text: String) -> String {
+    text.replacing("&", with: "&amp;").replacing("<", with: "&lt;").replacing(">", with: "&gt;")
+}
+
 private func parsedJSON(_ bytes: some Collection<UInt8>) -> JSONDocument? {
     var parser = JSONParser()
     return try? parser.parse(Array(bytes))

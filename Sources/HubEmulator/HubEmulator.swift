@@ -40,12 +40,43 @@ public struct NotificationOutcome: Sendable, Hashable {
         public let installationID: String
         public let template: String
         public let platform: Installation.Platform
-        /// Why, as the platform would say it (`payloadTooLarge`, a lint code, …).
+        /// The outcome's name in the hub's counts: `InvalidNotificationSize` or `InvalidNotificationFormat`.
+        public let outcome: String
+        /// Why, as the platform would say it (the size and limit, a lint code, …).
         public let reason: String
     }
 
+    /// On the emulator's clock, in Unix seconds.
+    public var enqueueTime: Int64
+    /// The platforms of the devices the send reached or tried to.
+    public var targetPlatforms: Set<Installation.Platform> = []
     public var delivered: [Installation.Platform: Int]
     public var failures: [Failure]
+}
+
+/// A send as the hub received it, before its devices are found (now, or when a scheduled one is due).
+struct Dispatch: Sendable {
+    enum Content: Sendable {
+        case native(Installation.Platform, payload: [UInt8], apnsHeaders: [String: String])
+        /// A template send's properties.
+        case template([String: String])
+    }
+
+    var content: Content
+    /// The tags' expression; nil for everybody (or for a direct send).
+    var expression: TagExpression?
+    /// The device handles of a direct or batch send.
+    var handles: [String]? = nil
+    var tokenExpiry: Int64
+}
+
+/// A send held until the emulator's clock reaches `due`.
+struct ScheduledSend: Sendable {
+    let id: String
+    let hub: String
+    /// Unix seconds.
+    let due: Int64
+    let dispatch: Dispatch
 }
 
 /// What the next requests to a hub route answer instead of the real thing.
@@ -80,6 +111,11 @@ public final class HubEmulator: Sendable {
         var notifications = 0
         /// By `hub/notificationID`.
         var outcomes: [String: NotificationOutcome] = [:]
+        /// By `hub/id`.
+        var scheduled: [String: ScheduledSend] = [:]
+        var scheduledCount = 0
+        /// Added to the clock for scheduled sends and outcome times (`POST /_emulator/clock`).
+        var clockOffset: Int64 = 0
     }
 
     /// Deliveries kept; older ones are forgotten (their sequence numbers are not reused).
@@ -142,7 +178,23 @@ public final class HubEmulator: Sendable {
 
     /// What became of a send, by the id in its `Location`.
     public func outcome(of notificationID: String, in hub: String) -> NotificationOutcome? {
-        state.withLock { $0.outcomes[hub + "/" + notificationID] }
+        releaseDueSends()
+        return state.withLock { $0.outcomes[hub + "/" + notificationID] }
+    }
+
+    /// Moves the clock that scheduled sends wait for, and delivers those that are due.
+    public func advanceClock(by duration: Duration) {
+        state.withLock { $0.clockOffset += duration.components.seconds }
+        releaseDueSends()
+    }
+
+    /// The emulator's time in Unix seconds: the clock it was given, moved by ``advanceClock(by:)``.
+    func now() -> Int64 { clock.now() + state.withLock { $0.clockOffset } }
+
+    /// The scheduled sends still waiting, by hub and id.
+    public var scheduledSendCount: Int {
+        releaseDueSends()
+        return state.withLock { $0.scheduled.count }
     }
 
     /// The deliveries kept, oldest first.
@@ -150,7 +202,8 @@ public final class HubEmulator: Sendable {
 
     /// The deliveries kept whose sequence is above `sequence`, oldest first.
     public func deliveries(since sequence: Int) -> [Delivery] {
-        state.withLock { storage in
+        releaseDueSends()
+        return state.withLock { storage in
             let ordered = storage.deliveries[storage.firstDelivery...] + storage.deliveries[..<storage.firstDelivery]
             return ordered.filter { $0.sequence > sequence }
         }
@@ -159,7 +212,13 @@ public final class HubEmulator: Sendable {
     public var requestCount: Int { state.withLock { $0.requests } }
     public func inject(_ faults: [Fault]) { state.withLock { $0.faults += faults } }
     /// Forgets deliveries, faults and counts; installations stay, and sequence numbers go on.
-    public func reset() { state.withLock { $0 = Storage(installations: $0.installations, lastSequence: $0.lastSequence) } }
+    public func reset() {
+        state.withLock {
+            $0 = Storage(
+                installations: $0.installations, lastSequence: $0.lastSequence, scheduled: $0.scheduled, scheduledCount: $0.scheduledCount,
+                clockOffset: $0.clockOffset)
+        }
+    }
 
     /// Records a delivery in the ring.
     func record(_ make: (Int) -> Delivery, in storage: inout Storage) {

@@ -224,6 +224,33 @@ extension HubEndpoint {
         return requests
     }
 
+    /// `POST /{hub}/schedulednotifications`: `send` (a native or template send to a target, from
+    /// ``sendRequest(_:to:authorization:)`` and its kin) held by the hub until `unixSeconds`,
+    /// its devices found then. The time goes as `ServiceBusNotification-ScheduleTime`, UTC.
+    public func scheduledSendRequest(_ send: HubRequest, at unixSeconds: Int64) throws(NotificationHubError) -> HubRequest {
+        guard send.method == "POST", send.url.hasPrefix(url("/messages/")), !send.url.contains("direct") else {
+            throw NotificationHubError(.badRequest, "only a send to tags or to everybody can be scheduled")
+        }
+        guard (0...253_402_300_799).contains(unixSeconds) else {
+            throw NotificationHubError(.badRequest, "a schedule time is from 1970 to 9999")
+        }
+        let headers = send.headers + [.init(name: "ServiceBusNotification-ScheduleTime", value: UTCTime.format(unixSeconds))]
+        return try request("POST", url("/schedulednotifications"), headers, body: send.body)
+    }
+
+    /// `DELETE /{hub}/schedulednotifications/{id}`: cancels a scheduled send that has not gone yet.
+    public func cancelScheduledRequest(id: String, authorization: String) throws(NotificationHubError) -> HubRequest {
+        guard !id.isEmpty else { throw NotificationHubError(.badRequest, "a scheduled notification id is not empty") }
+        return try request(
+            "DELETE", url("/schedulednotifications/" + Self.pathSegment(id)), [.init(name: "Authorization", value: authorization)], body: [])
+    }
+
+    /// `GET /{hub}/messages/{id}`: what became of a send (Standard tier hubs).
+    public func notificationDetailsRequest(id: String, authorization: String) throws(NotificationHubError) -> HubRequest {
+        guard !id.isEmpty else { throw NotificationHubError(.badRequest, "a notification id is not empty") }
+        return try request("GET", url("/messages/" + Self.pathSegment(id)), [.init(name: "Authorization", value: authorization)], body: [])
+    }
+
     /// `PUT /{hub}/installations/{id}`: creates or replaces an installation.
     public func putInstallationRequest(_ installation: Installation, authorization: String) throws(NotificationHubError) -> HubRequest {
         try installation.validate()
@@ -298,6 +325,8 @@ extension HubEndpoint {
 public struct SendResult: Sendable, Hashable {
     /// From `Location` (`…/messages/{id}?api-version=…`), when the hub gave one (Standard tier).
     public let notificationID: String?
+    /// From `Location` (`…/schedulednotifications/{id}?…`) of a scheduled send: what cancels it.
+    public let scheduledNotificationID: String?
     public let trackingID: String?
     public let correlationID: String?
 
@@ -306,12 +335,13 @@ public struct SendResult: Sendable, Hashable {
         func value(_ name: String) -> String? { headers.first { $0.name.lowercased() == name.lowercased() }?.value }
         trackingID = value("TrackingId")
         correlationID = value("x-ms-correlation-request-id")
-        if let location = value("Location"), let marker = location.firstRange(of: "/messages/") {
-            let id = location[marker.upperBound...].prefix { $0 != "?" && $0 != "/" }
-            notificationID = id.isEmpty ? nil : String(id)
-        } else {
-            notificationID = nil
+        func id(after marker: String) -> String? {
+            guard let location = value("Location"), let range = location.firstRange(of: marker) else { return nil }
+            let id = location[range.upperBound...].prefix { $0 != "?" && $0 != "/" }
+            return id.isEmpty ? nil : String(id)
         }
+        notificationID = id(after: "/messages/")
+        scheduledNotificationID = id(after: "/schedulednotifications/")
     }
 }
 
@@ -359,5 +389,70 @@ struct HubNotification {
 
     func headers(authorization: String) -> [HubRequest.Header] {
         [.init(name: "Authorization", value: authorization), .init(name: "Content-Type", value: "application/json;charset=utf-8")] + formatHeaders
+    }
+}
+
+/// What the hub says became of a send (`GET /messages/{id}`, the service's `NotificationDetails`).
+public struct NotificationDetails: Sendable, Hashable {
+    @nonexhaustive
+    public enum State: String, Sendable, Hashable, CustomStringConvertible {
+        case enqueued = "Enqueued"
+        case detailedStateAvailable = "DetailedStateAvailable"
+        case processing = "Processing"
+        case completed = "Completed"
+        case abandoned = "Abandoned"
+        case unknown = "Unknown"
+        case noTargetFound = "NoTargetFound"
+        case cancelled = "Cancelled"
+
+        public var description: String { rawValue }
+    }
+
+    public let notificationID: String
+    /// `unknown` for a state this version does not know.
+    public let state: State
+    /// As the hub writes them (ISO 8601, UTC).
+    public let enqueueTime: String?
+    public let startTime: String?
+    public let endTime: String?
+    /// The platforms the send went to, as the hub names them (`apple`, `fcmv1`, …).
+    public let targetPlatforms: [String]
+    /// Per platform (`Apns`, `FcmV1`, … from the `…OutcomeCounts` elements), each outcome's count
+    /// (`Success`, and the names of failures).
+    public let outcomeCounts: [String: [String: Int]]
+
+    /// Reads the hub's XML.
+    /// - Throws: ``NotificationHubError`` `badRequest` when it is not a `NotificationDetails` document.
+    public init(xml bytes: [UInt8]) throws(NotificationHubError) {
+        let text = String(decoding: bytes.prefix(1 << 20), as: UTF8.self)
+        guard text.contains("<NotificationDetails"), let id = xmlElementText("NotificationId", in: text) else {
+            throw NotificationHubError(.badRequest, "the answer is not a NotificationDetails document")
+        }
+        notificationID = id
+        state = xmlElementText("State", in: text).flatMap(State.init(rawValue:)) ?? .unknown
+        enqueueTime = xmlElementText("EnqueueTime", in: text)
+        startTime = xmlElementText("StartTime", in: text)
+        endTime = xmlElementText("EndTime", in: text)
+        targetPlatforms = (xmlElementText("TargetPlatforms", in: text) ?? "").split(separator: ",").map {
+            String($0.trimmingPrefix(" "))
+        }
+        var counts: [String: [String: Int]] = [:]
+        var rest = Substring(text)
+        while let open = rest.firstRange(of: "OutcomeCounts>"), let start = rest[..<open.lowerBound].lastIndex(of: "<") {
+            let platform = String(rest[rest.index(after: start)..<open.lowerBound])
+            guard !platform.hasPrefix("/"), let close = rest[open.upperBound...].firstRange(of: "</\(platform)OutcomeCounts>") else { break }
+            var outcomes: [String: Int] = [:]
+            var section = String(rest[open.upperBound..<close.lowerBound])
+            while let item = section.firstRange(of: "</Outcome>") {
+                let outcome = String(section[..<item.lowerBound])
+                if let name = xmlElementText("Name", in: outcome), let count = xmlElementText("Count", in: outcome).flatMap({ Int($0) }) {
+                    outcomes[name] = count
+                }
+                section = String(section[item.upperBound...])
+            }
+            counts[platform] = outcomes
+            rest = rest[close.upperBound...]
+        }
+        outcomeCounts = counts
     }
 }

@@ -132,6 +132,46 @@ public final class NotificationHubClient: Sendable {
         return SendResult(headers: try await execute("template send", request).headers)
     }
 
+    // MARK: Scheduled sends and outcomes
+
+    /// Schedules `payload` for a target: the hub holds it until `unixSeconds` and finds the
+    /// target's devices then. The result's `scheduledNotificationID` cancels it.
+    @discardableResult
+    public func schedule(
+        _ payload: APNsPayload, headers: APNsHeaders? = nil, at unixSeconds: Int64, to target: SendTarget
+    ) async throws(NotificationHubError) -> SendResult {
+        let send = try endpoint.sendRequest(payload, headers: headers ?? APNsHeaders(for: payload), to: target, authorization: "")
+        return SendResult(headers: try await execute("schedule", endpoint.scheduledSendRequest(send, at: unixSeconds)).headers)
+    }
+
+    /// Schedules an FCM v1 message for a target's `fcmv1` installations.
+    @discardableResult
+    public func schedule(_ message: FCMMessage, at unixSeconds: Int64, to target: SendTarget) async throws(NotificationHubError) -> SendResult {
+        let send = try endpoint.sendRequest(message, to: target, authorization: "")
+        return SendResult(headers: try await execute("schedule", endpoint.scheduledSendRequest(send, at: unixSeconds)).headers)
+    }
+
+    /// Schedules a template send.
+    @discardableResult
+    public func schedule(
+        templateProperties properties: [String: String], at unixSeconds: Int64, to target: SendTarget
+    ) async throws(NotificationHubError) -> SendResult {
+        let send = try endpoint.templateSendRequest(properties: properties, to: target, authorization: "")
+        return SendResult(headers: try await execute("schedule", endpoint.scheduledSendRequest(send, at: unixSeconds)).headers)
+    }
+
+    /// Cancels a scheduled send that has not gone yet.
+    /// - Throws: `notFound` when there is none waiting under that id.
+    public func cancelScheduled(id: String) async throws(NotificationHubError) {
+        _ = try await execute("cancel scheduled", endpoint.cancelScheduledRequest(id: id, authorization: ""))
+    }
+
+    /// What became of a send, by the `notificationID` of its result (Standard tier hubs).
+    public func notificationDetails(id: String) async throws(NotificationHubError) -> NotificationDetails {
+        let response = try await execute("notification details", endpoint.notificationDetailsRequest(id: id, authorization: ""))
+        return try NotificationDetails(xml: response.body)
+    }
+
     // MARK: Installations
 
     /// Creates the installation, or replaces the one with the same id.

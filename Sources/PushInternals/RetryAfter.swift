@@ -38,7 +38,7 @@ enum HTTPDate {
             return nil
         }
         guard let day, let month, let year, let time, (1...31).contains(day), (1970...9999).contains(year) else { return nil }
-        return daysFromCivil(year: year, month: month + 1, day: day) * 86_400 + Int64(time[0] * 3600 + time[1] * 60 + time[2])
+        return UTCTime.daysFromCivil(year: year, month: month + 1, day: day) * 86_400 + Int64(time[0] * 3600 + time[1] * 60 + time[2])
     }
 
     private static func clock(_ text: String) -> [Int]? {
@@ -47,14 +47,4 @@ enum HTTPDate {
         return fields
     }
 
-    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-    private static func daysFromCivil(year: Int, month: Int, day: Int) -> Int64 {
-        let y = Int64(month <= 2 ? year - 1 : year)
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let m = Int64(month)
-        let dayOfYear = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + Int64(day) - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
 }
