@@ -46,6 +46,9 @@ public struct NotificationHubError: Error, Hashable, Sendable, CustomStringConve
     public let message: String
     /// How long the hub asked to wait, for throttling answers.
     public let retryAfter: Duration?
+    /// The service's own code, from its XML body's `<Code>` (usually the HTTP status, sometimes a
+    /// finer one such as 40000), when it gave one.
+    public private(set) var serviceCode: Int?
 
     public init(_ code: Code, status: Int? = nil, trackingID: String? = nil, retryAfter: Duration? = nil, _ message: String) {
         self.code = code
@@ -72,6 +75,7 @@ public struct NotificationHubError: Error, Hashable, Sendable, CustomStringConve
         let text = String(decoding: body.prefix(16 << 10), as: UTF8.self)
         let detail = xmlElementText("Detail", in: text) ?? (text.isEmpty ? "HTTP \(status)" : String(text.prefix(512)))
         self.init(code, status: status, trackingID: trackingID ?? trackingIDInDetail(detail), retryAfter: retryAfter, detail)
+        serviceCode = xmlElementText("Code", in: text).flatMap { Int($0.trimmingPrefix(" ")) }
     }
 
     public var description: String {

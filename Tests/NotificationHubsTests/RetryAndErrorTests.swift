@@ -50,6 +50,12 @@ struct RetryAndErrorTests {
         let expired = NotificationHubError(status: 401, body: body, trackingID: nil, retryAfter: nil)
         #expect(expired.code == .unauthorized && expired.trackingID == "8f2c-11")
         #expect(expired.message.hasPrefix("ExpiredToken: .") && expired.message.hasSuffix("& more"))
+        #expect(expired.serviceCode == 401)
+        let finer = NotificationHubError(
+            status: 400, body: Array("<Error><Code>40000</Code><Detail>The request is malformed.</Detail></Error>".utf8), trackingID: "t",
+            retryAfter: nil)
+        #expect(finer.code == .badRequest && finer.serviceCode == 40000)
+        #expect(NotificationHubError(status: 502, body: Array("<html/>".utf8), trackingID: nil, retryAfter: nil).serviceCode == nil)
         let cases: [(Int, Duration?, NotificationHubError.Code)] = [
             (400, nil, .badRequest), (403, nil, .forbidden), (403, .seconds(5), .throttled), (429, nil, .throttled),
             (404, nil, .notFound), (413, nil, .payloadTooLarge), (500, nil, .serverError), (503, nil, .serverError), (418, nil, .unexpectedStatus),
