@@ -17,31 +17,18 @@ extension APNsPayload {
         else {
             return try encodeGrowing(into: &buffer, limit: limit)
         }
-        // APNs limits are a few KiB: make room for `limit` bytes once (a reused buffer keeps it),
-        // then write in place with one bounds check per fragment instead of an append, with its
-        // uniqueness and capacity checks, per fragment.
-        var failure: APNsPayloadError?
-        // The closures see the payload through pointers: capturing `self` in them retained and
+        var written: Result<Int, APNsPayloadError> = .success(0)
+        // The closure sees the payload through pointers: capturing `self` in it retained and
         // released both of its references for every payload.
         withUnsafeParts { aps, customKeys in
-            buffer.append(addingCapacity: limit) { (span: inout OutputSpan<UInt8>) in
-                span.withUnsafeMutableBufferPointer { space, initialized in
-                    var output = BoundedOutput(UnsafeMutableRawBufferPointer(space))
-                    do throws(APNsPayloadError) {
-                        try Self.write(aps: aps, customKeys: customKeys, to: &output)
-                    } catch {
-                        failure = error
-                        return
-                    }
-                    guard output.count <= limit else {
-                        failure = Self.tooLarge(size: output.count, limit: limit)
-                        return
-                    }
-                    initialized = output.count
+            written = Result { () throws(APNsPayloadError) in
+                try buffer.appendJSON(inPlaceUpTo: limit) { (output: inout BoundedOutput) throws(APNsPayloadError) in
+                    try Self.write(aps: aps, customKeys: customKeys, to: &output)
                 }
             }
         }
-        if let failure { throw failure }
+        let size = try written.get()
+        if size > limit { throw Self.tooLarge(size: size, limit: limit) }
     }
 
     /// `aps` in its box and the custom keys in their array, by pointer, for the duration of `body`.

@@ -9,27 +9,10 @@ extension FCMMessage {
     /// - Throws: ``FCMMessageError``: `payloadTooLarge` with the size and the limit; `reservedDataKey`,
     ///   `invalidTTL` or `invalidValue` for a model FCM would refuse.
     public func encode(into buffer: inout [UInt8], limit: Int = FCMLimits.messageSize) throws(FCMMessageError) {
-        // As the APNs encoder does: room for `limit` bytes once (a reused buffer keeps it), then
-        // written in place, a bounds check per fragment instead of an array append.
+        // In place, as the APNs encoder writes: one bounds check per fragment, not an array append.
         if limit > 0, limit <= 64 << 10, #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
-            var failure: FCMMessageError?
-            buffer.append(addingCapacity: limit) { (span: inout OutputSpan<UInt8>) in
-                span.withUnsafeMutableBufferPointer { space, initialized in
-                    var output = BoundedOutput(UnsafeMutableRawBufferPointer(space))
-                    do throws(FCMMessageError) {
-                        try write(to: &output)
-                    } catch {
-                        failure = error
-                        return
-                    }
-                    guard output.count <= limit else {
-                        failure = Self.tooLarge(size: output.count, limit: limit)
-                        return
-                    }
-                    initialized = output.count
-                }
-            }
-            if let failure { throw failure }
+            let size = try buffer.appendJSON(inPlaceUpTo: limit) { (output: inout BoundedOutput) throws(FCMMessageError) in try write(to: &output) }
+            if size > limit { throw Self.tooLarge(size: size, limit: limit) }
             return
         }
         let start = buffer.count

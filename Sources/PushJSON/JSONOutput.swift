@@ -96,4 +96,32 @@ extension Array<UInt8> {
         defer { swap(&self, &output.bytes) }
         return try body(&output)
     }
+
+    /// Appends what `write` writes, in place: room for `limit` bytes is made once (a reused
+    /// array keeps it), then each fragment is stored behind one bounds check instead of an append
+    /// with its uniqueness and capacity checks. The encoders' limits are a few KiB.
+    /// - Returns: How many bytes `write` wrote; over `limit`, none of them is appended.
+    @available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *)
+    @inlinable
+    package mutating func appendJSON<Failure: Error>(
+        inPlaceUpTo limit: Int, _ write: (inout BoundedOutput) throws(Failure) -> Void
+    ) throws(Failure) -> Int {
+        var failure: Failure?
+        var size = 0
+        append(addingCapacity: limit) { (span: inout OutputSpan<UInt8>) in
+            span.withUnsafeMutableBufferPointer { space, initialized in
+                var output = BoundedOutput(UnsafeMutableRawBufferPointer(space))
+                do throws(Failure) {
+                    try write(&output)
+                } catch {
+                    failure = error
+                    return
+                }
+                size = output.count
+                if size <= limit { initialized = size }
+            }
+        }
+        if let failure { throw failure }
+        return size
+    }
 }
