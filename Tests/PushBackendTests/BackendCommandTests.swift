@@ -395,7 +395,7 @@ struct BackendCommandTests {
         defer { if doomed.isRunning { doomed.terminate() } }
         let (survivor, survivorBase, _, _) = try await serve(arguments, emulator: "hub emulator on ")
         defer { if survivor.isRunning { survivor.terminate() } }
-        let (a, b) = (RemoteBackend(base: doomedBase, timeout: .seconds(30)), RemoteBackend(base: survivorBase))
+        let (a, b) = (RemoteBackend(base: doomedBase, timeout: .seconds(5)), RemoteBackend(base: survivorBase))
         // The login cache, so that the burst is not scrypt-bound (a check takes over a second under ASan).
         _ = try await RemoteBackend(base: doomedBase).call(.GET, "/api/notifications", as: "alice")
 
