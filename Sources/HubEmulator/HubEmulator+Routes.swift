@@ -162,8 +162,15 @@ extension HubEmulator {
 
     /// `POST /{hub}/messages/` (`?direct`, `$batch?direct`): checked now, delivered now.
     private func send(_ request: Request, context: HubRequestContext, batch: Bool) async throws -> Response {
-        let (hub, dispatch) = try await parseSend(request, context: context, batch: batch)
-        return created(request, hub: hub, path: "messages", id: self.dispatch(dispatch, hub: hub), trackingID: context.trackingID)
+        var (hub, dispatch) = try await parseSend(request, context: context, batch: batch)
+        dispatch.isTest = (request.uri.query ?? "").split(separator: "&").contains("test")
+        let (id, results) = self.dispatch(dispatch, hub: hub)
+        var response = created(request, hub: hub, path: "messages", id: id, trackingID: context.trackingID)
+        if dispatch.isTest {
+            response.headers[.contentType] = "application/xml; charset=utf-8"
+            response.body = ResponseBody(byteBuffer: ByteBuffer(string: Self.testSendOutcome(results)))
+        }
+        return response
     }
 
     /// `POST /{hub}/schedulednotifications`: checked now, held until the emulator's clock reaches
@@ -265,27 +272,33 @@ extension HubEmulator {
     }
 
     /// Finds the send's devices (its handles, or the installations its tags reach), records a
-    /// delivery for each and the send's outcome; its notification id.
-    func dispatch(_ dispatch: Dispatch, hub: String) -> String {
+    /// delivery for each and the send's outcome; its notification id, and each device's result.
+    /// A test send stops at ``testSendLimit`` devices, as the service's does.
+    func dispatch(_ dispatch: Dispatch, hub: String) -> (id: String, results: [DeviceResult]) {
         let installations = state.withLock { storage in
             (storage.installations[hub] ?? [:]).values.sorted { $0.installationID < $1.installationID }
         }
         var outcome = NotificationOutcome(enqueueTime: now(), delivered: [:], failures: [])
         var devices: [(platform: Installation.Platform, handle: String, payload: [UInt8], headers: [String: String])] = []
+        var results: [DeviceResult] = []
+        let limit = dispatch.isTest ? Self.testSendLimit : Int.max
         switch dispatch.content {
         case .native(let platform, let payload, let apnsHeaders):
-            let handles =
-                dispatch.handles
+            let targets: [(registration: String, handle: String)] =
+                dispatch.handles?.map { ($0, $0) }
                 ?? installations.compactMap { installation in
                     guard installation.platform == platform else { return nil }
                     let tags = Set(installation.tags + ["$InstallationId:{\(installation.installationID)}"])
-                    return dispatch.expression.map { $0.matches(tags) } ?? true ? installation.pushChannel : nil
+                    return dispatch.expression.map { $0.matches(tags) } ?? true ? (installation.installationID, installation.pushChannel) : nil
                 }
-            devices = handles.map { (platform, $0, payload, apnsHeaders) }
-            if !handles.isEmpty { outcome.targetPlatforms = [platform] }
+            for target in targets.prefix(limit) {
+                devices.append((platform, target.handle, payload, apnsHeaders))
+                results.append(DeviceResult(platform: platform, handle: target.handle, registration: target.registration, failure: nil))
+            }
+            if !targets.isEmpty { outcome.targetPlatforms = [platform] }
         case .template(let properties):
             for installation in installations {
-                for name in installation.templates.keys.sorted() {
+                for name in installation.templates.keys.sorted() where results.count < limit {
                     let template = installation.templates[name]!
                     let tags = Set(installation.tags + template.tags + ["$InstallationId:{\(installation.installationID)}"])
                     guard dispatch.expression.map({ $0.matches(tags) }) ?? true else { continue }
@@ -293,17 +306,25 @@ extension HubEmulator {
                     switch Self.expand(template, for: installation.platform, properties: properties) {
                     case .success(let (payload, headers)):
                         devices.append((installation.platform, installation.pushChannel, payload, headers))
+                        results.append(
+                            DeviceResult(
+                                platform: installation.platform, handle: installation.pushChannel, registration: installation.installationID,
+                                failure: nil))
                     case .failure(let refusal):
                         outcome.failures.append(
                             .init(
                                 installationID: installation.installationID, template: name, platform: installation.platform,
                                 outcome: refusal.status == 413 ? "InvalidNotificationSize" : "InvalidNotificationFormat", reason: refusal.message))
+                        results.append(
+                            DeviceResult(
+                                platform: installation.platform, handle: installation.pushChannel, registration: installation.installationID,
+                                failure: refusal.message))
                     }
                 }
             }
         }
         for device in devices { outcome.delivered[device.platform, default: 0] += 1 }
-        return state.withLock { storage -> String in
+        let id = state.withLock { storage -> String in
             storage.notifications += 1
             let id = String(storage.notifications)
             storage.outcomes[hub + "/" + id] = outcome
@@ -317,6 +338,34 @@ extension HubEmulator {
             }
             return id
         }
+        return (id, results)
+    }
+
+    /// A test send (`?test`) reaches at most this many devices, and lists each one's result.
+    static let testSendLimit = 10
+
+    /// One device of a send, as a test send's answer lists it.
+    struct DeviceResult {
+        let platform: Installation.Platform
+        let handle: String
+        let registration: String
+        /// Why it was not sent; nil when it was.
+        let failure: String?
+    }
+
+    /// A test send's answer: the service's `NotificationOutcome` XML.
+    static func testSendOutcome(_ results: [DeviceResult]) -> String {
+        var xml =
+            #"<NotificationOutcome xmlns="http://schemas.microsoft.com/netservices/2010/10/servicebus/connect" "#
+            + #"xmlns:i="http://www.w3.org/2001/XMLSchema-instance">"#
+        xml += "<Success>\(results.count { $0.failure == nil })</Success><Failure>\(results.count { $0.failure != nil })</Failure><Results>"
+        for result in results {
+            xml += "<RegistrationResult><ApplicationPlatform>\(result.platform == .apns ? "apple" : result.platform.rawValue)</ApplicationPlatform>"
+            xml += "<PnsHandle>\(xmlEscaped(result.handle))</PnsHandle><RegistrationId>\(xmlEscaped(result.registration))</RegistrationId>"
+            xml += "<Outcome>\(xmlEscaped(result.failure ?? "The Notification was successfully sent to the Push Notification System"))</Outcome>"
+            xml += "</RegistrationResult>"
+        }
+        return xml + "</Results></NotificationOutcome>"
     }
 
     /// A template expanded for one device and checked by its platform's rules, or why it cannot be sent.

@@ -68,6 +68,8 @@ struct Dispatch: Sendable {
     /// The device handles of a direct or batch send.
     var handles: [String]? = nil
     var tokenExpiry: Int64
+    /// A test send (`?test`): a few devices, each one's result in the answer.
+    var isTest = false
 }
 
 /// A send held until the emulator's clock reaches `due`.

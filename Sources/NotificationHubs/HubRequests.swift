@@ -238,6 +238,15 @@ extension HubEndpoint {
         return try request("POST", url("/schedulednotifications"), headers, body: send.body)
     }
 
+    /// `POST /{hub}/messages/?test`: `send` (to tags or to everybody) as a test send, which the hub
+    /// delivers to a few devices (ten) and answers with each one's result.
+    public func testSendRequest(_ send: HubRequest) throws(NotificationHubError) -> HubRequest {
+        guard send.method == "POST", send.url == url("/messages/") else {
+            throw NotificationHubError(.badRequest, "only a send to tags or to everybody can be a test send")
+        }
+        return try request("POST", url("/messages/", query: "test"), send.headers, body: send.body)
+    }
+
     /// `DELETE /{hub}/schedulednotifications/{id}`: cancels a scheduled send that has not gone yet.
     public func cancelScheduledRequest(id: String, authorization: String) throws(NotificationHubError) -> HubRequest {
         guard !id.isEmpty else { throw NotificationHubError(.badRequest, "a scheduled notification id is not empty") }
@@ -454,5 +463,45 @@ public struct NotificationDetails: Sendable, Hashable {
             rest = rest[close.upperBound...]
         }
         outcomeCounts = counts
+    }
+}
+
+/// A test send's answer (the service's `NotificationOutcome`): what became of each device it reached.
+public struct TestSendOutcome: Sendable, Hashable {
+    public struct DeviceResult: Sendable, Hashable {
+        /// As the hub names it (`apple`, `fcmv1`, …).
+        public let platform: String
+        public let pnsHandle: String
+        public let registrationID: String
+        /// The hub's words for what happened.
+        public let outcome: String
+    }
+
+    public let success: Int
+    public let failure: Int
+    public let results: [DeviceResult]
+
+    /// Reads the hub's XML.
+    /// - Throws: ``NotificationHubError`` `badRequest` when it is not a `NotificationOutcome` document.
+    public init(xml bytes: [UInt8]) throws(NotificationHubError) {
+        let text = String(decoding: bytes.prefix(1 << 20), as: UTF8.self)
+        guard text.contains("<NotificationOutcome"), let success = xmlElementText("Success", in: text).flatMap({ Int($0) }),
+            let failure = xmlElementText("Failure", in: text).flatMap({ Int($0) })
+        else {
+            throw NotificationHubError(.badRequest, "the answer is not a NotificationOutcome document")
+        }
+        self.success = success
+        self.failure = failure
+        var results: [DeviceResult] = []
+        var rest = Substring(text)
+        while let end = rest.firstRange(of: "</RegistrationResult>") {
+            let item = String(rest[..<end.lowerBound])
+            results.append(
+                DeviceResult(
+                    platform: xmlElementText("ApplicationPlatform", in: item) ?? "", pnsHandle: xmlElementText("PnsHandle", in: item) ?? "",
+                    registrationID: xmlElementText("RegistrationId", in: item) ?? "", outcome: xmlElementText("Outcome", in: item) ?? ""))
+            rest = rest[end.upperBound...]
+        }
+        self.results = results
     }
 }

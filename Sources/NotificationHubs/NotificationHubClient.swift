@@ -132,6 +132,36 @@ public final class NotificationHubClient: Sendable {
         return SendResult(headers: try await execute("template send", request).headers)
     }
 
+    // MARK: Test sends
+
+    /// Sends `payload` as a test send: the hub reaches a few of the target's devices (ten) and
+    /// says what became of each.
+    public func testSend(
+        _ payload: APNsPayload, headers: APNsHeaders? = nil, to target: SendTarget
+    ) async throws(NotificationHubError)
+        -> TestSendOutcome
+    {
+        try await testSend(endpoint.sendRequest(payload, headers: headers ?? APNsHeaders(for: payload), to: target, authorization: ""))
+    }
+
+    /// An FCM v1 message as a test send.
+    public func testSend(_ message: FCMMessage, to target: SendTarget) async throws(NotificationHubError) -> TestSendOutcome {
+        try await testSend(endpoint.sendRequest(message, to: target, authorization: ""))
+    }
+
+    /// A template send as a test send.
+    public func testSend(
+        templateProperties properties: [String: String], to target: SendTarget
+    ) async throws(NotificationHubError)
+        -> TestSendOutcome
+    {
+        try await testSend(endpoint.templateSendRequest(properties: properties, to: target, authorization: ""))
+    }
+
+    private func testSend(_ send: HubRequest) async throws(NotificationHubError) -> TestSendOutcome {
+        try TestSendOutcome(xml: try await execute("test send", endpoint.testSendRequest(send)).body)
+    }
+
     // MARK: Scheduled sends and outcomes
 
     /// Schedules `payload` for a target: the hub holds it until `unixSeconds` and finds the

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Foundation
 import HubEmulator
 import HubTestSupport
 import NIOCore
@@ -87,6 +88,37 @@ struct ScheduleTests {
                 #expect(error.code == .notFound && error.status == 404)
             }
             #expect(emulator.deliveries.count == 1)
+        }
+    }
+
+    @Test("A test send reaches at most ten devices and lists each one's result, failures with the platform's reason")
+    func testSends() async throws {
+        try await withEmulator { emulator, base in
+            let hub = try client(base)
+            for index in 0..<12 {
+                try await hub.createOrUpdate(
+                    Installation(
+                        installationID: "phone-\(index < 10 ? "0" : "")\(index)", pushChannel: String(format: "%064x", index), tags: ["team"]))
+            }
+            let outcome = try await hub.testSend(APNsPayload(aps: APNsAPS(alert: .text("Hi"))), to: .tag("team"))
+            #expect(outcome.success == 10 && outcome.failure == 0 && outcome.results.count == 10)
+            #expect(outcome.results.first?.platform == "apple" && outcome.results.first?.registrationID == "phone-00")
+            #expect(outcome.results.first?.pnsHandle == String(format: "%064x", 0) && emulator.deliveries.count == 10)
+
+            emulator.reset()
+            try await hub.createOrUpdate(
+                Installation(
+                    installationID: "iphone", pushChannel: alice, tags: ["username:alice"], templates: ["alert": TemplateTests.iphoneTemplate]))
+            try await hub.createOrUpdate(
+                Installation(
+                    installationID: "pixel", platform: .fcmv1, pushChannel: TemplateTests.pixel, tags: ["username:alice"],
+                    templates: ["alert": TemplateTests.androidTemplate]))
+            let templated = try await hub.testSend(
+                templateProperties: ["title": "T", "message": "M", "count": "1", "richId": "r", "blob": String(repeating: "b", count: 4200)],
+                to: .tag("username:alice"))
+            #expect(templated.success == 1 && templated.failure == 1)
+            #expect(templated.results.map(\.platform) == ["apple", "fcmv1"] && templated.results[0].outcome.contains("too large"))
+            #expect(emulator.deliveries.map(\.deviceHandle) == [TemplateTests.pixel])
         }
     }
 }
