@@ -211,7 +211,6 @@ extension HubEmulator {
         let headers = request.headers
         let direct = (request.uri.query ?? "").split(separator: "&").contains("direct")
         let body = try await body(of: request)
-        let content: Dispatch.Content
         var payload = body
         var handles: [String]?
         let format = headers[HTTPField.Name("ServiceBusNotification-Format")!]
