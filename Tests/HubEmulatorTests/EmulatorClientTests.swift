@@ -6,6 +6,7 @@ import NIOCore
 import NIOHTTP1
 import NotificationHubs
 import PushCore
+import PushFCM
 import PushTestSupport
 import Synchronization
 import Testing
@@ -271,6 +272,31 @@ struct ReadmeHubExample {
 
             #expect(result.notificationID == "1" && result.trackingID != nil)
             #expect(emulator.deliveries.map(\.deviceHandle) == [alice, alice, alice, bob, carol, alice])
+        }
+    }
+
+    @Test("README: her Android phone too, an FCM v1 message, and one template send to both phones")
+    func readmeAndroid() async throws {
+        try await withEmulator { emulator, base in
+            let (deviceToken, fcmToken, id) = (alice, FCMHubTests.pixel, "4f1c2a9e")
+            let hub = try NotificationHubClient(connectionString: fullAccess, hubName: "hub", endpointOverride: base)
+            // The apps register their templates with their installations.
+            try await hub.createOrUpdate(
+                Installation(
+                    installationID: "phone-1", pushChannel: deviceToken, tags: ["username:alice"],
+                    templates: ["alert": .init(body: #"{"aps":{"alert":"$(title)"}}"#)]))
+
+            try await hub.createOrUpdate(Installation(installationID: "pixel-1", platform: .fcmv1, pushChannel: fcmToken, tags: ["username:alice"]))
+            try await hub.send(FCMMessage(notification: FCMNotification(title: "New photo"), data: ["richId": id]), to: .tag("username:alice"))
+            try await hub.patchInstallation(
+                id: "pixel-1", [.addTemplate(name: "alert", .init(body: #"{"message":{"notification":{"title":"$(title)"}}}"#))])
+            try await hub.send(templateProperties: ["title": "New photo"], to: .tag("username:alice"))  // each device's own template, iOS or Android
+
+            #expect(emulator.deliveries.map(\.deviceHandle) == [fcmToken, deviceToken, fcmToken])
+            #expect(
+                emulator.deliveries.map { String(decoding: $0.payload, as: UTF8.self) }.suffix(2) == [
+                    #"{"aps":{"alert":"New photo"}}"#, #"{"message":{"notification":{"title":"New photo"}}}"#,
+                ])
         }
     }
 }
