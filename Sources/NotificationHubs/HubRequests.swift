@@ -169,18 +169,7 @@ extension HubEndpoint {
     public func templateSendRequest(
         properties: [String: String], to target: SendTarget, authorization: String
     ) throws(NotificationHubError) -> HubRequest {
-        guard !properties.isEmpty, !properties.keys.contains("") else {
-            throw NotificationHubError(.badRequest, "a template send needs properties, each with a name")
-        }
-        var body: [UInt8] = []
-        // Strings only: cannot fail. Sorted, so that the same properties make the same body.
-        try? JSON.object(properties.keys.sorted().map { JSONMember($0, .string(properties[$0]!)) }).write(into: &body)
-        var headers: [HubRequest.Header] = [
-            .init(name: "Authorization", value: authorization), .init(name: "Content-Type", value: "application/json;charset=utf-8"),
-            .init(name: "ServiceBusNotification-Format", value: "template"),
-        ]
-        if let tags = try target.tagsHeader() { headers.append(.init(name: "ServiceBusNotification-Tags", value: tags)) }
-        return try request("POST", url("/messages/"), headers, body: body)
+        try sendRequest(try HubNotification(templateProperties: properties), to: target, authorization: authorization)
     }
 
     private func sendRequest(
@@ -196,7 +185,7 @@ extension HubEndpoint {
     private func directSendRequest(
         _ notification: HubNotification, deviceHandle: String, authorization: String
     ) throws(NotificationHubError) -> HubRequest {
-        try notification.platform.validateDeviceHandle(deviceHandle)
+        try notification.validateDeviceHandle(deviceHandle)
         var headers = notification.headers(authorization: authorization)
         headers.append(.init(name: "ServiceBusNotification-DeviceHandle", value: deviceHandle))
         return try request("POST", url("/messages/", query: "direct"), headers, body: notification.body)
@@ -205,7 +194,7 @@ extension HubEndpoint {
     private func batchDirectSendRequests(
         _ notification: HubNotification, deviceHandles: [String], authorization: String
     ) throws(NotificationHubError) -> [HubRequest] {
-        for handle in deviceHandles { try notification.platform.validateDeviceHandle(handle) }
+        for handle in deviceHandles { try notification.validateDeviceHandle(handle) }
         let boundary = Self.boundary(avoiding: notification.body)
         var headers = notification.headers(authorization: authorization)
         headers.removeAll { $0.name == "Content-Type" }
@@ -228,9 +217,7 @@ extension HubEndpoint {
     /// ``sendRequest(_:to:authorization:)`` and its kin) held by the hub until `unixSeconds`,
     /// its devices found then. The time goes as `ServiceBusNotification-ScheduleTime`, UTC.
     public func scheduledSendRequest(_ send: HubRequest, at unixSeconds: Int64) throws(NotificationHubError) -> HubRequest {
-        guard send.method == "POST", send.url.hasPrefix(url("/messages/")), !send.url.contains("direct") else {
-            throw NotificationHubError(.badRequest, "only a send to tags or to everybody can be scheduled")
-        }
+        guard isSendToTarget(send) else { throw NotificationHubError(.badRequest, "only a send to tags or to everybody can be scheduled") }
         guard (0...253_402_300_799).contains(unixSeconds) else {
             throw NotificationHubError(.badRequest, "a schedule time is from 1970 to 9999")
         }
@@ -241,10 +228,14 @@ extension HubEndpoint {
     /// `POST /{hub}/messages/?test`: `send` (to tags or to everybody) as a test send, which the hub
     /// delivers to a few devices (ten) and answers with each one's result.
     public func testSendRequest(_ send: HubRequest) throws(NotificationHubError) -> HubRequest {
-        guard send.method == "POST", send.url == url("/messages/") else {
-            throw NotificationHubError(.badRequest, "only a send to tags or to everybody can be a test send")
-        }
+        guard isSendToTarget(send) else { throw NotificationHubError(.badRequest, "only a send to tags or to everybody can be a test send") }
         return try request("POST", url("/messages/", query: "test"), send.headers, body: send.body)
+    }
+
+    /// Whether `send` is one ``sendRequest(_:to:authorization:)`` or its kin made: to tags or to
+    /// everybody, not to device handles.
+    private func isSendToTarget(_ send: HubRequest) -> Bool {
+        send.method == "POST" && send.url == url("/messages/")
     }
 
     /// `DELETE /{hub}/schedulednotifications/{id}`: cancels a scheduled send that has not gone yet.
@@ -364,7 +355,8 @@ extension Array where Element == UInt8 {
 /// A notification ready to go: its format's headers and its encoded body, checked once for every
 /// request that carries it.
 struct HubNotification {
-    let platform: Installation.Platform
+    /// The platform of a native notification; nil for a template send's properties.
+    let platform: Installation.Platform?
     let formatHeaders: [HubRequest.Header]
     let body: [UInt8]
 
@@ -381,8 +373,7 @@ struct HubNotification {
             throw NotificationHubError(code, "the payload was not sent: \(error.message)")
         }
         platform = .apns
-        formatHeaders =
-            [.init(name: "ServiceBusNotification-Format", value: "apple")] + apnsHeaders.fields.map { .init(name: $0.name, value: $0.value) }
+        formatHeaders = [Self.format(.apns)] + apnsHeaders.fields.map { .init(name: $0.name, value: $0.value) }
     }
 
     init(_ message: FCMMessage) throws(NotificationHubError) {
@@ -393,11 +384,34 @@ struct HubNotification {
             throw NotificationHubError(code, "the message was not sent: \(error.path.isEmpty ? "" : error.path + ": ")\(error.message)")
         }
         platform = .fcmv1
-        formatHeaders = [.init(name: "ServiceBusNotification-Format", value: "fcmv1")]
+        formatHeaders = [Self.format(.fcmv1)]
+    }
+
+    /// A template send: one JSON object of string properties, sorted so that the same properties
+    /// make the same body.
+    init(templateProperties properties: [String: String]) throws(NotificationHubError) {
+        guard !properties.isEmpty, !properties.keys.contains("") else {
+            throw NotificationHubError(.badRequest, "a template send needs properties, each with a name")
+        }
+        var body: [UInt8] = []
+        try? JSON.object(properties.keys.sorted().map { JSONMember($0, .string(properties[$0]!)) }).write(into: &body)  // strings only
+        self.body = body
+        platform = nil
+        formatHeaders = [.init(name: "ServiceBusNotification-Format", value: "template")]
+    }
+
+    private static func format(_ platform: Installation.Platform) -> HubRequest.Header {
+        .init(name: "ServiceBusNotification-Format", value: platform.format)
     }
 
     func headers(authorization: String) -> [HubRequest.Header] {
         [.init(name: "Authorization", value: authorization), .init(name: "Content-Type", value: "application/json;charset=utf-8")] + formatHeaders
+    }
+
+    /// A handle's form is the platform's; a template send has no handles to go to.
+    func validateDeviceHandle(_ handle: String) throws(NotificationHubError) {
+        guard let platform else { throw NotificationHubError(.badRequest, "a template send goes to tags, not to device handles") }
+        try platform.validateDeviceHandle(handle)
     }
 }
 

@@ -17,6 +17,23 @@ public struct Installation: Sendable, Hashable {
 
         public var description: String { rawValue }
 
+        /// The `ServiceBusNotification-Format` of this platform's native sends (also the name the
+        /// hub gives the platform in its answers).
+        package var format: String {
+            switch self {
+            case .apns: "apple"
+            case .fcmv1: "fcmv1"
+            }
+        }
+
+        package init?(format: String) {
+            switch format {
+            case "apple": self = .apns
+            case "fcmv1": self = .fcmv1
+            default: return nil
+            }
+        }
+
         /// Checks a device handle's form before anything is sent.
         func validateDeviceHandle(_ handle: String) throws(NotificationHubError) {
             switch self {
