@@ -228,14 +228,13 @@ extension HubEmulator {
             }
             return (
                 hub,
-                Dispatch(content: .template(properties), expression: try tagExpression(headers, trackingID: trackingID), tokenExpiry: token.expiry)
+                Dispatch(
+                    content: .template(TemplateExpansion.Properties(properties)), expression: try tagExpression(headers, trackingID: trackingID),
+                    tokenExpiry: token.expiry)
             )
         }
-        let platform: Installation.Platform
-        switch format {
-        case "apple": platform = .apns
-        case "fcmv1": platform = .fcmv1
-        default: throw HubError(400, "ServiceBusNotification-Format must be apple, fcmv1 or template.", trackingID: trackingID)
+        guard let platform = format.flatMap(Installation.Platform.init(format:)) else {
+            throw HubError(400, "ServiceBusNotification-Format must be apple, fcmv1 or template.", trackingID: trackingID)
         }
         if batch {
             guard direct, let parts = multipartParts(contentType: headers[.contentType] ?? "", body: body),
@@ -256,9 +255,8 @@ extension HubEmulator {
             }
             handles = [handle]
         }
-        switch platform {
-        case .apns: try checkAPNsPayload(payload, headers: headers, trackingID: trackingID)
-        case .fcmv1: try checkFCMMessage(payload, trackingID: trackingID)
+        if let refusal = Self.refusal(payload, for: platform, apnsPushType: headers[HTTPField.Name("apns-push-type")!]) {
+            throw HubError(refusal.status, refusal.message, trackingID: trackingID)
         }
         var apnsHeaders: [String: String] = [:]
         for field in headers where field.name.canonicalName.hasPrefix("apns-") { apnsHeaders[field.name.canonicalName] = field.value }
@@ -286,9 +284,8 @@ extension HubEmulator {
             let targets: [(registration: String, handle: String)] =
                 dispatch.handles?.map { ($0, $0) }
                 ?? installations.compactMap { installation in
-                    guard installation.platform == platform else { return nil }
-                    let tags = Set(installation.tags + ["$InstallationId:{\(installation.installationID)}"])
-                    return dispatch.expression.map { $0.matches(tags) } ?? true ? (installation.installationID, installation.pushChannel) : nil
+                    installation.platform == platform && dispatch.reaches(installation)
+                        ? (installation.installationID, installation.pushChannel) : nil
                 }
             for target in targets.prefix(limit) {
                 devices.append((platform, target.handle, payload, apnsHeaders))
@@ -299,8 +296,7 @@ extension HubEmulator {
             for installation in installations {
                 for name in installation.templates.keys.sorted() where results.count < limit {
                     let template = installation.templates[name]!
-                    let tags = Set(installation.tags + template.tags + ["$InstallationId:{\(installation.installationID)}"])
-                    guard dispatch.expression.map({ $0.matches(tags) }) ?? true else { continue }
+                    guard dispatch.reaches(installation, withTags: template.tags) else { continue }
                     outcome.targetPlatforms.insert(installation.platform)
                     switch Self.expand(template, for: installation.platform, properties: properties) {
                     case .success(let (payload, headers)):
@@ -359,7 +355,7 @@ extension HubEmulator {
             + #"xmlns:i="http://www.w3.org/2001/XMLSchema-instance">"#
         xml += "<Success>\(results.count { $0.failure == nil })</Success><Failure>\(results.count { $0.failure != nil })</Failure><Results>"
         for result in results {
-            xml += "<RegistrationResult><ApplicationPlatform>\(result.platform == .apns ? "apple" : result.platform.rawValue)</ApplicationPlatform>"
+            xml += "<RegistrationResult><ApplicationPlatform>\(result.platform.format)</ApplicationPlatform>"
             xml += "<PnsHandle>\(xmlEscaped(result.handle))</PnsHandle><RegistrationId>\(xmlEscaped(result.registration))</RegistrationId>"
             xml += "<Outcome>\(xmlEscaped(result.failure ?? "The Notification was successfully sent to the Push Notification System"))</Outcome>"
             xml += "</RegistrationResult>"
@@ -369,18 +365,13 @@ extension HubEmulator {
 
     /// A template expanded for one device and checked by its platform's rules, or why it cannot be sent.
     private static func expand(
-        _ template: Installation.Template, for platform: Installation.Platform, properties: [String: String]
+        _ template: Installation.Template, for platform: Installation.Platform, properties: TemplateExpansion.Properties
     ) -> Result<([UInt8], [String: String]), Refusal> {
         do throws(TemplateExpansion.Failure) {
             let payload = try TemplateExpansion.expand(template.body, properties: properties)
             var headers: [String: String] = [:]
             for (header, value) in template.headers { headers[header.lowercased()] = try TemplateExpansion.expandText(value, properties: properties) }
-            let refusal: (status: Int, message: String)? =
-                switch platform {
-                case .apns: apnsRefusal(payload, pushType: headers["apns-push-type"].flatMap(APNsPushType.init(rawValue:)) ?? .alert)
-                case .fcmv1: fcmRefusal(payload)
-                }
-            if let refusal { return .failure(Refusal(status: refusal.status, message: refusal.message)) }
+            if let refusal = refusal(payload, for: platform, apnsPushType: headers["apns-push-type"]) { return .failure(refusal) }
             return .success((payload, platform == .apns ? headers : [:]))
         } catch {
             return .failure(Refusal(status: 400, message: "The template does not expand: \(error.description)"))
@@ -427,7 +418,7 @@ extension HubEmulator {
         let time = UTCTime.format(outcome.enqueueTime) + "Z"
         xml += "<EnqueueTime>\(time)</EnqueueTime><StartTime>\(time)</StartTime><EndTime>\(time)</EndTime>"
         let platforms = outcome.targetPlatforms.sorted { $0.rawValue < $1.rawValue }
-        xml += "<TargetPlatforms>\(platforms.map { $0 == .apns ? "apple" : $0.rawValue }.joined(separator: ","))</TargetPlatforms>"
+        xml += "<TargetPlatforms>\(platforms.map(\.format).joined(separator: ","))</TargetPlatforms>"
         for (platform, element) in [(Installation.Platform.apns, "ApnsOutcomeCounts"), (.fcmv1, "FcmV1OutcomeCounts")]
         where platforms.contains(platform) {
             var counts: [String: Int] = [:]
@@ -455,37 +446,34 @@ extension HubEmulator {
         for send in due { _ = dispatch(send.dispatch, hub: send.hub) }
     }
 
-    private func checkAPNsPayload(_ payload: [UInt8], headers: HTTPFields, trackingID: String) throws {
-        let pushType = headers[HTTPField.Name("apns-push-type")!].flatMap(APNsPushType.init(rawValue:)) ?? .alert
-        if let refusal = Self.apnsRefusal(payload, pushType: pushType) { throw HubError(refusal.status, refusal.message, trackingID: trackingID) }
-    }
-
-    private func checkFCMMessage(_ message: [UInt8], trackingID: String) throws {
-        if let refusal = Self.fcmRefusal(message) { throw HubError(refusal.status, refusal.message, trackingID: trackingID) }
-    }
-
-    /// What APNs would answer a payload it refuses: 413 over the push type's limit, 400 for lint's errors.
-    static func apnsRefusal(_ payload: [UInt8], pushType: APNsPushType) -> (status: Int, message: String)? {
-        let findings: [APNsDiagnostic]
-        do throws(JSONError) {
-            findings = try APNsLinter.lint(payload, pushType: pushType).filter { $0.severity == .error }
-        } catch {
-            return (400, "Invalid APNs payload: \(error)")
+    /// What the platform's service would answer a payload it refuses (413 over its limit, 400 for
+    /// lint's errors), or nil; an APNs payload is checked as its `apns-push-type` (alert when none).
+    static func refusal(_ payload: [UInt8], for platform: Installation.Platform, apnsPushType: String?) -> Refusal? {
+        switch platform {
+        case .apns:
+            let findings: [APNsDiagnostic]
+            do throws(JSONError) {
+                let pushType = apnsPushType.flatMap(APNsPushType.init(rawValue:)) ?? .alert
+                findings = try APNsLinter.lint(payload, pushType: pushType).filter { $0.severity == .error }
+            } catch {
+                return Refusal(status: 400, message: "Invalid APNs payload: \(error)")
+            }
+            if let tooLarge = findings.first(where: { $0.code == .payloadTooLarge }) {
+                return Refusal(status: 413, message: "The payload is too large: \(tooLarge.message)")
+            }
+            return findings.first.map { Refusal(status: 400, message: "Invalid APNs payload: \($0.code) at byte \($0.offset): \($0.message)") }
+        case .fcmv1:
+            let findings: [FCMDiagnostic]
+            do throws(JSONError) {
+                findings = try FCMLinter.lint(payload).filter { $0.severity == .error }
+            } catch {
+                return Refusal(status: 400, message: "Invalid FCM v1 message: \(error)")
+            }
+            if let tooLarge = findings.first(where: { $0.code == .payloadTooLarge }) {
+                return Refusal(status: 413, message: "The message is too large: \(tooLarge.message)")
+            }
+            return findings.first.map { Refusal(status: 400, message: "Invalid FCM v1 message: \($0.code) at byte \($0.offset): \($0.message)") }
         }
-        if let tooLarge = findings.first(where: { $0.code == .payloadTooLarge }) { return (413, "The payload is too large: \(tooLarge.message)") }
-        return findings.first.map { (400, "Invalid APNs payload: \($0.code) at byte \($0.offset): \($0.message)") }
-    }
-
-    /// What FCM would answer a message it refuses: 413 over its limit, 400 for lint's errors.
-    static func fcmRefusal(_ message: [UInt8]) -> (status: Int, message: String)? {
-        let findings: [FCMDiagnostic]
-        do throws(JSONError) {
-            findings = try FCMLinter.lint(message).filter { $0.severity == .error }
-        } catch {
-            return (400, "Invalid FCM v1 message: \(error)")
-        }
-        if let tooLarge = findings.first(where: { $0.code == .payloadTooLarge }) { return (413, "The message is too large: \(tooLarge.message)") }
-        return findings.first.map { (400, "Invalid FCM v1 message: \($0.code) at byte \($0.offset): \($0.message)") }
     }
 
     /// The parts of a `multipart/mixed` body by their `Content-Disposition` name.

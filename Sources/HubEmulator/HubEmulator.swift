@@ -59,7 +59,7 @@ struct Dispatch: Sendable {
     enum Content: Sendable {
         case native(Installation.Platform, payload: [UInt8], apnsHeaders: [String: String])
         /// A template send's properties.
-        case template([String: String])
+        case template(TemplateExpansion.Properties)
     }
 
     var content: Content
@@ -70,6 +70,13 @@ struct Dispatch: Sendable {
     var tokenExpiry: Int64
     /// A test send (`?test`): a few devices, each one's result in the answer.
     var isTest = false
+
+    /// Whether the send's tags reach the installation: by its tags, `$InstallationId:{id}`, and
+    /// the tags of the template being sent.
+    func reaches(_ installation: Installation, withTags templateTags: [String] = []) -> Bool {
+        guard let expression else { return true }
+        return expression.matches(Set(installation.tags + templateTags + ["$InstallationId:{\(installation.installationID)}"]))
+    }
 }
 
 /// A send held until the emulator's clock reaches `due`.

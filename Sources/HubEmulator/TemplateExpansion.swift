@@ -18,11 +18,21 @@ package enum TemplateExpansion {
         package let description: String
     }
 
+    /// A send's properties, by name in lower case (names are not case-sensitive): made once per
+    /// send, read for every template it reaches.
+    package struct Properties: Sendable {
+        let byName: [String: String]
+
+        package init(_ properties: [String: String]) {
+            var byName: [String: String] = [:]
+            for (name, value) in properties { byName[name.lowercased()] = value }
+            self.byName = byName
+        }
+    }
+
     /// The template's JSON with every expression replaced.
     /// - Throws: ``Failure`` when the template is not JSON or an expression does not parse.
-    package static func expand(_ template: String, properties: [String: String]) throws(Failure) -> [UInt8] {
-        var lowercased: [String: String] = [:]
-        for (name, value) in properties { lowercased[name.lowercased()] = value }
+    package static func expand(_ template: String, properties: Properties) throws(Failure) -> [UInt8] {
         var parser = JSONParser()
         let document: JSONDocument
         do throws(JSONError) { document = try parser.parse(Array(template.utf8)) } catch {
@@ -32,7 +42,7 @@ package enum TemplateExpansion {
         do throws(JSONError) { value = try JSON(document.root) } catch {
             throw Failure(description: "the template is not JSON: \(error)")
         }
-        let result = try expanded(value, lowercased)
+        let result = try expanded(value, properties.byName)
         var bytes: [UInt8] = []
         do throws(JSONError) {
             try result.write(into: &bytes)
@@ -43,10 +53,8 @@ package enum TemplateExpansion {
     }
 
     /// Text outside JSON (a template's header value) with its expressions replaced.
-    package static func expandText(_ text: String, properties: [String: String]) throws(Failure) -> String {
-        var lowercased: [String: String] = [:]
-        for (name, value) in properties { lowercased[name.lowercased()] = value }
-        switch try expandedString(text, lowercased) {
+    package static func expandText(_ text: String, properties: Properties) throws(Failure) -> String {
+        switch try expandedString(text, properties.byName) {
         case .string(let expanded): return expanded
         case .number(let number): return number.spelling
         default: return text

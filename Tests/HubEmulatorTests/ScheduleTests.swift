@@ -63,13 +63,7 @@ struct ScheduleTests {
     func details() async throws {
         try await withEmulator { emulator, base in
             let hub = try client(base)
-            try await hub.createOrUpdate(
-                Installation(
-                    installationID: "iphone", pushChannel: alice, tags: ["username:alice"], templates: ["alert": TemplateTests.iphoneTemplate]))
-            try await hub.createOrUpdate(
-                Installation(
-                    installationID: "pixel", platform: .fcmv1, pushChannel: TemplateTests.pixel, tags: ["username:alice"],
-                    templates: ["alert": TemplateTests.androidTemplate]))
+            try await TemplateTests.registerAlicesPhones(hub)
             let properties = [
                 "title": "Sunset", "message": "at the pier", "count": "2", "richId": "4f1c", "blob": String(repeating: "b", count: 4200),
             ]
@@ -106,13 +100,7 @@ struct ScheduleTests {
             #expect(outcome.results.first?.pnsHandle == String(format: "%064x", 0) && emulator.deliveries.count == 10)
 
             emulator.reset()
-            try await hub.createOrUpdate(
-                Installation(
-                    installationID: "iphone", pushChannel: alice, tags: ["username:alice"], templates: ["alert": TemplateTests.iphoneTemplate]))
-            try await hub.createOrUpdate(
-                Installation(
-                    installationID: "pixel", platform: .fcmv1, pushChannel: TemplateTests.pixel, tags: ["username:alice"],
-                    templates: ["alert": TemplateTests.androidTemplate]))
+            try await TemplateTests.registerAlicesPhones(hub)
             let templated = try await hub.testSend(
                 templateProperties: ["title": "T", "message": "M", "count": "1", "richId": "r", "blob": String(repeating: "b", count: 4200)],
                 to: .tag("username:alice"))

@@ -8,7 +8,7 @@ import Testing
 @Suite("Templates: the hub's expression language, and one send to every platform")
 struct TemplateTests {
     func expand(_ template: String, _ properties: [String: String]) throws -> String {
-        String(decoding: try TemplateExpansion.expand(template, properties: properties), as: UTF8.self)
+        String(decoding: try TemplateExpansion.expand(template, properties: .init(properties)), as: UTF8.self)
     }
 
     @Test("$(), clipped $( , n), .( , n) with dots, %(), #() as a number, literals and {a + b}, names in any case")
@@ -22,7 +22,7 @@ struct TemplateTests {
         #expect(try expand(##"{"badge":"#(count)","code":"#(code)","text":"$(count)"}"##, properties) == #"{"badge":3,"code":"007","text":"3"}"#)
         #expect(try expand(#"{"alert":"{$(user) + ' sent ' + \"a photo\"}"}"#, properties) == #"{"alert":"Bob sent a photo"}"#)
         #expect(try expand(#"{"alert":"Hello $(user)!","n":[1,"$(count)"]}"#, properties) == #"{"alert":"Hello Bob!","n":[1,"3"]}"#)
-        #expect(try TemplateExpansion.expandText("$(count)0", properties: properties) == "30")
+        #expect(try TemplateExpansion.expandText("$(count)0", properties: .init(properties)) == "30")
         for broken in [#"{"alert":"$(user"}"#, #"{"alert":"{$(user) $(count)}"}"#, #"{"alert":"{'open}"}"#, "not json", #"{"a":"$(user, x)"}"#] {
             #expect(throws: TemplateExpansion.Failure.self, "\(broken)") { try expand(broken, properties) }
         }
@@ -45,17 +45,21 @@ struct TemplateTests {
     static let androidTemplate = Installation.Template(
         body: #"{"message":{"notification":{"title":"$(title)","body":"$(message)"},"data":{"richId":"$(richId)","count":"$(count)"}}}"#)
 
+    /// Alice's iPhone and Pixel under `username:alice`, each with its `alert` template.
+    static func registerAlicesPhones(_ hub: NotificationHubClient) async throws {
+        try await hub.createOrUpdate(
+            Installation(installationID: "iphone", pushChannel: alice, tags: ["username:alice"], templates: ["alert": iphoneTemplate]))
+        try await hub.createOrUpdate(
+            Installation(
+                installationID: "pixel", platform: .fcmv1, pushChannel: pixel, tags: ["username:alice"], templates: ["alert": androidTemplate]))
+    }
+
     @Test(
         "One template send reaches an iPhone and an Android phone, each with its own payload; an expansion over APNs' limit fails that device alone")
     func crossPlatform() async throws {
         try await withEmulator { emulator, base in
             let hub = try client(base)
-            try await hub.createOrUpdate(
-                Installation(installationID: "iphone", pushChannel: alice, tags: ["username:alice"], templates: ["alert": Self.iphoneTemplate]))
-            try await hub.createOrUpdate(
-                Installation(
-                    installationID: "pixel", platform: .fcmv1, pushChannel: Self.pixel, tags: ["username:alice"],
-                    templates: ["alert": Self.androidTemplate]))
+            try await Self.registerAlicesPhones(hub)
             #expect(try await hub.installation(id: "iphone").templates["alert"] == Self.iphoneTemplate)
 
             let properties = ["title": "Sunset", "message": "at \"the pier\"", "count": "2", "richId": "4f1c", "blob": ""]
