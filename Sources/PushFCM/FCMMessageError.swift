@@ -87,11 +87,8 @@ public enum FCMLimits {
     public static let messageSize = 4096
     /// The longest `android.ttl` FCM keeps a message for: four weeks.
     public static let maximumTTL = Duration.seconds(28 * 24 * 3600)
-    /// `data` keys FCM keeps for itself, besides those starting with ``reservedDataKeyPrefixes``.
-    public static let reservedDataKeys = ["from", "notification", "message_type"]
-    public static let reservedDataKeyPrefixes = ["google.", "gcm."]
-
-    /// Whether FCM refuses `key` in a `data` map.
+    /// Whether FCM refuses `key` in a `data` map: it keeps `from`, `notification`, `message_type`
+    /// and every key starting with `google.` or `gcm.` for itself.
     public static func isReservedDataKey(_ key: String) -> Bool {
         var key = key
         return key.withUTF8 { isReservedDataKey(UnsafeRawBufferPointer($0)) }
