@@ -105,4 +105,20 @@ struct FCMMessageTests {
         try message.encode(into: &buffer, limit: .max)
         #expect(buffer.count == 4 + (try message.encodedSize()))
     }
+
+    @Test("The flows' messages: the app reads the keys the APNs payloads carry, a data message wakes it at high priority")
+    func flows() throws {
+        var parser = JSONParser()
+        let rich = try parser.parse(try FCMMessage.silentRichPush(richId: "r1", richType: "img", richMessage: "Sunset").encoded()).root["message"]
+        #expect(rich?["data"]?["richId"]?.string == "r1" && rich?["data"]?["richType"]?.string == "img")
+        #expect(rich?["data"]?["richMessage"]?.string == "Sunset" && rich?["notification"] == nil)
+        #expect(rich?["android"]?["priority"]?.string == "HIGH")
+        let alert = try parser.parse(try FCMMessage.richAlert(richId: "r2", richType: "img", message: "Look").encoded()).root["message"]
+        #expect(alert?["notification"]?["body"]?.string == "Look" && alert?["data"]?.count == 2)
+        let secure = try parser.parse(try FCMMessage.silentSecurePush(secureId: "s1").encoded()).root["message"]
+        #expect(secure?["data"]?.count == 1 && secure?["data"]?["secureId"]?.string == "s1" && secure?["notification"] == nil)
+        for message in [FCMMessage.silentRichPush(richId: "r", richType: "img", richMessage: "m"), .silentSecurePush(secureId: "s")] {
+            #expect(try FCMLinter.lint(message.encoded()).isEmpty)
+        }
+    }
 }
