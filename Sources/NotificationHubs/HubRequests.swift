@@ -434,6 +434,9 @@ public struct NotificationDetails: Sendable, Hashable {
     public let notificationID: String
     /// `unknown` for a state this version does not know.
     public let state: State
+    /// Whether the state is the last one: the send is over (completed, abandoned, cancelled, or
+    /// without a device to reach) and its counts will not change.
+    public var isFinal: Bool { [.completed, .abandoned, .noTargetFound, .cancelled].contains(state) }
     /// As the hub writes them (ISO 8601, UTC).
     public let enqueueTime: String?
     public let startTime: String?

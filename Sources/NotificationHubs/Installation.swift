@@ -35,7 +35,7 @@ public struct Installation: Sendable, Hashable {
         }
 
         /// Checks a device handle's form before anything is sent.
-        func validateDeviceHandle(_ handle: String) throws(NotificationHubError) {
+        package func validateDeviceHandle(_ handle: String) throws(NotificationHubError) {
             switch self {
             case .apns:
                 // Hexadecimal, 16 to 200 digits (today's tokens have 64).
