@@ -154,7 +154,7 @@ let package = Package(
         .target(
             name: "PushBackend",
             dependencies: [
-                "PushCore", "NotificationHubs", "APNs", "PushAPNsTokens", "PushInternals", "RichPushImages",
+                "PushCore", "PushFCM", "NotificationHubs", "APNs", "PushAPNsTokens", "PushInternals", "RichPushImages",
                 serverProduct("Hummingbird", "hummingbird"), serverProduct("HummingbirdCore", "hummingbird"),
                 serverProduct("HummingbirdAuth", "hummingbird-auth"),
                 serverProduct("NIOHTTPTypes", "swift-nio-extras"), serverProduct("SQLiteNIO", "sqlite-nio"),

@@ -11,7 +11,8 @@ package struct APIError: HTTPResponseError, Hashable, Sendable, CustomStringConv
         case activityGone, apnsDeliveryRequired, apnsRejected, apnsUnavailable, bodyTooLarge, channelGone, conflict, contentStateMismatch,
             duplicateField, forbidden, hubError, internalError, invalidDeviceToken, invalidField, invalidJSON, invalidPayload, invalidQuery,
             invalidToken, loginBusy, methodNotAllowed, missingField, notFound, payloadTooLarge, rateLimited, registrationContended, resourceGone,
-            storageUnavailable, tooManyActivityTokens, tooManyDevices, tooManyLogins, unauthorized, unknownField, unknownRecipient, unknownResource,
+            scheduleTooFar, schedulingUnavailable, storageUnavailable, tooManyActivityTokens, tooManyDevices, tooManyLogins, unauthorized,
+            unknownField, unknownRecipient, unknownResource,
             unsupportedMediaType, unsupportedRichType, wrongActivityKind
 
         package var description: String { rawValue }

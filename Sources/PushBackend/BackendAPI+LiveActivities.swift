@@ -291,9 +291,7 @@ struct LiveActivityRequest {
 
     private static func seconds(_ key: String, in body: JSONValue) throws(APIError) -> Int? {
         guard let value = body[key], !value.isNull else { return nil }
-        // A whole number is one however written: 1700000000.0 and 1.7e9 are taken too.
-        let whole = value.int ?? value.double.flatMap { $0.rounded() == $0 && abs($0) <= 1e15 ? Int($0) : nil }
-        guard let seconds = whole, (0...maximumSeconds).contains(seconds) else {
+        guard let seconds = RequestBody.wholeNumber(value), (0...maximumSeconds).contains(seconds) else {
             throw .badRequest(.invalidField, "\(key) must be Unix seconds, 0 to \(maximumSeconds)")
         }
         return seconds

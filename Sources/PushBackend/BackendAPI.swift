@@ -8,6 +8,7 @@ package import Metrics
 import NIOCore
 import NotificationHubs
 package import PushCore
+import PushFCM
 import PushInternals
 import Tracing
 
@@ -120,17 +121,31 @@ package struct BackendAPI: Sendable {
     // MARK: Registration
 
     func register(_ body: JSONValue, caller: Authenticator.User) async throws -> Response {
-        try RequestBody.allowKeys(["deviceToken"], in: body)
-        let deviceToken = try RequestBody.string("deviceToken", in: body).lowercased()
-        guard Self.isAPNsToken(deviceToken) else {
-            throw APIError.badRequest(.invalidDeviceToken, "deviceToken must be an APNs device token in hex (64 to 200 digits)")
+        try RequestBody.allowKeys(["deviceToken", "platform"], in: body)
+        let platformName = try RequestBody.optionalString("platform", in: body) ?? Installation.Platform.apns.rawValue
+        guard let platform = Installation.Platform(rawValue: platformName) else {
+            throw APIError.badRequest(.invalidField, "platform must be apns (an Apple device) or fcmv1 (an Android device)")
         }
-        let installationID = RegistrationRecord.installationID(deviceToken: deviceToken)
+        var deviceToken = try RequestBody.string("deviceToken", in: body)
+        switch platform {
+        case .apns:
+            deviceToken = deviceToken.lowercased()
+            guard Self.isAPNsToken(deviceToken) else {
+                throw APIError.badRequest(.invalidDeviceToken, "deviceToken must be an APNs device token in hex (64 to 200 digits)")
+            }
+        case .fcmv1:
+            guard (try? platform.validateDeviceHandle(deviceToken)) != nil else {
+                throw APIError.badRequest(
+                    .invalidDeviceToken, "deviceToken must be an FCM registration token (16 to 4096 of A-Z a-z 0-9 - _ :)")
+            }
+        }
+        let installationID = RegistrationRecord.installationID(deviceToken: deviceToken, platform: platform)
         try takeRegistrationBudget(caller)
         // A device token names one device: registering it again (as whoever is signed in on it now)
         // moves it to the caller. The row is decided first; the installation then follows the row.
         let registration = RegistrationRecord(
-            id: randomHex(bytes: 16), owner: caller.name, deviceToken: deviceToken, installationID: installationID, updatedAt: unixMilliseconds())
+            id: randomHex(bytes: 16), owner: caller.name, deviceToken: deviceToken, platform: platform, installationID: installationID,
+            updatedAt: unixMilliseconds())
         try await registrations.run(deviceToken) {
             let previous = try await store.registration(deviceToken: deviceToken)
             if previous?.owner != caller.name, try await store.registrations(owner: caller.name).count >= registrationLimits.maximumDevices {
@@ -139,10 +154,20 @@ package struct BackendAPI: Sendable {
                     "at most \(registrationLimits.maximumDevices) devices per user; unregister one first")
             }
             try await store.saveRegistration(registration)
-            try await delivery.registrationChanged(deviceToken: deviceToken, replacing: previous)
+            try await delivery.registrationChanged(deviceToken: deviceToken, platform: platform, replacing: previous)
         }
-        // The same answer whether the token was known: a new id, 201.
-        return .json(201, .object([JSONMember("id", .string(registration.id))]))
+        // The same answer whether the token was known: a new id, 201; and whether pushes reach it.
+        var members = [
+            JSONMember("id", .string(registration.id)), JSONMember("platform", .string(platform.rawValue)),
+            JSONMember("reachable", .bool(delivery.reaches(platform))),
+        ]
+        if !delivery.reaches(platform) {
+            members.append(
+                JSONMember(
+                    "reason",
+                    .string("this server sends straight to APNs, which reaches Apple devices only; the registration is kept for hub delivery")))
+        }
+        return .json(201, .object(members))
     }
 
     /// Device and ActivityKit push tokens as APNs takes them: whole bytes in hex, at least the 32
@@ -168,7 +193,7 @@ package struct BackendAPI: Sendable {
         // Someone else's, or registered again (under a new id) since it was read.
         guard let registration, deleted else { throw APIError.notFound("no such registration") }
         try await registrations.run(registration.deviceToken) {
-            try await delivery.registrationChanged(deviceToken: registration.deviceToken, replacing: registration)
+            try await delivery.registrationChanged(deviceToken: registration.deviceToken, platform: registration.platform, replacing: registration)
         }
         return Response(status: .noContent)
     }
@@ -190,23 +215,30 @@ package struct BackendAPI: Sendable {
                 throw APIError(status: 422, code: .unknownRecipient, "there is no user named \(recipient)")
             }
         }
+        let sendAt = try checkedSendAt(request.sendAt)
         let id = randomHex(bytes: 16)
         let content: NotificationRecord.Content
+        let kind: OutgoingPush.Kind
         var payload: APNsPayload
+        var pushedMessage = ""
+        var richType = ""
         switch request.content {
-        case .rich(let richType, let resource, let message, let alert):
+        case .rich(let type, let resource, let message, let alert):
             let resource = resource ?? defaultImage
             guard (try? images.resource(named: resource)) != nil else {
                 throw APIError.badRequest(
                     .unknownResource, "no embedded image is named \(resource); there are \(images.names.joined(separator: ", "))")
             }
             // Stored alike: the alert is only how it is pushed; the app fetches the same item.
-            content = .rich(richType: richType, resource: resource, message: message)
+            content = .rich(richType: type, resource: resource, message: message)
+            kind = alert ? .richAlert : .rich
+            (richType, pushedMessage) = (type, message)
             payload =
                 alert
-                ? .richAlert(richId: id, richType: richType, message: message) : .silentRichPush(richId: id, richType: richType, richMessage: message)
+                ? .richAlert(richId: id, richType: type, message: message) : .silentRichPush(richId: id, richType: type, richMessage: message)
         case .secure(let secret):
             content = .secure(payload: secret)
+            kind = .secure
             payload = .silentSecurePush(secureId: id)
         }
         // A silent push has no alert the codec could shorten, so one over APNs' limit is refused
@@ -217,20 +249,81 @@ package struct BackendAPI: Sendable {
         } catch {
             throw APIError(status: 413, code: .payloadTooLarge, "the push would not fit: \(error.message); shorten the message")
         }
-        let devices = try await store.registrations(owner: recipient)
+        if case .text(let shortened)? = payload.aps.alert { pushedMessage = shortened }
+        let devices = try await store.registrations(owner: recipient).filter { delivery.reaches($0.platform) }
+        if devices.contains(where: { $0.platform == .fcmv1 }) {
+            pushedMessage = try Self.fittedForFCM(kind, id: id, richType: richType, message: pushedMessage)
+        }
         // The budget counts pushes: one notification to many devices costs one per device.
         sendBudget.charge(caller.name, count: devices.count - 1)
-        let record = NotificationRecord(id: id, sender: caller.name, recipient: recipient, content: content, createdAt: unixMilliseconds())
+        let record = NotificationRecord(
+            id: id, sender: caller.name, recipient: recipient, content: content, createdAt: unixMilliseconds(), sendAt: sendAt)
         try await store.addNotification(record)
+        let push = OutgoingPush(
+            kind: kind, apnsPayload: payload, properties: HubTemplates.properties(kind, id: id, richType: richType, message: pushedMessage),
+            sendAt: sendAt.map { ($0 + 999) / 1000 })
         // Stored before sending: the device may ask for it as soon as the push arrives.
+        let hubMessageID: String?
         do {
-            try await metrics.push(.notification) { try await delivery.send(payload, to: recipient, devices: devices, logger: logger) }
+            hubMessageID = try await metrics.push(.notification) { try await delivery.send(push, to: recipient, devices: devices, logger: logger) }
         } catch {
             logger.notice("push not sent; notification withdrawn", metadata: ["notification": "\(id)"])
             try? await store.deleteNotification(id: id)
             throw error
         }
+        if let hubMessageID {
+            do { try await store.recordDelivery(id: id, hubMessageID: hubMessageID, outcome: nil) } catch {
+                logger.warning("the hub's id for the send was not kept", metadata: ["notification": "\(id)", "error": "\(error)"])
+            }
+        }
         return .json(201, .object([JSONMember("id", .string(id))]), headers: [("Location", "/api/notifications/\(id)")])
+    }
+
+    /// Notification Hubs holds a scheduled send for at most seven days.
+    static let maximumSchedule: Int64 = 7 * 24 * 3600 * 1000
+
+    /// `sendAt` when the push is to wait: nil for a time already passed (it goes now, as a
+    /// scheduler does with a time it missed); refused when the delivery cannot wait (APNs) or
+    /// longer than the hub keeps a scheduled send.
+    private func checkedSendAt(_ sendAt: Int64?) throws(APIError) -> Int64? {
+        guard let sendAt, sendAt > unixMilliseconds() else { return nil }
+        guard delivery.schedules else {
+            throw APIError(
+                status: 422, code: .schedulingUnavailable, "sendAt needs hub delivery; this server sends straight to APNs, which sends at once")
+        }
+        guard sendAt - unixMilliseconds() <= Self.maximumSchedule else {
+            throw APIError(status: 422, code: .scheduleTooFar, "sendAt is at most 7 days from now: the hub keeps a scheduled send no longer")
+        }
+        return sendAt
+    }
+
+    /// The text an alert's template gets: the APNs-fitted one, shortened further (with `…`) when
+    /// the FCM message it expands into would be over FCM's limit; for a silent push, the message
+    /// itself, refused (413) when it does not fit.
+    static func fittedForFCM(_ kind: OutgoingPush.Kind, id: String, richType: String, message: String) throws(APIError) -> String {
+        func size(_ text: String) -> Int {
+            let message: FCMMessage =
+                switch kind {
+                case .rich: .silentRichPush(richId: id, richType: richType, richMessage: text)
+                case .richAlert: .richAlert(richId: id, richType: richType, message: text)
+                case .secure: .silentSecurePush(secureId: id)
+                }
+            return (try? message.encodedSize()) ?? Int.max
+        }
+        var text = message
+        var overflow = size(text) - FCMLimits.messageSize
+        guard overflow > 0 else { return text }
+        guard kind == .richAlert else {
+            throw APIError(status: 413, code: .payloadTooLarge, "the push would not fit FCM's \(FCMLimits.messageSize) bytes; shorten the message")
+        }
+        if text.hasSuffix("…") { text.removeLast() }
+        // Each round drops at least the overflow's worth of characters, escapes counted as one byte.
+        while overflow > 0, !text.isEmpty {
+            var dropped = 0
+            while dropped < overflow + 3, let last = text.popLast() { dropped += last.utf8.count }
+            overflow = size(text + "…") - FCMLimits.messageSize
+        }
+        return text + "…"
     }
 
     func list(query: String, caller: Authenticator.User) async throws -> Response {
@@ -242,7 +335,8 @@ package struct BackendAPI: Sendable {
             }
             limit = value
         }
-        let records = try await store.notifications(recipient: caller.name, limit: limit ?? 100)
+        let records = try await store.notifications(recipient: caller.name, visibleAt: unixMilliseconds(), limit: limit ?? 100)
+        let deliveries = await deliveryOutcomes(of: records)
         let items = records.map { record -> JSON in
             var members = [
                 JSONMember("id", .string(record.id)), JSONMember("kind", .string(record.kind)), JSONMember("from", .string(record.sender)),
@@ -253,15 +347,90 @@ package struct BackendAPI: Sendable {
                     JSONMember("richType", .string(richType)), JSONMember("resource", .string(resource)), JSONMember("message", .string(message)),
                 ]
             }
+            if let sendAt = record.sendAt { members.append(JSONMember("sendAt", .number(JSONNumber(Int(sendAt))))) }
+            if let delivery = deliveries[record.id] { members.append(JSONMember("delivery", delivery)) }
             return .object(members)
         }
         return .json(200, .object([JSONMember("notifications", .array(items))]))
     }
 
+    /// The hub is asked about at most this many sends per list, the newest, and waited for at most
+    /// ``outcomeWait``: a list is never held up long by a slow hub. A final outcome is kept, and
+    /// not asked for again.
+    static let outcomeLookups = 10
+    static let outcomeWait = Duration.seconds(2)
+
+    /// What the hub reports of each record's send, by notification id: kept final outcomes, and
+    /// the hub's current word on up to ``outcomeLookups`` others.
+    private func deliveryOutcomes(of records: [NotificationRecord]) async -> [String: JSON] {
+        var outcomes: [String: JSON] = [:]
+        var pending: [(id: String, hubMessageID: String)] = []
+        for record in records {
+            if let kept = record.delivery, let outcome = Self.parsedOutcome(kept) {
+                outcomes[record.id] = outcome
+            } else if let hubMessageID = record.hubMessageID, pending.count < Self.outcomeLookups {
+                pending.append((record.id, hubMessageID))
+            }
+        }
+        guard !pending.isEmpty else { return outcomes }
+        enum Answer: Sendable {
+            case details(id: String, NotificationDetails?)
+            case timeUp
+        }
+        let delivery = delivery
+        let answers = await withTaskGroup(of: Answer.self) { group -> [(String, NotificationDetails)] in
+            for (id, hubMessageID) in pending {
+                group.addTask { .details(id: id, await delivery.outcome(ofHubMessage: hubMessageID)) }
+            }
+            group.addTask {
+                try? await Task.sleep(for: Self.outcomeWait)
+                return .timeUp
+            }
+            var answers: [(String, NotificationDetails)] = []
+            var waiting = pending.count
+            while waiting > 0, let next = await group.next() {
+                guard case .details(let id, let details) = next else { break }  // the rest are asked at the next list
+                waiting -= 1
+                if let details { answers.append((id, details)) }
+            }
+            group.cancelAll()
+            return answers
+        }
+        for (id, details) in answers {
+            let outcome = Self.outcome(details)
+            outcomes[id] = outcome
+            if details.isFinal { try? await store.recordDelivery(id: id, hubMessageID: nil, outcome: Self.text(outcome)) }
+        }
+        return outcomes
+    }
+
+    /// `{"state": "Completed", "outcomes": {"apns": {"Success": 1}, "fcmv1": {"InvalidNotificationSize": 1}}}`:
+    /// the hub's state of the send and its counts per platform, under our platform names.
+    static func outcome(_ details: NotificationDetails) -> JSON {
+        let platforms = details.outcomeCounts.keys.sorted().map { platform -> JSONMember in
+            let counts = details.outcomeCounts[platform]!.sorted { $0.key < $1.key }.map { JSONMember($0.key, .number(JSONNumber($0.value))) }
+            // `Apns`, `FcmV1`: lowercased, the names installations use.
+            return JSONMember(platform.lowercased(), .object(counts))
+        }
+        return .object([JSONMember("state", .string(details.state.rawValue)), JSONMember("outcomes", .object(platforms))])
+    }
+
+    private static func text(_ value: JSON) -> String? {
+        var bytes: [UInt8] = []
+        guard (try? value.write(into: &bytes)) != nil else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func parsedOutcome(_ text: String) -> JSON? {
+        var parser = JSONParser()
+        guard let document = try? parser.parse(Array(text.utf8)) else { return nil }
+        return try? JSON(document.root)
+    }
+
     func fetch(id: String, request: Request, caller: Authenticator.User, markRead: Bool) async throws -> Response {
         // Ids are 32 hex digits; anything else cannot exist, and is not worth a query.
         guard id.utf8.count == 32, id.utf8.allSatisfy({ hexDigitValue($0) <= 15 }) else { throw APIError.notFound("no such notification") }
-        guard let record = try await store.notification(id: id.lowercased(), recipient: caller.name) else {
+        guard let record = try await store.notification(id: id.lowercased(), recipient: caller.name, visibleAt: unixMilliseconds()) else {
             throw APIError.notFound("no such notification")
         }
         let isHead = request.method == .head

@@ -1,4 +1,5 @@
 import Crypto
+package import NotificationHubs
 
 /// What the backend keeps: users, device registrations and notifications. SQLite by default
 /// (``SQLiteBackendStore``); another engine implements this protocol.
@@ -20,7 +21,7 @@ package protocol BackendStore: Sendable {
     func saveRegistration(_ registration: RegistrationRecord) async throws(StoreError)
     /// Whether the owner had a registration with this id.
     func deleteRegistration(id: String, owner: String) async throws(StoreError) -> Bool
-    /// The user's registrations, oldest first: the devices a direct APNs send goes to.
+    /// The user's registrations, oldest first: the devices a send goes to.
     func registrations(owner: String) async throws(StoreError) -> [RegistrationRecord]
 
     /// Creates the record of its token, or replaces the one there was (as for registrations).
@@ -38,12 +39,16 @@ package protocol BackendStore: Sendable {
 
     /// `conflict` when the id is taken (ids are random; it means a broken generator).
     func addNotification(_ notification: NotificationRecord) async throws(StoreError)
-    /// The notification with this id addressed to `recipient`, nil otherwise (also when it is someone else's).
-    func notification(id: String, recipient: String) async throws(StoreError) -> NotificationRecord?
+    /// The notification with this id addressed to `recipient`, nil otherwise (also when it is
+    /// someone else's, or scheduled for later than `visibleAt`).
+    func notification(id: String, recipient: String, visibleAt: Int64) async throws(StoreError) -> NotificationRecord?
     /// Sets the read time unless already set.
     func markRead(id: String, at time: Int64) async throws(StoreError)
-    /// The recipient's notifications, newest first.
-    func notifications(recipient: String, limit: Int) async throws(StoreError) -> [NotificationRecord]
+    /// The recipient's notifications, newest first; those scheduled for later than `visibleAt` are left out.
+    func notifications(recipient: String, visibleAt: Int64, limit: Int) async throws(StoreError) -> [NotificationRecord]
+    /// Keeps what the hub said of a notification's push: its id for the send (once sent), and its
+    /// final outcome (once the hub has one).
+    func recordDelivery(id: String, hubMessageID: String?, outcome: String?) async throws(StoreError)
     func deleteNotification(id: String) async throws(StoreError)
     /// Deletes at most `limit` of the notifications created before `time`, oldest first; how many
     /// it deleted. Callers delete a backlog in batches, so that no statement holds the database long.
@@ -100,24 +105,31 @@ package struct RegistrationRecord: Sendable, Hashable {
     /// Random per registration: what the owner deletes it by. Registering the token again gives a new one.
     package let id: String
     package var owner: String
+    /// An APNs device token (lowercase hex) or an FCM registration token, as `platform` says.
     package var deviceToken: String
-    /// The hub installation's id, derived from the token (``installationID(deviceToken:)``) so that
-    /// any number of registrations of one device, however they interleave, address one installation.
+    package var platform: Installation.Platform
+    /// The hub installation's id, derived from the token (``installationID(deviceToken:platform:)``)
+    /// so that any number of registrations of one device, however they interleave, address one installation.
     package var installationID: String
     package var updatedAt: Int64
 
-    package init(id: String, owner: String, deviceToken: String, installationID: String, updatedAt: Int64) {
+    package init(
+        id: String, owner: String, deviceToken: String, platform: Installation.Platform = .apns, installationID: String, updatedAt: Int64
+    ) {
         self.id = id
         self.owner = owner
         self.deviceToken = deviceToken
+        self.platform = platform
         self.installationID = installationID
         self.updatedAt = updatedAt
     }
 
-    /// `apns-` and the first 16 bytes of SHA-256 of the lowercased token, in hex.
-    package static func installationID(deviceToken: String) -> String {
-        "apns-"
-            + SHA256.hash(data: Array(deviceToken.lowercased().utf8)).prefix(16).map { byte in
+    /// The platform's name, `-`, and the first 16 bytes of SHA-256 of the token in hex: `apns-…`
+    /// (of the token lowercased: APNs tokens are hex) or `fcmv1-…` (FCM tokens are case-sensitive).
+    package static func installationID(deviceToken: String, platform: Installation.Platform = .apns) -> String {
+        let token = platform == .apns ? deviceToken.lowercased() : deviceToken
+        return "\(platform.rawValue)-"
+            + SHA256.hash(data: Array(token.utf8)).prefix(16).map { byte in
                 String(byte >> 4, radix: 16) + String(byte & 0xF, radix: 16)
             }.joined()
     }
@@ -181,14 +193,27 @@ package struct NotificationRecord: Sendable, Hashable {
     package let content: Content
     package let createdAt: Int64
     package var readAt: Int64?
+    /// When its push is scheduled to go, in Unix milliseconds; nil when it went at `createdAt`.
+    /// The recipient sees it from then on.
+    package var sendAt: Int64?
+    /// The hub's id for the send, to ask what became of it.
+    package var hubMessageID: String?
+    /// The hub's final word on the send, as the list shows it (JSON).
+    package var delivery: String?
 
-    package init(id: String, sender: String, recipient: String, content: Content, createdAt: Int64, readAt: Int64? = nil) {
+    package init(
+        id: String, sender: String, recipient: String, content: Content, createdAt: Int64, readAt: Int64? = nil, sendAt: Int64? = nil,
+        hubMessageID: String? = nil, delivery: String? = nil
+    ) {
         self.id = id
         self.sender = sender
         self.recipient = recipient
         self.content = content
         self.createdAt = createdAt
         self.readAt = readAt
+        self.sendAt = sendAt
+        self.hubMessageID = hubMessageID
+        self.delivery = delivery
     }
 
     package var kind: String {

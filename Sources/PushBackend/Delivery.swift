@@ -3,7 +3,9 @@ import HTTPTypes
 package import Logging
 package import Metrics
 package import NotificationHubs
-package import PushCore
+import PushCore
+import PushFCM
+import Synchronization
 
 #if canImport(FoundationEssentials)
 import struct FoundationEssentials.Date
@@ -15,18 +17,93 @@ import struct Foundation.Date
 /// (``HubDelivery``), or APNs straight from the backend (``APNsDelivery``). The API asks it what
 /// to do; only the features just APNs has (Live Activities, channels) ask for ``apns``.
 package protocol PushDeliverer: Sendable {
-    /// Brings the push service in line with what is stored for `deviceToken`, after its
-    /// registration was saved or deleted; `replaced` is the row there was before.
-    func registrationChanged(deviceToken: String, replacing replaced: RegistrationRecord?) async throws
-    /// Sends a notification's push to its recipient, whose registrations are `devices`.
-    func send(_ payload: APNsPayload, to recipient: String, devices: [RegistrationRecord], logger: Logger) async throws
+    /// Brings the push service in line with what is stored for `deviceToken` (a token of
+    /// `platform`), after its registration was saved or deleted; `replaced` is the row there was before.
+    func registrationChanged(deviceToken: String, platform: Installation.Platform, replacing replaced: RegistrationRecord?) async throws
+    /// Sends a notification's push to its recipient, whose registrations are `devices`; the
+    /// hub's id for the send, when it gives one to ask ``outcome(ofHubMessage:)`` with.
+    func send(_ push: OutgoingPush, to recipient: String, devices: [RegistrationRecord], logger: Logger) async throws -> String?
+    /// Whether pushes reach devices of this platform.
+    func reaches(_ platform: Installation.Platform) -> Bool
+    /// Whether a push may wait for a later time (``OutgoingPush/sendAt``).
+    var schedules: Bool { get }
+    /// What became of a send, as the hub reports it; nil when it cannot say (yet).
+    func outcome(ofHubMessage id: String) async -> NotificationDetails?
     /// APNs straight from the backend, which Live Activities and channels need; nil through a hub.
     var apns: APNsDelivery? { get }
 }
 
-/// Through a notification hub: each device's installation carries its owner's tag, and a push
-/// goes to the tag.
-package struct HubDelivery: PushDeliverer {
+/// A notification's push in both shapes it travels in: the APNs payload sent straight to Apple,
+/// and the values a hub puts into each device's template of ``kind`` (``HubTemplates``).
+package struct OutgoingPush: Sendable {
+    package enum Kind: String, Sendable, CaseIterable {
+        case rich, richAlert, secure
+    }
+
+    let kind: Kind
+    /// Checked against APNs' limit, its alert shortened to fit.
+    let apnsPayload: APNsPayload
+    /// The template properties; the alert's text is the shortened one, so that the expansion fits too.
+    let properties: [String: String]
+    /// When to send, in Unix seconds; nil for now.
+    let sendAt: Int64?
+}
+
+/// The flows' pushes as Notification Hubs templates, one per kind and platform: each is the
+/// payload the flow's factory builds with `$(property)` where its values go, so that the hub's
+/// expansion is byte for byte what a native send of the same values would carry. A template is
+/// tagged `push:{kind}`, and a send targets `username:{recipient} && push:{kind}`.
+package enum HubTemplates {
+    static func tag(_ kind: OutgoingPush.Kind) -> String { "push:\(kind.rawValue)" }
+
+    package static func templates(for platform: Installation.Platform) -> [String: Installation.Template] {
+        var templates: [String: Installation.Template] = [:]
+        for kind in OutgoingPush.Kind.allCases {
+            templates[kind.rawValue] = template(kind, for: platform)
+        }
+        return templates
+    }
+
+    /// The properties of a send of `kind` with these values.
+    static func properties(_ kind: OutgoingPush.Kind, id: String, richType: String = "", message: String = "") -> [String: String] {
+        switch kind {
+        case .rich, .richAlert: ["richId": id, "richType": richType, "message": message]
+        case .secure: ["secureId": id]
+        }
+    }
+
+    private static func template(_ kind: OutgoingPush.Kind, for platform: Installation.Platform) -> Installation.Template {
+        let (id, richType, message) = ("$(richId)", "$(richType)", "$(message)")
+        let body: [UInt8]
+        var headers: [String: String] = [:]
+        switch platform {
+        case .apns:
+            let payload: APNsPayload =
+                switch kind {
+                case .rich: .silentRichPush(richId: id, richType: richType, richMessage: message)
+                case .richAlert: .richAlert(richId: id, richType: richType, message: message)
+                case .secure: .silentSecurePush(secureId: "$(secureId)")
+                }
+            // Placeholders are short and the payloads fixed: encoding cannot fail.
+            body = try! payload.encoded()
+            for field in APNsHeaders(for: payload).fields { headers[field.name] = field.value }
+        case .fcmv1:
+            let message: FCMMessage =
+                switch kind {
+                case .rich: .silentRichPush(richId: id, richType: richType, richMessage: message)
+                case .richAlert: .richAlert(richId: id, richType: richType, message: message)
+                case .secure: .silentSecurePush(secureId: "$(secureId)")
+                }
+            body = try! message.encoded()
+        }
+        return Installation.Template(body: String(decoding: body, as: UTF8.self), headers: headers, tags: [tag(kind)])
+    }
+}
+
+/// Through a notification hub: each device's installation carries its owner's tag and the
+/// flows' templates for its platform, and a push is one template send to the owner's tag, which
+/// reaches every platform they use.
+package final class HubDelivery: PushDeliverer {
     /// Rounds of bringing a device's installation in line with its stored registration before
     /// giving up (each round is one hub call; more than one only while another process sharing the
     /// store registers the same token, since this one registers a token one request at a time).
@@ -34,6 +111,10 @@ package struct HubDelivery: PushDeliverer {
 
     let hub: NotificationHubClient
     let store: any BackendStore
+    /// Device tokens whose installation this process has written with the current templates.
+    /// Installations an earlier version wrote carry none, and a template send would pass them
+    /// by: each is written again before the first push to it after a start.
+    private let written = Mutex<Set<String>>([])
 
     package init(hub: NotificationHubClient, store: any BackendStore) {
         self.hub = hub
@@ -41,44 +122,65 @@ package struct HubDelivery: PushDeliverer {
     }
 
     package var apns: APNsDelivery? { nil }
+    package var schedules: Bool { true }
+    package func reaches(_ platform: Installation.Platform) -> Bool { true }
 
-    package func registrationChanged(deviceToken: String, replacing replaced: RegistrationRecord?) async throws {
-        try await syncInstallation(deviceToken: deviceToken)
-        if let replaced { try await removeFormerInstallation(of: replaced) }
+    package func registrationChanged(
+        deviceToken: String, platform: Installation.Platform, replacing replaced: RegistrationRecord?
+    ) async throws {
+        try await syncInstallation(deviceToken: deviceToken, platform: platform)
+        // An installation made under another id: before ids were derived from the token, or for the other platform.
+        if let replaced, replaced.installationID != RegistrationRecord.installationID(deviceToken: deviceToken, platform: platform) {
+            try await hub.deleteInstallation(id: replaced.installationID)
+        }
     }
 
-    package func send(_ payload: APNsPayload, to recipient: String, devices: [RegistrationRecord], logger: Logger) async throws {
-        try await hub.send(payload, to: .tag("username:\(recipient)"))
+    package func send(_ push: OutgoingPush, to recipient: String, devices: [RegistrationRecord], logger: Logger) async throws -> String? {
+        for device in devices where !written.withLock({ $0.contains(device.deviceToken) }) {
+            try await syncInstallation(deviceToken: device.deviceToken, platform: device.platform)
+        }
+        let target = SendTarget.expression(.tag("username:\(recipient)") && .tag(HubTemplates.tag(push.kind)))
+        guard let sendAt = push.sendAt else {
+            return try await hub.send(templateProperties: push.properties, to: target).notificationID
+        }
+        // The hub finds the devices when the time comes; its id for the send is known only then.
+        try await hub.schedule(templateProperties: push.properties, at: sendAt, to: target)
+        return nil
+    }
+
+    package func outcome(ofHubMessage id: String) async -> NotificationDetails? {
+        try? await hub.notificationDetails(id: id)
     }
 
     /// Brings the hub's installation for `deviceToken` in line with the stored registration: the
     /// owner's tag, or no installation when there is no registration. The row is read again after
     /// each hub call until the two agree, so that whichever registration of a token is stored last,
     /// its owner is what the installation carries once every request has returned.
-    private func syncInstallation(deviceToken: String) async throws {
-        let installationID = RegistrationRecord.installationID(deviceToken: deviceToken)
+    private func syncInstallation(deviceToken: String, platform: Installation.Platform) async throws {
         var applied: String??  // the owner last written to the hub; .some(nil) once deleted
         for _ in 0..<Self.maximumSyncRounds {
-            let owner = try await store.registration(deviceToken: deviceToken)?.owner
-            if let applied, applied == owner { return }
-            if let owner {
-                try await hub.createOrUpdate(Self.installation(installationID, deviceToken: deviceToken, owner: owner))
+            let registration = try await store.registration(deviceToken: deviceToken)
+            let owner = registration?.owner
+            if let applied, applied == owner {
+                if owner != nil { written.withLock { _ = $0.insert(deviceToken) } }
+                return
+            }
+            if let registration {
+                try await hub.createOrUpdate(Self.installation(of: registration))
             } else {
-                try await hub.deleteInstallation(id: installationID)
+                try await hub.deleteInstallation(id: RegistrationRecord.installationID(deviceToken: deviceToken, platform: platform))
+                written.withLock { _ = $0.remove(deviceToken) }
             }
             applied = .some(owner)
         }
         throw APIError(status: 503, code: .registrationContended, "this device is being registered by others at the same time; try again")
     }
 
-    /// Deletes the installation a registration from before token-derived installation ids was made under.
-    private func removeFormerInstallation(of registration: RegistrationRecord) async throws {
-        guard registration.installationID != RegistrationRecord.installationID(deviceToken: registration.deviceToken) else { return }
-        try await hub.deleteInstallation(id: registration.installationID)
-    }
-
-    private static func installation(_ id: String, deviceToken: String, owner: String) -> Installation {
-        Installation(installationID: id, pushChannel: deviceToken, tags: ["username:\(owner)"], userID: owner)
+    private static func installation(of registration: RegistrationRecord) -> Installation {
+        Installation(
+            installationID: RegistrationRecord.installationID(deviceToken: registration.deviceToken, platform: registration.platform),
+            platform: registration.platform, pushChannel: registration.deviceToken, tags: ["username:\(registration.owner)"],
+            userID: registration.owner, templates: HubTemplates.templates(for: registration.platform))
     }
 }
 
@@ -102,13 +204,23 @@ package struct APNsDelivery: PushDeliverer {
     var topic: String { direct.topic }
     var liveActivity: APNsLiveActivitySchema? { direct.liveActivity }
 
-    /// APNs keeps no registrations: a device's token is all a push needs.
-    package func registrationChanged(deviceToken: String, replacing replaced: RegistrationRecord?) async throws {}
+    /// APNs reaches Apple devices only; an Android registration is kept, for a hub to reach later.
+    package func reaches(_ platform: Installation.Platform) -> Bool { platform == .apns }
+    /// APNs sends at once; holding a push for later would need a queue of our own.
+    package var schedules: Bool { false }
+    package func outcome(ofHubMessage id: String) async -> NotificationDetails? { nil }
 
-    /// Sends to each of the recipient's registrations and prunes those APNs calls dead. Fails only
+    /// APNs keeps no registrations: a device's token is all a push needs.
+    package func registrationChanged(
+        deviceToken: String, platform: Installation.Platform, replacing replaced: RegistrationRecord?
+    ) async throws {}
+
+    /// Sends to each of the recipient's Apple devices and prunes those APNs calls dead. Fails only
     /// when APNs could be reached for none of them; a refused device is that device's business.
-    package func send(_ payload: APNsPayload, to recipient: String, devices: [RegistrationRecord], logger: Logger) async throws {
-        guard !devices.isEmpty else { return }
+    package func send(_ push: OutgoingPush, to recipient: String, devices: [RegistrationRecord], logger: Logger) async throws -> String? {
+        let devices = devices.filter { $0.platform == .apns }
+        guard !devices.isEmpty else { return nil }
+        let payload = push.apnsPayload
         let results: [APNsSendResult]
         do throws(APNsClientError) {
             results = try await direct.client.send(payload, headers: APNsHeaders(for: payload, topic: direct.topic), to: devices.map(\.deviceToken))
@@ -120,6 +232,7 @@ package struct APNsDelivery: PushDeliverer {
         if unanswered && !results.contains(where: \.isDelivered) {
             throw APIError(status: 502, code: .apnsUnavailable, "APNs could not be reached for any of the recipient's devices")
         }
+        return nil
     }
 
     /// Deletes the registrations whose results the token policy calls dead, unless the brake holds.

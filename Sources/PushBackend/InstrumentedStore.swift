@@ -79,14 +79,23 @@ struct InstrumentedStore: BackendStore {
     func addNotification(_ notification: NotificationRecord) async throws(StoreError) {
         try await measure("add_notification") { () async throws(StoreError) in try await base.addNotification(notification) }
     }
-    func notification(id: String, recipient: String) async throws(StoreError) -> NotificationRecord? {
-        try await measure("notification") { () async throws(StoreError) in try await base.notification(id: id, recipient: recipient) }
+    func notification(id: String, recipient: String, visibleAt: Int64) async throws(StoreError) -> NotificationRecord? {
+        try await measure("notification") { () async throws(StoreError) in
+            try await base.notification(id: id, recipient: recipient, visibleAt: visibleAt)
+        }
     }
     func markRead(id: String, at time: Int64) async throws(StoreError) {
         try await measure("mark_read") { () async throws(StoreError) in try await base.markRead(id: id, at: time) }
     }
-    func notifications(recipient: String, limit: Int) async throws(StoreError) -> [NotificationRecord] {
-        try await measure("notifications") { () async throws(StoreError) in try await base.notifications(recipient: recipient, limit: limit) }
+    func notifications(recipient: String, visibleAt: Int64, limit: Int) async throws(StoreError) -> [NotificationRecord] {
+        try await measure("notifications") { () async throws(StoreError) in
+            try await base.notifications(recipient: recipient, visibleAt: visibleAt, limit: limit)
+        }
+    }
+    func recordDelivery(id: String, hubMessageID: String?, outcome: String?) async throws(StoreError) {
+        try await measure("record_delivery") { () async throws(StoreError) in
+            try await base.recordDelivery(id: id, hubMessageID: hubMessageID, outcome: outcome)
+        }
     }
     func deleteNotification(id: String) async throws(StoreError) {
         try await measure("delete_notification") { () async throws(StoreError) in try await base.deleteNotification(id: id) }

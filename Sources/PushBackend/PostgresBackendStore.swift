@@ -1,6 +1,7 @@
 import Foundation
 package import Logging
 import NIOSSL
+import NotificationHubs
 import PostgresNIO
 import Synchronization
 
@@ -78,6 +79,12 @@ package final class PostgresBackendStore: BackendStore {
         ],
         [
             "CREATE INDEX activities_by_owner ON activities (owner)"
+        ],
+        [
+            "ALTER TABLE registrations ADD COLUMN platform TEXT NOT NULL DEFAULT 'apns' CHECK (platform IN ('apns', 'fcmv1'))",
+            "ALTER TABLE notifications ADD COLUMN send_at BIGINT",
+            "ALTER TABLE notifications ADD COLUMN hub_message_id TEXT",
+            "ALTER TABLE notifications ADD COLUMN delivery TEXT",
         ],
     ]
 
@@ -288,27 +295,29 @@ package final class PostgresBackendStore: BackendStore {
     // MARK: Registrations
 
     package func registration(id: String) async throws(StoreError) -> RegistrationRecord? {
-        try await registrations("SELECT id, owner, device_token, installation_id, updated_at FROM registrations WHERE id = \(id)").first
+        try await registrations("SELECT id, owner, device_token, platform, installation_id, updated_at FROM registrations WHERE id = \(id)").first
     }
 
     package func registration(deviceToken: String) async throws(StoreError) -> RegistrationRecord? {
         try await registrations(
-            "SELECT id, owner, device_token, installation_id, updated_at FROM registrations WHERE device_token = \(deviceToken)"
+            "SELECT id, owner, device_token, platform, installation_id, updated_at FROM registrations WHERE device_token = \(deviceToken)"
         ).first
     }
 
     package func registrations(owner: String) async throws(StoreError) -> [RegistrationRecord] {
         try await registrations(
-            "SELECT id, owner, device_token, installation_id, updated_at FROM registrations WHERE owner = \(owner) ORDER BY updated_at, id")
+            "SELECT id, owner, device_token, platform, installation_id, updated_at FROM registrations WHERE owner = \(owner) ORDER BY updated_at, id")
     }
 
     package func saveRegistration(_ registration: RegistrationRecord) async throws(StoreError) {
         _ = try await count(
             """
-            INSERT INTO registrations (id, owner, device_token, installation_id, updated_at)
-            VALUES (\(registration.id), \(registration.owner), \(registration.deviceToken), \(registration.installationID), \(registration.updatedAt))
+            INSERT INTO registrations (id, owner, device_token, platform, installation_id, updated_at)
+            VALUES (\(registration.id), \(registration.owner), \(registration.deviceToken), \(registration.platform.rawValue),
+                    \(registration.installationID), \(registration.updatedAt))
             ON CONFLICT (device_token) DO UPDATE SET
-                id = excluded.id, owner = excluded.owner, installation_id = excluded.installation_id, updated_at = excluded.updated_at
+                id = excluded.id, owner = excluded.owner, platform = excluded.platform, installation_id = excluded.installation_id,
+                updated_at = excluded.updated_at
             """)
     }
 
@@ -319,11 +328,13 @@ package final class PostgresBackendStore: BackendStore {
     private func registrations(_ query: PostgresQuery) async throws(StoreError) -> [RegistrationRecord] {
         try await run {
             var records: [RegistrationRecord] = []
-            for try await (id, owner, token, installation, updated) in try await client.query(query, logger: logger)
-                .decode((String, String, String, String?, Int64).self)
+            for try await (id, owner, token, platformName, installation, updated) in try await client.query(query, logger: logger)
+                .decode((String, String, String, String, String?, Int64).self)
             {
+                guard let platform = Installation.Platform(rawValue: platformName) else { continue }
                 records.append(
-                    RegistrationRecord(id: id, owner: owner, deviceToken: token, installationID: installation ?? id, updatedAt: updated))
+                    RegistrationRecord(
+                        id: id, owner: owner, deviceToken: token, platform: platform, installationID: installation ?? id, updatedAt: updated))
             }
             return records
         }
@@ -402,25 +413,43 @@ package final class PostgresBackendStore: BackendStore {
         }
         let inserted = try await count(
             """
-            INSERT INTO notifications (id, sender, recipient, kind, rich_type, resource, message, payload, created_at, read_at)
+            INSERT INTO notifications
+                (id, sender, recipient, kind, rich_type, resource, message, payload, created_at, read_at, send_at, hub_message_id, delivery)
             VALUES (\(notification.id), \(notification.sender), \(notification.recipient), \(notification.kind), \(richType), \(resource),
-                    \(message), \(payload), \(notification.createdAt), \(notification.readAt))
+                    \(message), \(payload), \(notification.createdAt), \(notification.readAt), \(notification.sendAt),
+                    \(notification.hubMessageID), \(notification.delivery))
             ON CONFLICT (id) DO NOTHING RETURNING id
             """)
         guard inserted > 0 else { throw StoreError(.conflict, "a notification with this id exists") }
     }
 
-    package func notification(id: String, recipient: String) async throws(StoreError) -> NotificationRecord? {
-        try await notifications("\(unescaped: Self.columns) FROM notifications WHERE id = \(id) AND recipient = \(recipient)").first
+    package func notification(id: String, recipient: String, visibleAt: Int64) async throws(StoreError) -> NotificationRecord? {
+        try await notifications(
+            """
+            \(unescaped: Self.columns) FROM notifications
+            WHERE id = \(id) AND recipient = \(recipient) AND (send_at IS NULL OR send_at <= \(visibleAt))
+            """
+        ).first
     }
 
     package func markRead(id: String, at time: Int64) async throws(StoreError) {
         _ = try await count("UPDATE notifications SET read_at = \(time) WHERE id = \(id) AND read_at IS NULL RETURNING id")
     }
 
-    package func notifications(recipient: String, limit: Int) async throws(StoreError) -> [NotificationRecord] {
+    package func notifications(recipient: String, visibleAt: Int64, limit: Int) async throws(StoreError) -> [NotificationRecord] {
         try await notifications(
-            "\(unescaped: Self.columns) FROM notifications WHERE recipient = \(recipient) ORDER BY created_at DESC, sequence DESC LIMIT \(limit)")
+            """
+            \(unescaped: Self.columns) FROM notifications WHERE recipient = \(recipient) AND (send_at IS NULL OR send_at <= \(visibleAt))
+            ORDER BY created_at DESC, sequence DESC LIMIT \(limit)
+            """)
+    }
+
+    package func recordDelivery(id: String, hubMessageID: String?, outcome: String?) async throws(StoreError) {
+        _ = try await count(
+            """
+            UPDATE notifications SET hub_message_id = coalesce(\(hubMessageID), hub_message_id), delivery = coalesce(\(outcome), delivery)
+            WHERE id = \(id) RETURNING id
+            """)
     }
 
     package func deleteNotification(id: String) async throws(StoreError) {
@@ -433,14 +462,15 @@ package final class PostgresBackendStore: BackendStore {
         )
     }
 
-    static let columns = "SELECT id, sender, recipient, kind, rich_type, resource, message, payload, created_at, read_at"
+    static let columns =
+        "SELECT id, sender, recipient, kind, rich_type, resource, message, payload, created_at, read_at, send_at, hub_message_id, delivery"
 
     private func notifications(_ query: PostgresQuery) async throws(StoreError) -> [NotificationRecord] {
         try await run {
             var records: [NotificationRecord] = []
             for try await row in try await client.query(query, logger: logger) {
-                let (id, sender, recipient, kind, richType, resource, message, payload, created, read) = try row.decode(
-                    (String, String, String, String, String?, String?, String?, String?, Int64, Int64?).self)
+                let (id, sender, recipient, kind, richType, resource, message, payload, created, read, sendAt, hubMessageID, delivery) =
+                    try row.decode((String, String, String, String, String?, String?, String?, String?, Int64, Int64?, Int64?, String?, String?).self)
                 let content: NotificationRecord.Content
                 switch kind {
                 case "rich":
@@ -453,7 +483,9 @@ package final class PostgresBackendStore: BackendStore {
                     continue
                 }
                 records.append(
-                    NotificationRecord(id: id, sender: sender, recipient: recipient, content: content, createdAt: created, readAt: read))
+                    NotificationRecord(
+                        id: id, sender: sender, recipient: recipient, content: content, createdAt: created, readAt: read, sendAt: sendAt,
+                        hubMessageID: hubMessageID, delivery: delivery))
             }
             return records
         }

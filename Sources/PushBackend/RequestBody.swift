@@ -50,6 +50,12 @@ enum RequestBody {
         return value
     }
 
+    /// A number that is whole however it is written (`1700000000.0` and `1.7e9` are, as to JSON
+    /// Schema), within what an `Int` holds; nil otherwise.
+    static func wholeNumber(_ value: JSONValue) -> Int? {
+        value.int ?? value.double.flatMap { $0.rounded() == $0 && abs($0) < 0x1p62 ? Int($0) : nil }
+    }
+
     /// The string at `key`, refused when it holds U+0000: PostgreSQL cannot store one in text, and
     /// both engines must answer the same.
     static func optionalString(_ key: String, in object: JSONValue) throws(APIError) -> String? {
@@ -63,7 +69,7 @@ enum RequestBody {
 /// The body of `POST /api/notifications`:
 /// `{"kind": "rich", "richType": "img", "message": "…", "resource": "logo.png", "to": "bob"}` or
 /// `{"kind": "secure", "payload": "…", "to": "bob"}`; `to` defaults to the caller, `richType` to
-/// `img`, `resource` to the default embedded image.
+/// `img`, `resource` to the default embedded image. Either may have `sendAt` (Unix milliseconds).
 struct NotificationRequest {
     enum Content {
         /// `alert`: pushed as an alert the app's service extension completes, not a silent push.
@@ -78,12 +84,14 @@ struct NotificationRequest {
 
     let content: Content
     let to: String?
+    /// When to push it, in Unix milliseconds; now when absent. Checked against the clock by the API.
+    let sendAt: Int64?
 
     init(_ body: JSONValue) throws(APIError) {
         let kind = try RequestBody.string("kind", in: body)
         switch kind {
         case "rich", "richAlert":
-            try RequestBody.allowKeys(["kind", "richType", "message", "resource", "to"], in: body)
+            try RequestBody.allowKeys(["kind", "richType", "message", "resource", "to", "sendAt"], in: body)
             let richType = try RequestBody.optionalString("richType", in: body) ?? "img"
             guard Self.richTypes.contains(richType) else {
                 throw .badRequest(.unsupportedRichType, "richType \(richType.debugDescription) is not served; use img")
@@ -92,7 +100,7 @@ struct NotificationRequest {
                 richType: richType, resource: try RequestBody.optionalString("resource", in: body),
                 message: try RequestBody.string("message", in: body), alert: kind == "richAlert")
         case "secure":
-            try RequestBody.allowKeys(["kind", "payload", "to"], in: body)
+            try RequestBody.allowKeys(["kind", "payload", "to", "sendAt"], in: body)
             let payload = try RequestBody.string("payload", in: body)
             guard payload.utf8.count <= Self.maximumSecurePayload else {
                 throw APIError(status: 413, code: .payloadTooLarge, "a secure payload is at most \(Self.maximumSecurePayload) bytes")
@@ -106,5 +114,13 @@ struct NotificationRequest {
             throw APIError(status: 422, code: .unknownRecipient, "there is no user named \(to.debugDescription)")
         }
         self.to = to
+        if let value = body["sendAt"], !value.isNull {
+            guard let milliseconds = RequestBody.wholeNumber(value), (1...9_999_999_999_999).contains(milliseconds) else {
+                throw .badRequest(.invalidField, "sendAt must be a time in Unix milliseconds, a whole number from 1 to 9999999999999")
+            }
+            sendAt = Int64(milliseconds)
+        } else {
+            sendAt = nil
+        }
     }
 }

@@ -1,6 +1,7 @@
 package import Logging
 import NIOCore
 import NIOPosix
+import NotificationHubs
 import SQLiteNIO
 
 #if canImport(Glibc)
@@ -87,6 +88,14 @@ package final class SQLiteBackendStore: BackendStore {
         [
             // Each user's activity tokens are counted against a cap.
             "CREATE INDEX activities_by_owner ON activities (owner)"
+        ],
+        [
+            // Android phones register too; every earlier row is an APNs token.
+            "ALTER TABLE registrations ADD COLUMN platform TEXT NOT NULL DEFAULT 'apns' CHECK (platform IN ('apns', 'fcmv1'))",
+            // Scheduled pushes, and what the hub said of each send.
+            "ALTER TABLE notifications ADD COLUMN send_at INTEGER",
+            "ALTER TABLE notifications ADD COLUMN hub_message_id TEXT",
+            "ALTER TABLE notifications ADD COLUMN delivery TEXT",
         ],
     ]
 
@@ -214,25 +223,28 @@ package final class SQLiteBackendStore: BackendStore {
     // MARK: Registrations
 
     package func registration(id: String) async throws(StoreError) -> RegistrationRecord? {
-        try await run("SELECT id, owner, device_token, installation_id, updated_at FROM registrations WHERE id = ?", [.text(id)])
+        try await run("SELECT id, owner, device_token, platform, installation_id, updated_at FROM registrations WHERE id = ?", [.text(id)])
             .first.flatMap(Self.registration(from:))
     }
 
     package func registration(deviceToken: String) async throws(StoreError) -> RegistrationRecord? {
-        try await run("SELECT id, owner, device_token, installation_id, updated_at FROM registrations WHERE device_token = ?", [.text(deviceToken)])
-            .first.flatMap(Self.registration(from:))
+        try await run(
+            "SELECT id, owner, device_token, platform, installation_id, updated_at FROM registrations WHERE device_token = ?", [.text(deviceToken)]
+        )
+        .first.flatMap(Self.registration(from:))
     }
 
     package func saveRegistration(_ registration: RegistrationRecord) async throws(StoreError) {
         _ = try await run(
             """
-            INSERT INTO registrations (id, owner, device_token, installation_id, updated_at) VALUES (?, ?, ?, ?, ?)
+            INSERT INTO registrations (id, owner, device_token, platform, installation_id, updated_at) VALUES (?, ?, ?, ?, ?, ?)
             ON CONFLICT (device_token) DO UPDATE SET
-                id = excluded.id, owner = excluded.owner, installation_id = excluded.installation_id, updated_at = excluded.updated_at
+                id = excluded.id, owner = excluded.owner, platform = excluded.platform, installation_id = excluded.installation_id,
+                updated_at = excluded.updated_at
             """,
             [
-                .text(registration.id), .text(registration.owner), .text(registration.deviceToken), .text(registration.installationID),
-                .integer(Int(registration.updatedAt)),
+                .text(registration.id), .text(registration.owner), .text(registration.deviceToken), .text(registration.platform.rawValue),
+                .text(registration.installationID), .integer(Int(registration.updatedAt)),
             ])
     }
 
@@ -242,7 +254,7 @@ package final class SQLiteBackendStore: BackendStore {
 
     package func registrations(owner: String) async throws(StoreError) -> [RegistrationRecord] {
         try await run(
-            "SELECT id, owner, device_token, installation_id, updated_at FROM registrations WHERE owner = ? ORDER BY updated_at, id",
+            "SELECT id, owner, device_token, platform, installation_id, updated_at FROM registrations WHERE owner = ? ORDER BY updated_at, id",
             [.text(owner)]
         ).compactMap(Self.registration(from:))
     }
@@ -250,9 +262,11 @@ package final class SQLiteBackendStore: BackendStore {
     private static func registration(from row: SQLiteRow) -> RegistrationRecord? {
         guard let id = row.column("id")?.string, let owner = row.column("owner")?.string,
             let token = row.column("device_token")?.string, let installationID = row.column("installation_id")?.string,
+            let platform = row.column("platform")?.string.flatMap(Installation.Platform.init(rawValue:)),
             let updated = row.column("updated_at")?.integer
         else { return nil }
-        return RegistrationRecord(id: id, owner: owner, deviceToken: token, installationID: installationID, updatedAt: Int64(updated))
+        return RegistrationRecord(
+            id: id, owner: owner, deviceToken: token, platform: platform, installationID: installationID, updatedAt: Int64(updated))
     }
 
     // MARK: Live Activities
@@ -321,28 +335,45 @@ package final class SQLiteBackendStore: BackendStore {
         case .secure(let payload):
             binds += [.null, .null, .null, .text(payload)]
         }
-        binds += [.integer(Int(notification.createdAt)), notification.readAt.map { .integer(Int($0)) } ?? .null]
+        binds += [
+            .integer(Int(notification.createdAt)), notification.readAt.map { .integer(Int($0)) } ?? .null,
+            notification.sendAt.map { .integer(Int($0)) } ?? .null, notification.hubMessageID.map { .text($0) } ?? .null,
+            notification.delivery.map { .text($0) } ?? .null,
+        ]
         let inserted = try await run(
             """
-            INSERT INTO notifications (id, sender, recipient, kind, rich_type, resource, message, payload, created_at, read_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING id
+            INSERT INTO notifications
+                (id, sender, recipient, kind, rich_type, resource, message, payload, created_at, read_at, send_at, hub_message_id, delivery)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING id
             """, binds)
         guard !inserted.isEmpty else { throw StoreError(.conflict, "a notification with this id exists") }
     }
 
-    package func notification(id: String, recipient: String) async throws(StoreError) -> NotificationRecord? {
-        try await run("SELECT * FROM notifications WHERE id = ? AND recipient = ?", [.text(id), .text(recipient)]).first.flatMap(
-            Self.notification(from:))
+    package func notification(id: String, recipient: String, visibleAt: Int64) async throws(StoreError) -> NotificationRecord? {
+        try await run(
+            "SELECT * FROM notifications WHERE id = ? AND recipient = ? AND (send_at IS NULL OR send_at <= ?)",
+            [.text(id), .text(recipient), .integer(Int(visibleAt))]
+        ).first.flatMap(Self.notification(from:))
     }
 
     package func markRead(id: String, at time: Int64) async throws(StoreError) {
         _ = try await run("UPDATE notifications SET read_at = ? WHERE id = ? AND read_at IS NULL", [.integer(Int(time)), .text(id)])
     }
 
-    package func notifications(recipient: String, limit: Int) async throws(StoreError) -> [NotificationRecord] {
+    package func notifications(recipient: String, visibleAt: Int64, limit: Int) async throws(StoreError) -> [NotificationRecord] {
         try await run(
-            "SELECT * FROM notifications WHERE recipient = ? ORDER BY created_at DESC, rowid DESC LIMIT ?", [.text(recipient), .integer(limit)]
+            """
+            SELECT * FROM notifications WHERE recipient = ? AND (send_at IS NULL OR send_at <= ?)
+            ORDER BY created_at DESC, rowid DESC LIMIT ?
+            """,
+            [.text(recipient), .integer(Int(visibleAt)), .integer(limit)]
         ).compactMap(Self.notification(from:))
+    }
+
+    package func recordDelivery(id: String, hubMessageID: String?, outcome: String?) async throws(StoreError) {
+        _ = try await run(
+            "UPDATE notifications SET hub_message_id = coalesce(?, hub_message_id), delivery = coalesce(?, delivery) WHERE id = ?",
+            [hubMessageID.map { .text($0) } ?? .null, outcome.map { .text($0) } ?? .null, .text(id)])
     }
 
     package func deleteNotification(id: String) async throws(StoreError) {
@@ -373,8 +404,10 @@ package final class SQLiteBackendStore: BackendStore {
         default:
             return nil
         }
-        let readAt = row.column("read_at")?.integer.map(Int64.init)
-        return NotificationRecord(id: id, sender: sender, recipient: recipient, content: content, createdAt: Int64(created), readAt: readAt)
+        return NotificationRecord(
+            id: id, sender: sender, recipient: recipient, content: content, createdAt: Int64(created),
+            readAt: row.column("read_at")?.integer.map(Int64.init), sendAt: row.column("send_at")?.integer.map(Int64.init),
+            hubMessageID: row.column("hub_message_id")?.string, delivery: row.column("delivery")?.string)
     }
 
     // MARK: Plumbing

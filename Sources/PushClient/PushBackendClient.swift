@@ -51,7 +51,7 @@ public struct PushBackendClient: Sendable {
     public func registerDevice(token: some Sequence<UInt8>, within timeout: Duration) async throws(PushClientError) -> String {
         let hex = Self.hex(token)
         return try await run(within: timeout) {
-            switch try await client.registerDevice(body: .json(.init(deviceToken: hex))) {
+            switch try await client.registerDevice(body: .json(.AppleDeviceRegistration(.init(deviceToken: hex)))) {
             case .created(let created): try created.body.json.id
             default: throw PushClientError.invalidResponse("registration answered without an id")
             }

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import NotificationHubs
 import PushBackend
 import Synchronization
 import Testing
@@ -70,7 +71,7 @@ struct BackendStoreTests {
             #expect(try await !store.removeUser(named: "alice"))
             #expect(try await store.registration(id: "r1") == nil)
             #expect(try await store.activity(id: "a1") == nil)
-            #expect(try await store.notification(id: "n1", recipient: "alice") == nil)
+            #expect(try await store.notification(id: "n1", recipient: "alice", visibleAt: .max) == nil)
         }
     }
 
@@ -96,6 +97,18 @@ struct BackendStoreTests {
             #expect(try await !store.deleteRegistration(id: "r3", owner: "alice"))
             #expect(try await store.deleteRegistration(id: "r3", owner: "bob"))
             #expect(try await store.registration(deviceToken: "0a0b") == nil)
+
+            // An Android phone's FCM token keeps its case and its platform; registered again as an
+            // iPhone's (the same text), the row takes the new platform.
+            let android = RegistrationRecord(
+                id: "r4", owner: "alice", deviceToken: "cAbC:APA91b_x-y", platform: .fcmv1, installationID: "fcmv1-z", updatedAt: 40)
+            try await store.saveRegistration(android)
+            #expect(try await store.registration(deviceToken: "cAbC:APA91b_x-y") == android)
+            #expect(try await store.registrations(owner: "alice").map(\.platform) == [.apns, .fcmv1])
+            var apple = android
+            apple.platform = .apns
+            try await store.saveRegistration(apple)
+            #expect(try await store.registration(id: "r4")?.platform == .apns)
         }
     }
 
@@ -113,13 +126,13 @@ struct BackendStoreTests {
                 try await store.addNotification(
                     NotificationRecord(id: "n\(index)", sender: "alice", recipient: "alice", content: .secure(payload: "s\(index)"), createdAt: 200))
             }
-            #expect(try await store.notification(id: "n1", recipient: "alice") == rich)
-            #expect(try await store.notification(id: "n1", recipient: "bob") == nil)
+            #expect(try await store.notification(id: "n1", recipient: "alice", visibleAt: .max) == rich)
+            #expect(try await store.notification(id: "n1", recipient: "bob", visibleAt: .max) == nil)
             try await store.markRead(id: "n1", at: 150)
             try await store.markRead(id: "n1", at: 999)
-            #expect(try await store.notification(id: "n1", recipient: "alice")?.readAt == 150)
-            #expect(try await store.notifications(recipient: "alice", limit: 10).map(\.id) == ["n4", "n3", "n2", "n1"])
-            #expect(try await store.notifications(recipient: "alice", limit: 2).map(\.id) == ["n4", "n3"])
+            #expect(try await store.notification(id: "n1", recipient: "alice", visibleAt: .max)?.readAt == 150)
+            #expect(try await store.notifications(recipient: "alice", visibleAt: .max, limit: 10).map(\.id) == ["n4", "n3", "n2", "n1"])
+            #expect(try await store.notifications(recipient: "alice", visibleAt: .max, limit: 2).map(\.id) == ["n4", "n3"])
             // The sweep deletes in batches, oldest first.
             for index in 0..<5 {
                 try await store.addNotification(
@@ -128,9 +141,22 @@ struct BackendStoreTests {
             }
             for _ in 0..<3 { #expect(try await store.deleteNotifications(createdBefore: 150, limit: 2) == 2) }
             #expect(try await store.deleteNotifications(createdBefore: 150, limit: 2) == 0)
-            #expect(try await store.notification(id: "n1", recipient: "alice") == nil)
+            #expect(try await store.notification(id: "n1", recipient: "alice", visibleAt: .max) == nil)
             try await store.deleteNotification(id: "n3")
-            #expect(try await store.notifications(recipient: "alice", limit: 10).map(\.id) == ["n4", "n2"])
+            #expect(try await store.notifications(recipient: "alice", visibleAt: .max, limit: 10).map(\.id) == ["n4", "n2"])
+
+            // A scheduled one is seen from its time on; the hub's id and final word are kept once given.
+            let later = NotificationRecord(
+                id: "n5", sender: "alice", recipient: "alice", content: .secure(payload: "s5"), createdAt: 300, sendAt: 5_000)
+            try await store.addNotification(later)
+            #expect(try await store.notifications(recipient: "alice", visibleAt: 4_999, limit: 10).map(\.id) == ["n4", "n2"])
+            #expect(try await store.notification(id: "n5", recipient: "alice", visibleAt: 4_999) == nil)
+            #expect(try await store.notifications(recipient: "alice", visibleAt: 5_000, limit: 10).map(\.id) == ["n5", "n4", "n2"])
+            #expect(try await store.notification(id: "n5", recipient: "alice", visibleAt: 5_000) == later)
+            try await store.recordDelivery(id: "n4", hubMessageID: "hub-1", outcome: nil)
+            try await store.recordDelivery(id: "n4", hubMessageID: nil, outcome: #"{"state":"Completed"}"#)
+            let recorded = try #require(try await store.notification(id: "n4", recipient: "alice", visibleAt: .max))
+            #expect(recorded.hubMessageID == "hub-1" && recorded.delivery == #"{"state":"Completed"}"# && recorded.sendAt == nil)
         }
     }
 
@@ -174,13 +200,13 @@ struct BackendStoreTests {
                             NotificationRecord(
                                 id: id, sender: "alice", recipient: "alice", content: .secure(payload: "n\(index)"), createdAt: Int64(index)))
                         try await store.markRead(id: id, at: 1)
-                        let read = try await store.notification(id: id, recipient: "alice")
+                        let read = try await store.notification(id: id, recipient: "alice", visibleAt: .max)
                         #expect(read?.readAt == 1 && read?.content == .secure(payload: "n\(index)"))
                     }
                 }
                 try await group.waitForAll()
             }
-            let all = try await store.notifications(recipient: "alice", limit: 1000)
+            let all = try await store.notifications(recipient: "alice", visibleAt: .max, limit: 1000)
             #expect(all.count == 200 && Set(all.map(\.id)).count == 200 && all.first?.createdAt == 199)
         }
     }
