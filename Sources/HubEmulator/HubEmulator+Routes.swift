@@ -70,8 +70,18 @@ struct HubGate: RouterMiddleware {
         guard let hubName = firstSegment, let hub = emulator.hubs[hubName], let verifier = emulator.verifiers[hubName] else {
             throw HubError(404, "The hub \(firstSegment ?? "") does not exist in this namespace.", trackingID: trackingID)
         }
+        var request = request
+        let body = Array(try await request.collectBody(upTo: 1 << 20).readableBytesView)
+        var headers: [String: String] = [:]
+        for field in request.headers where field.name != .authorization {
+            headers[field.name.canonicalName, default: ""] += (headers[field.name.canonicalName] == nil ? "" : ", ") + field.value
+        }
+        let record = HubRequestRecord(
+            method: request.method.rawValue, target: request.uri.path + (request.uri.query.map { "?" + $0 } ?? ""), headers: headers, body: body)
         let fault = emulator.state.withLock { storage -> Fault? in
             storage.requests += 1
+            if storage.requestLog.count == HubEmulator.requestLogCapacity { storage.requestLog.removeFirst() }
+            storage.requestLog.append(record)
             return storage.faults.isEmpty ? nil : storage.faults.removeFirst()
         }
         switch fault {
@@ -160,12 +170,15 @@ extension HubEmulator {
 
     // MARK: Sends
 
-    /// `POST /{hub}/messages/` (`?direct`, `$batch?direct`): checked now, delivered now.
+    /// `POST /{hub}/messages` (`?direct`, `$batch?direct`; with or without a final `/`): checked now, delivered now.
     private func send(_ request: Request, context: HubRequestContext, batch: Bool) async throws -> Response {
         var (hub, dispatch) = try await parseSend(request, context: context, batch: batch)
         dispatch.isTest = (request.uri.query ?? "").split(separator: "&").contains("test")
         let (id, results) = self.dispatch(dispatch, hub: hub)
-        var response = created(request, hub: hub, path: "messages", id: id, trackingID: context.trackingID)
+        // As the service answers: an APNs batch's id under `messages/$batch/`, an FCM batch's under `messages/`.
+        var isAppleBatch = false
+        if batch, case .native(.apns, _, _) = dispatch.content { isAppleBatch = true }
+        var response = created(request, hub: hub, path: isAppleBatch ? "messages/$batch" : "messages", id: id, trackingID: context.trackingID)
         if dispatch.isTest {
             response.headers[.contentType] = "application/xml; charset=utf-8"
             response.body = ResponseBody(byteBuffer: ByteBuffer(string: Self.testSendOutcome(results)))
@@ -378,6 +391,24 @@ extension HubEmulator {
         }
     }
 
+    /// As the service keeps an installation: each template is also tagged with its own name.
+    static func stored(_ installation: Installation) -> Installation {
+        var installation = installation
+        for (name, template) in installation.templates where !template.tags.contains(name) {
+            installation.templates[name]!.tags.append(name)
+        }
+        return installation
+    }
+
+    /// An installation as the service answers a `GET`: with the channel's state and expiry, which
+    /// the emulator never changes.
+    static func answered(_ installation: Installation) -> JSON {
+        guard case .object(var members) = installation.json else { return installation.json }
+        members.insert(JSONMember("pushChannelExpired", .bool(false)), at: 3)
+        members.insert(JSONMember("expirationTime", .string("9999-12-31T23:59:59.9999999Z")), at: 4)
+        return .object(members)
+    }
+
     struct Refusal: Error {
         let status: Int
         let message: String
@@ -385,10 +416,12 @@ extension HubEmulator {
 
     private func created(_ request: Request, hub: String, path: String, id: String, trackingID: String) -> Response {
         let authority = request.head.authority ?? "127.0.0.1"
+        // A direct send's id keeps `&direct`, as the service writes it.
+        let direct = (request.uri.query ?? "").split(separator: "&").contains("direct") ? "&direct" : ""
         return Response(
             status: .created,
             headers: [
-                .location: "http://\(authority)/\(hub)/\(path)/\(id)?api-version=2020-06", .trackingID: trackingID,
+                .location: "http://\(authority)/\(hub)/\(path)/\(id)?api-version=2020-06\(direct)", .trackingID: trackingID,
                 HTTPField.Name("x-ms-correlation-request-id")!: trackingID,
             ])
     }
@@ -510,14 +543,14 @@ extension HubEmulator {
             guard installation.installationID == id else {
                 throw HubError(400, "The installationId in the body must match the URI.", trackingID: trackingID)
             }
-            state.withLock { $0.installations[hub, default: [:]][id] = installation }
+            state.withLock { $0.installations[hub, default: [:]][id] = Self.stored(installation) }
             return .hub(.ok, trackingID: trackingID)
         case .get:
             guard let installation = state.withLock({ $0.installations[hub]?[id] }) else {
                 throw HubError(404, "Installation not found.", trackingID: trackingID)
             }
             var json: [UInt8] = []
-            try? installation.json.write(into: &json)
+            try? Self.answered(installation).write(into: &json)
             var response = Response.json(json)
             response.headers[.trackingID] = trackingID
             return response
@@ -560,7 +593,7 @@ extension HubEmulator {
             } catch {
                 throw HubError(400, "Invalid installation after the patch: \(error.message)", trackingID: trackingID)
             }
-            state.withLock { $0.installations[hub, default: [:]][id] = installation }
+            state.withLock { $0.installations[hub, default: [:]][id] = Self.stored(installation) }
             return .hub(.ok, trackingID: trackingID)
         default:
             throw HubError(405, "\(method.rawValue) is not allowed on an installation.", trackingID: trackingID)

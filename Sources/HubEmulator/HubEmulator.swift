@@ -33,6 +33,16 @@ public struct Delivery: Sendable, Hashable {
     public let tokenExpiry: Int64
 }
 
+/// A request to a hub, as the emulator received it.
+public struct HubRequestRecord: Sendable, Hashable {
+    public let method: String
+    /// The path and, after `?`, the query, as sent.
+    public let target: String
+    /// Every header but `Authorization`, names lowercased; repeated ones joined with `, `.
+    public let headers: [String: String]
+    public let body: [UInt8]
+}
+
 /// What became of one send: how many devices each platform was handed, and the templates that
 /// could not be sent (a template send's expansion that was not JSON, or that the platform refuses).
 public struct NotificationOutcome: Sendable, Hashable {
@@ -75,7 +85,9 @@ struct Dispatch: Sendable {
     /// the tags of the template being sent.
     func reaches(_ installation: Installation, withTags templateTags: [String] = []) -> Bool {
         guard let expression else { return true }
-        return expression.matches(Set(installation.tags + templateTags + ["$InstallationId:{\(installation.installationID)}"]))
+        // The hub's own tags: every installation has its id's, and its user's when it has one.
+        let systemTags = ["$InstallationId:{\(installation.installationID)}"] + (installation.userID.map { ["$UserId:{\($0)}"] } ?? [])
+        return expression.matches(Set(installation.tags + templateTags + systemTags))
     }
 }
 
@@ -101,8 +113,8 @@ public enum Fault: Sendable, Hashable {
 /// payloads in the `apple` format, FCM v1 messages in `fcmv1`), tags resolved against the stored
 /// installations of the format's platform, and every delivery recorded.
 ///
-/// Routes: `POST /{hub}/messages/` (tags in `ServiceBusNotification-Tags`, or none for a
-/// broadcast), `POST /{hub}/messages/?direct`, `POST /{hub}/messages/$batch?direct`,
+/// Routes: `POST /{hub}/messages` (tags in `ServiceBusNotification-Tags`, or none for a
+/// broadcast), `POST /{hub}/messages?direct`, `POST /{hub}/messages/$batch?direct`,
 /// `PUT|PATCH|GET|DELETE /{hub}/installations/{id}`. Test hooks, without authorisation:
 /// `GET|DELETE /_emulator/deliveries` (the latest ``deliveryCapacity``, oldest first; `?since=N`
 /// for those after sequence N), `POST /_emulator/faults` (`{"status":429,"retryAfter":"1","count":2}`
@@ -117,6 +129,8 @@ public final class HubEmulator: Sendable {
         var lastSequence = 0
         var faults: [Fault] = []
         var requests = 0
+        /// The latest ``HubEmulator/requestLogCapacity`` hub requests, oldest first.
+        var requestLog: [HubRequestRecord] = []
         var notifications = 0
         /// By `hub/notificationID`.
         var outcomes: [String: NotificationOutcome] = [:]
@@ -219,6 +233,13 @@ public final class HubEmulator: Sendable {
     }
 
     public var requestCount: Int { state.withLock { $0.requests } }
+
+    /// Hub requests kept for ``requestLog``; older ones are forgotten.
+    static let requestLogCapacity = 1000
+
+    /// The latest hub requests as they arrived (without their `Authorization`), oldest first:
+    /// what tests compare a client's requests with.
+    public var requestLog: [HubRequestRecord] { state.withLock { $0.requestLog } }
     public func inject(_ faults: [Fault]) { state.withLock { $0.faults += faults } }
     /// Forgets deliveries, faults and counts; installations stay, and sequence numbers go on.
     public func reset() {

@@ -134,14 +134,14 @@ extension HubEndpoint {
         try sendRequest(try HubNotification(message), to: target, authorization: authorization)
     }
 
-    /// `POST /{hub}/messages/?direct`: to one device handle (an APNs device token in hex).
+    /// `POST /{hub}/messages?direct`: to one device handle (an APNs device token in hex).
     public func directSendRequest(
         _ payload: APNsPayload, headers apnsHeaders: APNsHeaders, deviceHandle: String, authorization: String
     ) throws(NotificationHubError) -> HubRequest {
         try directSendRequest(try HubNotification(payload, apnsHeaders), deviceHandle: deviceHandle, authorization: authorization)
     }
 
-    /// `POST /{hub}/messages/?direct`: to one FCM registration token.
+    /// `POST /{hub}/messages?direct`: to one FCM registration token.
     public func directSendRequest(_ message: FCMMessage, deviceHandle: String, authorization: String) throws(NotificationHubError) -> HubRequest {
         try directSendRequest(try HubNotification(message), deviceHandle: deviceHandle, authorization: authorization)
     }
@@ -179,7 +179,7 @@ extension HubEndpoint {
     {
         var headers = notification.headers(authorization: authorization)
         if let tags = try target.tagsHeader() { headers.append(.init(name: "ServiceBusNotification-Tags", value: tags)) }
-        return try request("POST", url("/messages/"), headers, body: notification.body)
+        return try request("POST", url("/messages"), headers, body: notification.body)
     }
 
     private func directSendRequest(
@@ -188,7 +188,7 @@ extension HubEndpoint {
         try notification.validateDeviceHandle(deviceHandle)
         var headers = notification.headers(authorization: authorization)
         headers.append(.init(name: "ServiceBusNotification-DeviceHandle", value: deviceHandle))
-        return try request("POST", url("/messages/", query: "direct"), headers, body: notification.body)
+        return try request("POST", url("/messages", query: "direct"), headers, body: notification.body)
     }
 
     private func batchDirectSendRequests(
@@ -225,17 +225,17 @@ extension HubEndpoint {
         return try request("POST", url("/schedulednotifications"), headers, body: send.body)
     }
 
-    /// `POST /{hub}/messages/?test`: `send` (to tags or to everybody) as a test send, which the hub
+    /// `POST /{hub}/messages?test`: `send` (to tags or to everybody) as a test send, which the hub
     /// delivers to a few devices (ten) and answers with each one's result.
     public func testSendRequest(_ send: HubRequest) throws(NotificationHubError) -> HubRequest {
         guard isSendToTarget(send) else { throw NotificationHubError(.badRequest, "only a send to tags or to everybody can be a test send") }
-        return try request("POST", url("/messages/", query: "test"), send.headers, body: send.body)
+        return try request("POST", url("/messages", query: "test"), send.headers, body: send.body)
     }
 
     /// Whether `send` is one ``sendRequest(_:to:authorization:)`` or its kin made: to tags or to
     /// everybody, not to device handles.
     private func isSendToTarget(_ send: HubRequest) -> Bool {
-        send.method == "POST" && send.url == url("/messages/")
+        send.method == "POST" && send.url == url("/messages")
     }
 
     /// `DELETE /{hub}/schedulednotifications/{id}`: cancels a scheduled send that has not gone yet.
@@ -329,18 +329,22 @@ public struct SendResult: Sendable, Hashable {
     public let scheduledNotificationID: String?
     public let trackingID: String?
     public let correlationID: String?
+    /// The answer's `Location`, whole.
+    public let location: String?
 
     /// Reads the ids from a response's headers (names compared case-insensitively).
     public init(headers: [(name: String, value: String)]) {
         func value(_ name: String) -> String? { headers.first { $0.name.lowercased() == name.lowercased() }?.value }
         trackingID = value("TrackingId")
+        location = value("Location")
         correlationID = value("x-ms-correlation-request-id")
         func id(after marker: String) -> String? {
             guard let location = value("Location"), let range = location.firstRange(of: marker) else { return nil }
             let id = location[range.upperBound...].prefix { $0 != "?" && $0 != "/" }
             return id.isEmpty ? nil : String(id)
         }
-        notificationID = id(after: "/messages/")
+        // The service answers some batch sends with `…/messages/$batch/{id}`.
+        notificationID = id(after: "/messages/$batch/") ?? id(after: "/messages/")
         scheduledNotificationID = id(after: "/schedulednotifications/")
     }
 }
@@ -390,8 +394,9 @@ struct HubNotification {
     /// A template send: one JSON object of string properties, sorted so that the same properties
     /// make the same body.
     init(templateProperties properties: [String: String]) throws(NotificationHubError) {
-        guard !properties.isEmpty, !properties.keys.contains("") else {
-            throw NotificationHubError(.badRequest, "a template send needs properties, each with a name")
+        // None at all is a send the hub takes (each template's expressions then expand to nothing).
+        guard !properties.keys.contains("") else {
+            throw NotificationHubError(.badRequest, "each of a template send's properties needs a name")
         }
         var body: [UInt8] = []
         try? JSON.object(properties.keys.sorted().map { JSONMember($0, .string(properties[$0]!)) }).write(into: &body)  // strings only

@@ -82,10 +82,13 @@ public struct Installation: Sendable, Hashable {
     public var tags: [String]
     public var userID: String?
     public var templates: [String: Template]
+    /// Name-value pairs the hub keeps with the installation (`pushVariables`); kept here so that an
+    /// installation read and written back loses none that another SDK set.
+    public var pushVariables: [String: String]
 
     public init(
         installationID: String, platform: Platform = .apns, pushChannel: String, tags: [String] = [], userID: String? = nil,
-        templates: [String: Template] = [:]
+        templates: [String: Template] = [:], pushVariables: [String: String] = [:]
     ) {
         self.installationID = installationID
         self.platform = platform
@@ -93,6 +96,7 @@ public struct Installation: Sendable, Hashable {
         self.tags = tags
         self.userID = userID
         self.templates = templates
+        self.pushVariables = pushVariables
     }
 
     /// Checks the id, the device token and every tag before anything is sent.
@@ -114,9 +118,14 @@ public struct Installation: Sendable, Hashable {
     public var json: JSON {
         var members = [
             JSONMember("installationId", .string(installationID)), JSONMember("platform", .string(platform.rawValue)),
-            JSONMember("pushChannel", .string(pushChannel)), JSONMember("tags", .array(tags.map { .string($0) })),
+            JSONMember("pushChannel", .string(pushChannel)),
         ]
+        // Left out when empty, as the hub writes it.
+        if !tags.isEmpty { members.append(JSONMember("tags", .array(tags.map { .string($0) }))) }
         if let userID { members.append(JSONMember("userId", .string(userID))) }
+        if !pushVariables.isEmpty {
+            members.append(JSONMember("pushVariables", .object(pushVariables.keys.sorted().map { JSONMember($0, .string(pushVariables[$0]!)) })))
+        }
         if !templates.isEmpty {
             members.append(
                 JSONMember(
@@ -135,7 +144,7 @@ public struct Installation: Sendable, Hashable {
         return bytes
     }
 
-    /// Reads the hub's JSON (unknown keys, such as `expirationTime`, are ignored).
+    /// Reads the hub's JSON (keys it adds, such as `expirationTime` and `pushChannelExpired`, are ignored).
     /// - Throws: ``NotificationHubError`` `badRequest` when it is not an installation.
     public init(json bytes: [UInt8]) throws(NotificationHubError) {
         var parser = JSONParser()
@@ -156,6 +165,11 @@ public struct Installation: Sendable, Hashable {
         installation.userID = root["userId"]?.string
         if let tags = root["tags"] {
             installation.tags = tags.elements.compactMap { $0.string }
+        }
+        if let variables = root["pushVariables"] {
+            for member in variables.members {
+                if let name = member.key.string, let value = member.value.string { installation.pushVariables[name] = value }
+            }
         }
         if let templates = root["templates"] {
             for member in templates.members {

@@ -72,17 +72,27 @@ public indirect enum TagExpression: Sendable, Hashable, CustomStringConvertible 
         }
     }
 
-    /// Checks every tag and the tag count.
+    /// Checks every tag and the tag count. A send may also target the hub's own tags of one
+    /// installation or user, `$InstallationId:{id}` and `$UserId:{id}`.
     /// - Throws: ``NotificationHubError`` `invalidTag` or `tooManyTags`.
     public func validate() throws(NotificationHubError) {
         let tags = self.tags
-        for tag in tags { try TagExpression.validateTag(tag) }
+        for tag in tags where !Self.isSystemTag(tag) { try TagExpression.validateTag(tag) }
         let limit = usesOnlyOr ? TagExpression.maximumTagsInOrExpression : TagExpression.maximumTagsInExpression
         guard tags.count <= limit else {
             throw NotificationHubError(
                 .tooManyTags,
                 "\(tags.count) tags; the hub allows \(limit) in \(usesOnlyOr ? "an expression of only ||" : "an expression with && or !")")
         }
+    }
+
+    /// `$InstallationId:{id}` or `$UserId:{id}`, the id 1 to 256 characters without `}` or a control character.
+    static func isSystemTag(_ tag: String) -> Bool {
+        for prefix in ["$InstallationId:{", "$UserId:{"] where tag.hasPrefix(prefix) && tag.hasSuffix("}") {
+            let id = tag.utf8.dropFirst(prefix.utf8.count).dropLast()
+            return (1...256).contains(id.count) && !id.contains { $0 < 0x20 || $0 == 0x7F || $0 == UInt8(ascii: "}") }
+        }
+        return false
     }
 
     /// Checks one tag: 1 to 120 characters of `A-Z a-z 0-9 _ @ # . : -`, not starting with `$`

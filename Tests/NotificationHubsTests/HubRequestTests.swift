@@ -22,7 +22,7 @@ struct HubRequestTests {
         let target = SendTarget.expression(.tag("username:alice") && !.tag("muted"))
         let request = try endpoint.sendRequest(payload, headers: headers, to: target, authorization: token)
         #expect(request.method == "POST" && !request.isIdempotent)
-        #expect(request.url == "https://my-ns.servicebus.windows.net/my-hub/messages/?api-version=2020-06")
+        #expect(request.url == "https://my-ns.servicebus.windows.net/my-hub/messages?api-version=2020-06")
         #expect(request.header("Authorization") == token)
         #expect(request.header("Content-Type") == "application/json;charset=utf-8")
         #expect(request.header("ServiceBusNotification-Format") == "apple")
@@ -42,7 +42,14 @@ struct HubRequestTests {
         #expect(broadcast.header("ServiceBusNotification-Tags") == nil)
         let list = try endpoint.sendRequest(payload, headers: headers, to: .tags(["a", "b"]), authorization: token)
         #expect(list.header("ServiceBusNotification-Tags") == "a || b")
-        for bad in [SendTarget.tags([]), .tag("$InstallationId:{x}"), .tag("a b"), .tags((0..<21).map { "t\($0)" })] {
+        // The hub's own tags of one installation or user are targets; other `$` tags are not.
+        for system in ["$InstallationId:{95e4cf2e-685f-4141-98e2-4c5f71d1a696}", "$UserId:{alice@example.com}"] {
+            let request = try endpoint.sendRequest(payload, headers: headers, to: .tag(system), authorization: token)
+            #expect(request.header("ServiceBusNotification-Tags") == system)
+        }
+        for bad in [
+            SendTarget.tags([]), .tag("$Other:{x}"), .tag("$InstallationId:{}"), .tag("$UserId:{a}b}"), .tag("a b"), .tags((0..<21).map { "t\($0)" }),
+        ] {
             #expect(throws: NotificationHubError.self) { try endpoint.sendRequest(payload, headers: headers, to: bad, authorization: token) }
         }
     }
@@ -78,7 +85,7 @@ struct HubRequestTests {
         let payload = APNsPayload(aps: APNsAPS(alert: .text("Hi")))
         let headers = APNsHeaders(for: payload)
         let direct = try endpoint.directSendRequest(payload, headers: headers, deviceHandle: deviceToken, authorization: token)
-        #expect(direct.url == "https://my-ns.servicebus.windows.net/my-hub/messages/?direct&api-version=2020-06")
+        #expect(direct.url == "https://my-ns.servicebus.windows.net/my-hub/messages?direct&api-version=2020-06")
         #expect(direct.header("ServiceBusNotification-DeviceHandle") == deviceToken)
         #expect(throws: NotificationHubError.self) {
             try endpoint.directSendRequest(payload, headers: headers, deviceHandle: "not-hex", authorization: token)

@@ -37,7 +37,7 @@ struct TagExpressionTests {
             ("a & b", "invalidTagExpression"), ("a ||| b", "invalidTagExpression"), (")", "invalidTagExpression"),
             (String(repeating: "(", count: 40) + "a" + String(repeating: ")", count: 40), "invalidTagExpression"),
             (String(repeating: "!", count: 5000), "invalidTagExpression"),
-            ("$InstallationId:{1}", "invalidTag"), ("tag with space && b", "invalidTagExpression"), ("t/ag", "invalidTag"),
+            ("$Tag:{1}", "invalidTag"), ("$InstallationId:{}", "invalidTag"), ("tag with space && b", "invalidTagExpression"), ("t/ag", "invalidTag"),
             ("é", "invalidTag"), (String(repeating: "t", count: 121), "invalidTag"),
         ])
     func refused(text: String, code: String) {
