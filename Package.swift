@@ -292,7 +292,9 @@ let package = Package(
                 "HubEmulator", "NotificationHubs", "PushCore", "PushTestSupport", "HubTestSupport",
                 serverProduct("AsyncHTTPClient", "async-http-client"), serverProduct("NIOCore", "swift-nio"),
                 serverProduct("Hummingbird", "hummingbird"), serverProduct("HummingbirdTesting", "hummingbird"),
-            ]
+            ],
+            // Recordings/ is read from the source tree by path.
+            exclude: ["Recordings"]
         ),
         .testTarget(
             name: "PushBackendTests",
