@@ -219,7 +219,6 @@ package struct BackendAPI: Sendable {
         let id = randomHex(bytes: 16)
         let content: NotificationRecord.Content
         let kind: OutgoingPush.Kind
-        var payload: APNsPayload
         var pushedMessage = ""
         var richType = ""
         switch request.content {
@@ -233,14 +232,11 @@ package struct BackendAPI: Sendable {
             content = .rich(richType: type, resource: resource, message: message)
             kind = alert ? .richAlert : .rich
             (richType, pushedMessage) = (type, message)
-            payload =
-                alert
-                ? .richAlert(richId: id, richType: type, message: message) : .silentRichPush(richId: id, richType: type, richMessage: message)
         case .secure(let secret):
             content = .secure(payload: secret)
             kind = .secure
-            payload = .silentSecurePush(secureId: id)
         }
+        var payload = kind.apnsPayload(id: id, richType: richType, message: pushedMessage)
         // A silent push has no alert the codec could shorten, so one over APNs' limit is refused
         // here, before anything is stored or sent; an alert's text is shortened to fit (the
         // whole message is stored, for the app to show once it fetches the item).
@@ -302,13 +298,7 @@ package struct BackendAPI: Sendable {
     /// itself, refused (413) when it does not fit.
     static func fittedForFCM(_ kind: OutgoingPush.Kind, id: String, richType: String, message: String) throws(APIError) -> String {
         func size(_ text: String) -> Int {
-            let message: FCMMessage =
-                switch kind {
-                case .rich: .silentRichPush(richId: id, richType: richType, richMessage: text)
-                case .richAlert: .richAlert(richId: id, richType: richType, message: text)
-                case .secure: .silentSecurePush(secureId: id)
-                }
-            return (try? message.encodedSize()) ?? Int.max
+            (try? kind.fcmMessage(id: id, richType: richType, message: text).encodedSize()) ?? Int.max
         }
         var text = message
         var overflow = size(text) - FCMLimits.messageSize

@@ -38,6 +38,24 @@ package protocol PushDeliverer: Sendable {
 package struct OutgoingPush: Sendable {
     package enum Kind: String, Sendable, CaseIterable {
         case rich, richAlert, secure
+
+        /// The flow's APNs payload; `id` is the `richId` or the `secureId`.
+        func apnsPayload(id: String, richType: String, message: String) -> APNsPayload {
+            switch self {
+            case .rich: .silentRichPush(richId: id, richType: richType, richMessage: message)
+            case .richAlert: .richAlert(richId: id, richType: richType, message: message)
+            case .secure: .silentSecurePush(secureId: id)
+            }
+        }
+
+        /// The flow's FCM v1 message, with the same keys.
+        func fcmMessage(id: String, richType: String, message: String) -> FCMMessage {
+            switch self {
+            case .rich: .silentRichPush(richId: id, richType: richType, richMessage: message)
+            case .richAlert: .richAlert(richId: id, richType: richType, message: message)
+            case .secure: .silentSecurePush(secureId: id)
+            }
+        }
     }
 
     let kind: Kind
@@ -50,9 +68,9 @@ package struct OutgoingPush: Sendable {
 }
 
 /// The flows' pushes as Notification Hubs templates, one per kind and platform: each is the
-/// payload the flow's factory builds with `$(property)` where its values go, so that the hub's
-/// expansion is byte for byte what a native send of the same values would carry. A template is
-/// tagged `push:{kind}`, and a send targets `username:{recipient} && push:{kind}`.
+/// payload the flow's factory builds with `$(id)`, `$(richType)` and `$(message)` where its values
+/// go, so that the hub's expansion is byte for byte what a native send of the same values would
+/// carry. A template is tagged `push:{kind}`, and a send targets `username:{recipient} && push:{kind}`.
 package enum HubTemplates {
     static func tag(_ kind: OutgoingPush.Kind) -> String { "push:\(kind.rawValue)" }
 
@@ -64,37 +82,23 @@ package enum HubTemplates {
         return templates
     }
 
-    /// The properties of a send of `kind` with these values.
-    static func properties(_ kind: OutgoingPush.Kind, id: String, richType: String = "", message: String = "") -> [String: String] {
-        switch kind {
-        case .rich, .richAlert: ["richId": id, "richType": richType, "message": message]
-        case .secure: ["secureId": id]
-        }
+    /// The properties of a send of `kind` with these values: those its templates hold.
+    static func properties(_ kind: OutgoingPush.Kind, id: String, richType: String, message: String) -> [String: String] {
+        kind == .secure ? ["id": id] : ["id": id, "richType": richType, "message": message]
     }
 
     private static func template(_ kind: OutgoingPush.Kind, for platform: Installation.Platform) -> Installation.Template {
-        let (id, richType, message) = ("$(richId)", "$(richType)", "$(message)")
+        let (id, richType, message) = ("$(id)", "$(richType)", "$(message)")
         let body: [UInt8]
         var headers: [String: String] = [:]
+        // Placeholders are short and the payloads fixed: encoding cannot fail.
         switch platform {
         case .apns:
-            let payload: APNsPayload =
-                switch kind {
-                case .rich: .silentRichPush(richId: id, richType: richType, richMessage: message)
-                case .richAlert: .richAlert(richId: id, richType: richType, message: message)
-                case .secure: .silentSecurePush(secureId: "$(secureId)")
-                }
-            // Placeholders are short and the payloads fixed: encoding cannot fail.
+            let payload = kind.apnsPayload(id: id, richType: richType, message: message)
             body = try! payload.encoded()
             for field in APNsHeaders(for: payload).fields { headers[field.name] = field.value }
         case .fcmv1:
-            let message: FCMMessage =
-                switch kind {
-                case .rich: .silentRichPush(richId: id, richType: richType, richMessage: message)
-                case .richAlert: .richAlert(richId: id, richType: richType, message: message)
-                case .secure: .silentSecurePush(secureId: "$(secureId)")
-                }
-            body = try! message.encoded()
+            body = try! kind.fcmMessage(id: id, richType: richType, message: message).encoded()
         }
         return Installation.Template(body: String(decoding: body, as: UTF8.self), headers: headers, tags: [tag(kind)])
     }

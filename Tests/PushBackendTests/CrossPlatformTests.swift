@@ -130,9 +130,9 @@ struct CrossPlatformTests {
             let iPhone = DeviceSimulator(user: "alice", backend: backend)
             try await iPhone.register()
             let now = Int64(Date().timeIntervalSince1970 * 1000)
-            let soon = now + 1500
+            let inAMinute = now + 60_000
             let reply = try await backend.call(
-                .POST, "/api/notifications", as: "bob", json: #"{"kind": "secure", "payload": "later", "to": "alice", "sendAt": \#(soon)}"#)
+                .POST, "/api/notifications", as: "bob", json: #"{"kind": "secure", "payload": "later", "to": "alice", "sendAt": \#(inAMinute)}"#)
             #expect(reply.status == 201, "\(reply.text)")
             let id = try #require(try reply.json().root["id"]?.string)
             #expect(backend.emulator.scheduledSendCount == 1 && backend.emulator.deliveries.isEmpty)
@@ -140,16 +140,20 @@ struct CrossPlatformTests {
             #expect(try await iPhone.fetch(id).status == 404)
 
             // The emulator's clock moved past the time: delivered, and only then.
-            backend.emulator.advanceClock(by: .seconds(1))
+            backend.emulator.advanceClock(by: .seconds(30))
             #expect(backend.emulator.deliveries.isEmpty)
-            backend.emulator.advanceClock(by: .seconds(2))
+            backend.emulator.advanceClock(by: .seconds(35))
             #expect(try iPhone.lastPush().root["secureId"]?.string == id)
             #expect(backend.emulator.scheduledSendCount == 0)
-            // The backend's own clock decides what the recipient sees.
+
+            // The backend's own clock decides what the recipient sees: hidden until its time, then listed.
+            let soon = Int64(Date().timeIntervalSince1970 * 1000) + 4000
+            let soonID = try await backend.notify(as: "alice", #"{"kind": "secure", "payload": "soon", "sendAt": \#(soon)}"#)
+            #expect(try await backend.call(.GET, "/api/notifications", as: "alice").json().root["notifications"]?.count == 0)
             try await Task.sleep(for: .milliseconds(max(0, soon - Int64(Date().timeIntervalSince1970 * 1000)) + 50))
             let item = try await backend.call(.GET, "/api/notifications", as: "alice").json().root["notifications"]?[0]
-            #expect(item?["id"]?.string == id && item?["sendAt"]?.int == Int(soon))
-            #expect(try await iPhone.fetch(id).status == 200)
+            #expect(item?["id"]?.string == soonID && item?["sendAt"]?.int == Int(soon))
+            #expect(try await iPhone.fetch(soonID).status == 200)
 
             let passed = try await backend.notify(as: "alice", #"{"kind": "secure", "payload": "x", "sendAt": \#(now - 1000)}"#)
             #expect(try iPhone.lastPush().root["secureId"]?.string == passed && backend.emulator.scheduledSendCount == 0)
