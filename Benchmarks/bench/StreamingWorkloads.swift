@@ -35,6 +35,24 @@ let streamedFilePath: String = {
 }()
 let streamedFile = try! FileResource(path: streamedFilePath)
 
+/// `floor.read`: the least a file stream can do. The same file, opened once, read with `pread` in
+/// chunks of the stream's size into one buffer, the XXH3-64 of each chunk: what `stream.file` does
+/// without its checks, its chunk values or its iterator.
+let floorReadDescriptor = open(streamedFilePath, O_RDONLY)
+nonisolated(unsafe) let floorReadBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: ResourceLimits.defaultChunkSize, alignment: 64)
+
+func floorRead() -> Int {
+    var checksum: UInt64 = 0
+    var offset = 0
+    while true {
+        let count = pread(floorReadDescriptor, floorReadBuffer.baseAddress, floorReadBuffer.count, off_t(offset))
+        guard count > 0 else { break }
+        checksum ^= floorXXH3(UnsafeRawBufferPointer(rebasing: floorReadBuffer[..<count]))
+        offset += count
+    }
+    return Int(truncatingIfNeeded: checksum)
+}
+
 func streamEmbeddedPushCore() -> Int {
     var checksum: UInt64 = 0
     for chunk in try! streamedResource.chunks(digests: true) { checksum ^= chunk.digest! }
@@ -75,6 +93,7 @@ func makeStreamingWorkloads() -> [Workload] {
             name: "stream.file", operations: 1, bytes: digestBytes.count,
             implementations: [
                 Implementation(name: "pushcore", run: streamFilePushCore),
+                Implementation(name: "floor.read", run: floorRead),
                 Implementation(name: "floor.xxh3") { Int(truncatingIfNeeded: digestBytes.withUnsafeBytes(floorXXH3)) },
             ]),
         Workload(

@@ -217,8 +217,10 @@ private struct FileTime: Equatable {
 }
 
 /// The chunks of a ``FileResource``, read one at a time: with ``makeReader()`` synchronously, or
-/// with `for try await`. Each chunk owns its bytes (one allocation of the chunk's size), so memory
-/// stays bounded by the chunks the consumer holds.
+/// with `for try await`. A reader reads every chunk into one buffer of its own: a consumer that lets
+/// each chunk go before asking for the next costs no allocation per chunk, and one that keeps a
+/// chunk keeps its bytes (the next read then gets fresh storage), so memory stays bounded by the
+/// chunks the consumer holds.
 public struct FileChunks: AsyncSequence, Sendable {
     public typealias Element = ResourceChunk
     public typealias Failure = ResourceError
@@ -253,19 +255,39 @@ public struct FileChunkReader: Sendable {
     let chunkSize: Int
     let digests: Bool
     var offset: Int
+    /// Every chunk is read into this. The chunk handed out shares it; when the consumer still
+    /// holds that chunk at the next read, writing makes the buffer unique first (copy on write),
+    /// so a chunk's bytes never change under its holder.
+    private var buffer: [UInt8] = []
+
+    init(file: FileResource, end: Int, chunkSize: Int, digests: Bool, offset: Int) {
+        self.file = file
+        self.end = end
+        self.chunkSize = chunkSize
+        self.digests = digests
+        self.offset = offset
+    }
 
     public mutating func next() throws(ResourceError) -> ResourceChunk? {
         guard offset < end else { return nil }
         let start = offset
-        let bytes: [UInt8]
-        do throws(ResourceError) {
-            bytes = try file.bytes(in: start..<start + min(chunkSize, end - start))
-        } catch {
+        let count = min(chunkSize, end - start)
+        if buffer.count < count { buffer = [UInt8](repeating: 0, count: count) }
+        let file = file
+        let read: Result<Void, ResourceError> = buffer.withUnsafeMutableBytes { whole in
+            do throws(ResourceError) {
+                try file.read(into: UnsafeMutableRawBufferPointer(rebasing: whole[..<count]), at: start)
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        if case .failure(let error) = read {
             offset = end
             throw error
         }
-        offset += bytes.count
-        return ResourceChunk(offset: start, bytes: bytes[...], digests: digests)
+        offset += count
+        return ResourceChunk(offset: start, bytes: buffer[..<count], digests: digests)
     }
 }
 
