@@ -16,6 +16,7 @@ struct RecordedResultsTests {
     static let corpora: [(folder: String, cases: [CorpusCase])] = [
         ("Corpus/valid", Corpus.valid), ("Corpus/invalid", Corpus.invalid),
         ("Benchmarks/rich-payloads", Corpus.richPayloads), ("Benchmarks/international-payloads", Corpus.internationalPayloads),
+        ("Benchmarks/escaped-payloads", Corpus.escapedPayloads),
     ]
 
     static func line(_ diagnostic: APNsDiagnostic) -> String {
@@ -83,5 +84,20 @@ struct RecordedResultsTests {
             if differences <= 10 { Issue.record("line \(index + 1): got \"\(got)\", recorded \"\(wanted)\"") }
         }
         #expect(differences == 0)
+    }
+
+    @Test("every escaped payload parses and decodes to what its unescaped original does")
+    func escapedMatchInternational() throws {
+        let originals = Dictionary(uniqueKeysWithValues: Corpus.internationalPayloads.map { (String($0.name.prefix(3)), $0) })
+        #expect(Corpus.escapedPayloads.count == originals.count && originals.count >= 300)
+        var parser = JSONParser()
+        for escaped in Corpus.escapedPayloads {
+            let original = try #require(originals[String(escaped.name.prefix(3))])
+            let escapedValue = try JSON(try parser.parse(escaped.bytes).root)
+            let originalValue = try JSON(try parser.parse(original.bytes).root)
+            #expect(escapedValue == originalValue, "\(escaped.name)")
+            let decoded = try APNsPayload(decoding: escaped.bytes, parser: &parser).encoded(limit: .max)
+            #expect(decoded == (try APNsPayload(decoding: original.bytes, parser: &parser).encoded(limit: .max)), "\(escaped.name)")
+        }
     }
 }

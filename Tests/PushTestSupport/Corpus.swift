@@ -33,6 +33,9 @@ package enum Corpus {
     package static let richPayloads = cases(in: repository.appendingPathComponent("Benchmarks/rich-payloads"))
     /// The bench's payloads with text in many scripts, escapes and pretty-printing.
     package static let internationalPayloads = cases(in: repository.appendingPathComponent("Benchmarks/international-payloads"))
+    /// The international payloads as `ensure_ascii` serializers write them: every non-ASCII
+    /// character a `\u` escape (`scripts/generate-escaped-payloads.py`).
+    package static let escapedPayloads = cases(in: repository.appendingPathComponent("Benchmarks/escaped-payloads"))
 }
 
 /// A small, fast, seeded generator (SplitMix64) so property tests are reproducible.
