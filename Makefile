@@ -17,10 +17,13 @@ deps:
 build: deps
 	$(SWIFT) build -c release
 
-# `apns.send.client` runs the `apns-emulator` built beside `bench`.
+# `apns.send.client` runs the `apns-emulator` built beside `bench`. The run's JSON lines go to
+# Benchmarks/results/latest.jsonl and its picture to latest.svg; `make bench COMPARE=old.jsonl`
+# also compares each row with an earlier run and draws the two side by side.
 bench: deps
 	$(SWIFT) build -c release --product apns-emulator
-	$(SWIFT) run -c release bench
+	$(SWIFT) run -c release bench --save Benchmarks/results/latest.jsonl $(if $(COMPARE),--compare $(COMPARE))
+	scripts/bench-chart.py Benchmarks/results/latest.jsonl $(COMPARE) > Benchmarks/results/latest.svg
 
 # A short run of every workload: proves the benchmark builds and runs, measures nothing to quote.
 bench-quick: deps

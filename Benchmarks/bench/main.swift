@@ -2,7 +2,7 @@ import Foundation
 import PushCore
 import SimdjsonAnchor
 
-// `swift run -c release bench [--json] [--quick] [--filter REGEX] [--corpus DIR]... [--compare FILE]`
+// `swift run -c release bench [--json] [--quick] [--filter REGEX] [--corpus DIR]... [--compare FILE] [--save FILE]`
 
 #if DEBUG
 if !CommandLine.arguments.contains("--allow-debug") {
@@ -13,7 +13,7 @@ if !CommandLine.arguments.contains("--allow-debug") {
 FileHandle.standardError.write(Data("warning: DEBUG BUILD — these numbers mean nothing\n".utf8))
 #endif
 
-let usageLine = "usage: bench [--json] [--quick] [--filter REGEX] [--corpus DIR]... [--compare FILE]"
+let usageLine = "usage: bench [--json] [--quick] [--filter REGEX] [--corpus DIR]... [--compare FILE] [--save FILE]"
 let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
 struct Arguments {
@@ -24,6 +24,8 @@ struct Arguments {
     /// payloads, and international ones (non-ASCII text, escapes, pretty-printed).
     var corpora: [URL] = []
     var compare: URL?
+    /// Where the run's JSON lines also go, whatever is printed: `scripts/bench-chart.py` draws them.
+    var save: URL?
 
     static func parse(_ arguments: [String]) -> Arguments {
         var parsed = Arguments()
@@ -42,6 +44,9 @@ struct Arguments {
             case "--compare":
                 guard let value = iterator.next() else { usage("--compare needs a file of `bench --json` lines") }
                 parsed.compare = URL(fileURLWithPath: value)
+            case "--save":
+                guard let value = iterator.next() else { usage("--save needs a file to write the JSON lines to") }
+                parsed.save = URL(fileURLWithPath: value)
             case "-h", "--help":
                 print(usageLine)
                 exit(0)
@@ -49,7 +54,7 @@ struct Arguments {
             }
         }
         if parsed.corpora.isEmpty {
-            parsed.corpora = ["Corpus/valid", "Benchmarks/rich-payloads", "Benchmarks/international-payloads"].map {
+            parsed.corpora = ["Corpus/valid", "Benchmarks/rich-payloads", "Benchmarks/international-payloads", "Benchmarks/escaped-payloads"].map {
                 repository.appendingPathComponent($0)
             }
         }
@@ -364,6 +369,10 @@ func rowKey(_ benchmark: String, _ corpus: String?, _ implementation: String) ->
     "\(benchmark) \(corpus ?? "-") \(implementation)"
 }
 
+/// The run's JSON lines for `--save`, written to the file once the run is complete (so that
+/// `--compare` and `--save` may name the same file, and an interrupted run leaves the old one).
+nonisolated(unsafe) var savedLines: [String] = []
+
 let options = arguments.quick ? BenchOptions.quick : BenchOptions()
 if !arguments.json {
     print("PushCore bench")
@@ -399,6 +408,7 @@ for workload in workloads {
         } else {
             print(measurement.tableRow)
         }
+        savedLines.append(measurement.jsonLine)
         fflush(nil)  // every stream: progress shows even when piped
     }
     if let peakGrowth, !arguments.json {
@@ -415,6 +425,7 @@ if !apnsSendNames.isEmpty {
     where apnsSendNames.contains(measurement.workload) {
         measurement.earlierMedian = earlier[rowKey(measurement.workload, nil, measurement.implementation)]
         print(arguments.json ? measurement.jsonLine : measurement.tableRow)
+        savedLines.append(measurement.jsonLine)
         if !arguments.json {
             let latency = measurement.latency.map { ", request latency p50 \(format($0.p50 / 1000)) µs, p99 \(format($0.p99 / 1000)) µs" } ?? ""
             let cpu =
@@ -424,6 +435,11 @@ if !apnsSendNames.isEmpty {
             print("  \(measurement.workload): \(format(measurement.operationsPerSecond, 0)) sends/s\(latency)\(cpu); CPU and allocs/op over \(scope)")
         }
         fflush(nil)
+    }
+}
+if let save = arguments.save {
+    guard (try? Data((savedLines.joined(separator: "\n") + "\n").utf8).write(to: save, options: .atomic)) != nil else {
+        usage("cannot write \(save.path)")
     }
 }
 if !arguments.json { print("\n(checksum \(blackHole & 0xFFFF))") } else if blackHole == 42 { print("") }
