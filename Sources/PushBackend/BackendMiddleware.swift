@@ -5,7 +5,6 @@ import Logging
 import NIOCore
 import NotificationHubs
 import PushCore
-import Synchronization
 
 /// The request context: Hummingbird's, the caller once Basic authentication has found them, the
 /// client's address (password checks are budgeted per address), and the request's record for its
@@ -35,14 +34,11 @@ package struct BackendRequestContext: AuthRequestContext {
     }
 }
 
-/// What the log line of a request needs to know from deeper in the chain.
-final class RequestRecord: Sendable {
-    private let userName = Mutex<String?>(nil)
-
-    var user: String? {
-        get { userName.withLock { $0 } }
-        set { userName.withLock { $0 = newValue } }
-    }
+/// What the log line of a request needs to know from deeper in the chain: written by the
+/// authenticating middleware and read by the logging one once the rest of the chain has returned,
+/// both on the request's own task, one after the other, so it needs no lock.
+final class RequestRecord: @unchecked Sendable {
+    var user: String?
 }
 
 /// HTTP Basic authentication through ``Authenticator``: puts the caller in the context, or

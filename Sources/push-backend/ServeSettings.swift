@@ -206,7 +206,7 @@ struct ServeSettings {
         let level = logLevel
         // Logs go to stderr: stdout's first lines are addresses, for scripts to read.
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler = LineLogHandler(label: label)
             handler.logLevel = level
             return handler
         }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import PushCore
+import PushInternals
 
 #if canImport(Glibc)
 import Glibc
@@ -75,25 +76,7 @@ enum Terminal {
     }
 
     private static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) {
-        var written = 0
-        while written < bytes.count {
-            let result = systemWrite(descriptor, bytes.baseAddress! + written, bytes.count - written)
-            if result > 0 {
-                written += result
-            } else if result < 0 && errno == EINTR {
-                continue
-            } else {
-                // stdout closed (e.g. piped into `head`): nothing more can be said.
-                exit(1)
-            }
-        }
+        // stdout closed (e.g. piped into `head`): nothing more can be said.
+        if !PushInternals.writeAll(descriptor, bytes) { exit(1) }
     }
-}
-
-private func systemWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
-    #if canImport(Glibc)
-    Glibc.write(descriptor, bytes, count)
-    #else
-    Darwin.write(descriptor, bytes, count)
-    #endif
 }
