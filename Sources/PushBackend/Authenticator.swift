@@ -118,31 +118,46 @@ package final class Authenticator: Sendable {
     ///   `Retry-After`) beyond the address's or the name's budget; `loginBusy` (503) when the
     ///   checks already waiting fill the queue.
     package func authenticate(authorization: String?, client: String) async throws(APIError) -> User {
+        let store = store
+        return try await authenticate(authorization: authorization, client: client) { name throws(StoreError) in
+            try await store.user(named: name).map { ($0, ()) }
+        }.user
+    }
+
+    /// As ``authenticate(authorization:client:)``, with the user's row read by `load` together
+    /// with what the request is after, in one round trip: `load` returns nil when there is no
+    /// such user. What it loaded is handed back only once the password is checked.
+    package func authenticate<Loaded: Sendable>(
+        authorization: String?, client: String, loading load: (String) async throws(StoreError) -> (UserRecord, Loaded)?
+    ) async throws(APIError) -> (user: User, loaded: Loaded) {
         do {
-            return try await identify(authorization: authorization, client: client)
+            return try await identify(authorization: authorization, client: client, loading: load)
         } catch {
             metrics.loginsRefused.increment()
             throw error
         }
     }
 
-    private func identify(authorization: String?, client: String) async throws(APIError) -> User {
+    private func identify<Loaded: Sendable>(
+        authorization: String?, client: String, loading load: (String) async throws(StoreError) -> (UserRecord, Loaded)?
+    ) async throws(APIError) -> (user: User, loaded: Loaded) {
         guard let authorization, let (name, password) = Self.basicCredentials(authorization) else {
             throw .unauthorized("send HTTP Basic credentials")
         }
-        let user: UserRecord?
+        let found: (UserRecord, Loaded)?
         do {
-            user = UserRecord.isValidName(name) ? try await store.user(named: name) : nil
+            found = UserRecord.isValidName(name) ? try await load(name) : nil
         } catch {
             throw .storage(error)
         }
         let mac = Array(HMAC<SHA256>.authenticationCode(for: Array(password.utf8), using: SymmetricKey(data: cacheKey)))
-        guard let user, let hash = PasswordHash(encoded: user.passwordHash) else {
+        guard let found, let hash = PasswordHash(encoded: found.0.passwordHash) else {
             // Budgeted like a wrong password, so that unknown names are told apart by nothing.
             _ = try await budgetedCheck(
                 Attempt(name: name, storedHash: Self.decoy.encoded, passwordMAC: mac), password: password, hash: Self.decoy, client: client)
             throw .unauthorized("wrong user name or password")
         }
+        let (user, loaded) = found
         let attempt = Attempt(name: user.name, storedHash: user.passwordHash, passwordMAC: mac)
         if isRemembered(attempt, now: clock()) {
             metrics.loginCacheHits.increment()
@@ -152,7 +167,7 @@ package final class Authenticator: Sendable {
             }
             metrics.loginsChecked.increment()
         }
-        return User(name: user.name, role: user.role)
+        return (User(name: user.name, role: user.role), loaded)
     }
 
     /// Takes a check from the client's and the name's budgets and runs it. A real login that

@@ -417,12 +417,20 @@ package struct BackendAPI: Sendable {
         return try? JSON(document.root)
     }
 
-    func fetch(id: String, request: Request, caller: Authenticator.User, markRead: Bool) async throws -> Response {
-        // Ids are 32 hex digits; anything else cannot exist, and is not worth a query.
-        guard id.utf8.count == 32, id.utf8.allSatisfy({ hexDigitValue($0) <= 15 }) else { throw APIError.notFound("no such notification") }
-        guard let record = try await store.notification(id: id.lowercased(), recipient: caller.name, visibleAt: unixMilliseconds()) else {
-            throw APIError.notFound("no such notification")
+    /// `GET|HEAD /api/notifications/{id}`, authenticated here rather than by the middleware: the
+    /// caller's row (to check the credentials against the current password hash) and the
+    /// notification are read in one store round trip.
+    func fetch(id: String, request: Request, context: Context, markRead: Bool) async throws -> Response {
+        let client = authenticator.clientAddress(peer: context.client, forwardedFor: request.headers[values: .xForwardedFor])
+        // Ids are 32 hex digits; anything else cannot exist, and matches nothing (the credentials
+        // are checked all the same, so that a bad id tells an unauthenticated client nothing).
+        let wellFormed = id.utf8.count == 32 && id.utf8.allSatisfy { hexDigitValue($0) <= 15 }
+        let (store, key, now) = (store, wellFormed ? id.lowercased() : "", unixMilliseconds())
+        let (caller, found) = try await authenticator.authenticate(authorization: request.headers[.authorization], client: client) {
+            name throws(StoreError) in try await store.userAndNotification(named: name, id: key, visibleAt: now)
         }
+        context.record.user = caller.name
+        guard let record = found else { throw APIError.notFound("no such notification") }
         let isHead = request.method == .head
         let response: Response
         switch record.content {

@@ -24,6 +24,8 @@ extension BackendAPI {
         let api = router.group("api").add(middleware: BasicAuthentication(authenticator: authenticator))
         RegistrationsController(api: self).addRoutes(to: api.group("register"))
         NotificationsController(api: self).addRoutes(to: api.group("notifications"))
+        // The busiest routes authenticate themselves, reading the caller and the notification together.
+        NotificationsController(api: self).addFetchRoutes(to: router.group("api/notifications"))
         let apns = api.add(middleware: RequireDirectAPNs(delivery: delivery))
         ActivitiesController(api: self).addRoutes(to: apns.group("activities"))
         ChannelsController(api: self).addRoutes(to: apns.group("channels").add(middleware: RequireSenderRole()))
@@ -87,11 +89,15 @@ struct NotificationsController {
         group.get { request, context in
             try await api.list(query: request.uri.query ?? "", caller: context.caller)
         }
+    }
+
+    /// `GET|HEAD /{id}`, without the authentication middleware: ``BackendAPI/fetch(id:request:context:markRead:)`` authenticates.
+    func addFetchRoutes(to group: RouterGroup<BackendAPI.Context>) {
         group.get(":id") { request, context in
-            try await api.fetch(id: context.parameters.require("id"), request: request, caller: context.caller, markRead: true)
+            try await api.fetch(id: context.parameters.require("id"), request: request, context: context, markRead: true)
         }
         group.head(":id") { request, context in
-            try await api.fetch(id: context.parameters.require("id"), request: request, caller: context.caller, markRead: false)
+            try await api.fetch(id: context.parameters.require("id"), request: request, context: context, markRead: false)
         }
     }
 }

@@ -42,6 +42,10 @@ package protocol BackendStore: Sendable {
     /// The notification with this id addressed to `recipient`, nil otherwise (also when it is
     /// someone else's, or scheduled for later than `visibleAt`).
     func notification(id: String, recipient: String, visibleAt: Int64) async throws(StoreError) -> NotificationRecord?
+    /// The user named `name` and, when it is addressed to them and visible at `visibleAt`, the
+    /// notification `id`, in one round trip: an authenticated fetch checks the caller's current
+    /// password hash and reads the row together.
+    func userAndNotification(named name: String, id: String, visibleAt: Int64) async throws(StoreError) -> (UserRecord, NotificationRecord?)?
     /// Sets the read time unless already set.
     func markRead(id: String, at time: Int64) async throws(StoreError)
     /// The recipient's notifications, newest first; those scheduled for later than `visibleAt` are left out.

@@ -84,6 +84,11 @@ struct InstrumentedStore: BackendStore {
             try await base.notification(id: id, recipient: recipient, visibleAt: visibleAt)
         }
     }
+    func userAndNotification(named name: String, id: String, visibleAt: Int64) async throws(StoreError) -> (UserRecord, NotificationRecord?)? {
+        try await measure("user_and_notification") { () async throws(StoreError) in
+            try await base.userAndNotification(named: name, id: id, visibleAt: visibleAt)
+        }
+    }
     func markRead(id: String, at time: Int64) async throws(StoreError) {
         try await measure("mark_read") { () async throws(StoreError) in try await base.markRead(id: id, at: time) }
     }

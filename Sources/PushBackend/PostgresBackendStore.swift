@@ -462,33 +462,69 @@ package final class PostgresBackendStore: BackendStore {
         )
     }
 
-    static let columns =
-        "SELECT id, sender, recipient, kind, rich_type, resource, message, payload, created_at, read_at, send_at, hub_message_id, delivery"
+    static let columns = "SELECT " + notificationColumns
+    /// A notification's columns, in the order ``notification(from:at:)`` reads them.
+    static let notificationColumns = [
+        "id", "sender", "recipient", "kind", "rich_type", "resource", "message", "payload", "created_at", "read_at", "send_at", "hub_message_id",
+        "delivery",
+    ].map { "notifications." + $0 }.joined(separator: ", ")
 
     private func notifications(_ query: PostgresQuery) async throws(StoreError) -> [NotificationRecord] {
         try await run {
             var records: [NotificationRecord] = []
             for try await row in try await client.query(query, logger: logger) {
-                let (id, sender, recipient, kind, richType, resource, message, payload, created, read, sendAt, hubMessageID, delivery) =
-                    try row.decode((String, String, String, String, String?, String?, String?, String?, Int64, Int64?, Int64?, String?, String?).self)
-                let content: NotificationRecord.Content
-                switch kind {
-                case "rich":
-                    guard let richType, let resource, let message else { continue }
-                    content = .rich(richType: richType, resource: resource, message: message)
-                case "secure":
-                    guard let payload else { continue }
-                    content = .secure(payload: payload)
-                default:
-                    continue
-                }
-                records.append(
-                    NotificationRecord(
-                        id: id, sender: sender, recipient: recipient, content: content, createdAt: created, readAt: read, sendAt: sendAt,
-                        hubMessageID: hubMessageID, delivery: delivery))
+                if let record = try Self.notification(from: row, at: 0) { records.append(record) }
             }
             return records
         }
+    }
+
+    package func userAndNotification(named name: String, id: String, visibleAt: Int64) async throws(StoreError) -> (UserRecord, NotificationRecord?)?
+    {
+        try await run {
+            let query: PostgresQuery = """
+                SELECT users.name, users.password_hash, users.role, \(unescaped: Self.notificationColumns)
+                FROM users LEFT JOIN notifications
+                    ON notifications.id = \(id) AND notifications.recipient = users.name
+                    AND (notifications.send_at IS NULL OR notifications.send_at <= \(visibleAt))
+                WHERE users.name = \(name)
+                """
+            var found: (UserRecord, NotificationRecord?)?
+            // Read to the end (one row at most): leaving the sequence early would cancel the query.
+            for try await row in try await client.query(query, logger: logger) {
+                let (userName, hash, roleName) = try row.decode((String, String, String).self)
+                guard let role = UserRole(rawValue: roleName) else { continue }
+                found = (UserRecord(name: userName, passwordHash: hash, role: role), try Self.notification(from: row, at: 3))
+            }
+            return found
+        }
+    }
+
+    /// The notification in the row's columns from `first` on (``notificationColumns``); nil when
+    /// they are null (no notification joined) or hold an unknown kind.
+    private static func notification(from row: PostgresRow, at first: Int) throws -> NotificationRecord? {
+        var cells = row.makeIterator()
+        for _ in 0..<first { _ = cells.next() }
+        func text() throws -> String? { try cells.next()?.decode(String?.self) ?? nil }
+        func number() throws -> Int64? { try cells.next()?.decode(Int64?.self) ?? nil }
+        guard let id = try text(), let sender = try text(), let recipient = try text(), let kind = try text() else { return nil }
+        let (richType, resource, message, payload) = (try text(), try text(), try text(), try text())
+        guard let created = try number() else { return nil }
+        let (read, sendAt, hubMessageID, delivery) = (try number(), try number(), try text(), try text())
+        let content: NotificationRecord.Content
+        switch kind {
+        case "rich":
+            guard let richType, let resource, let message else { return nil }
+            content = .rich(richType: richType, resource: resource, message: message)
+        case "secure":
+            guard let payload else { return nil }
+            content = .secure(payload: payload)
+        default:
+            return nil
+        }
+        return NotificationRecord(
+            id: id, sender: sender, recipient: recipient, content: content, createdAt: created, readAt: read, sendAt: sendAt,
+            hubMessageID: hubMessageID, delivery: delivery)
     }
 
     // MARK: Plumbing

@@ -356,6 +356,23 @@ package final class SQLiteBackendStore: BackendStore {
         ).first.flatMap(Self.notification(from:))
     }
 
+    package func userAndNotification(named name: String, id: String, visibleAt: Int64) async throws(StoreError) -> (UserRecord, NotificationRecord?)?
+    {
+        let rows = try await run(
+            """
+            SELECT users.name AS user_name, users.password_hash, users.role, notifications.*
+            FROM users LEFT JOIN notifications
+                ON notifications.id = ? AND notifications.recipient = users.name
+                AND (notifications.send_at IS NULL OR notifications.send_at <= ?)
+            WHERE users.name = ?
+            """,
+            [.text(id), .integer(Int(visibleAt)), .text(name)])
+        guard let row = rows.first, let userName = row.column("user_name")?.string, let hash = row.column("password_hash")?.string,
+            let role = row.column("role")?.string.flatMap(UserRole.init(rawValue:))
+        else { return nil }
+        return (UserRecord(name: userName, passwordHash: hash, role: role), Self.notification(from: row))
+    }
+
     package func markRead(id: String, at time: Int64) async throws(StoreError) {
         _ = try await run("UPDATE notifications SET read_at = ? WHERE id = ? AND read_at IS NULL", [.integer(Int(time)), .text(id)])
     }

@@ -157,6 +157,19 @@ struct BackendStoreTests {
             try await store.recordDelivery(id: "n4", hubMessageID: nil, outcome: #"{"state":"Completed"}"#)
             let recorded = try #require(try await store.notification(id: "n4", recipient: "alice", visibleAt: .max))
             #expect(recorded.hubMessageID == "hub-1" && recorded.delivery == #"{"state":"Completed"}"# && recorded.sendAt == nil)
+
+            // The caller and the notification in one round trip: the user whatever the id, the
+            // notification only when it is theirs and visible.
+            let alice = UserRecord(name: "alice", passwordHash: "h", role: .user)
+            let both = try #require(try await store.userAndNotification(named: "alice", id: "n4", visibleAt: .max))
+            #expect(both.0 == alice && both.1 == recorded)
+            let scheduled = try #require(try await store.userAndNotification(named: "alice", id: "n5", visibleAt: 4_999))
+            #expect(scheduled.0 == alice && scheduled.1 == nil)
+            #expect(try await store.userAndNotification(named: "alice", id: "n5", visibleAt: 5_000)?.1 == later)
+            let notBobs = try #require(try await store.userAndNotification(named: "bob", id: "n4", visibleAt: .max))
+            #expect(notBobs.0.name == "bob" && notBobs.1 == nil)
+            #expect(try await store.userAndNotification(named: "alice", id: "", visibleAt: .max)?.1 == nil)
+            #expect(try await store.userAndNotification(named: "zed", id: "n4", visibleAt: .max) == nil)
         }
     }
 
