@@ -159,12 +159,24 @@ struct BackendAccessTests {
                 ("alice", "wrong", nil), ("nobody", "x", nil), (nil, nil, nil), (nil, nil, "Basic !!!"), (nil, nil, "Bearer abc"),
                 (nil, nil, "Basic " + Data("no-colon".utf8).base64EncodedString()), ("alice", "", nil), ("ALICE", "alice-pw", nil),
             ]
-            for attempt in attempts {
-                let reply = try await backend.call(
-                    .GET, "/api/notifications", as: attempt.user, password: attempt.password,
-                    headers: attempt.raw.map { [("Authorization", $0)] } ?? [])
-                #expect(reply.status == 401 && reply.errorCode == "unauthorized", "\(attempt)")
-                #expect(reply.header("WWW-Authenticate")?.hasPrefix("Basic realm=") == true)
+            let id = try await backend.notify(as: "alice", #"{"kind": "secure", "payload": "kept"}"#)
+            // The list behind the middleware; a notification, its headers and a malformed id
+            // authenticated by the route itself: the credentials are refused before anything is looked up.
+            let routes: [(HTTPMethod, String)] = [
+                (.GET, "/api/notifications"), (.GET, "/api/notifications/\(id)"), (.HEAD, "/api/notifications/\(id)"),
+                (.GET, "/api/notifications/bad"),
+            ]
+            for (method, path) in routes {
+                // Past the list, the attempts that spend no login budget (which the list's have used
+                // up for this address), and one wrong password on a notification.
+                let spending: [(user: String?, password: String?, raw: String?)] = path == routes[1].1 ? [("alice", "wrong", nil)] : []
+                for attempt in path == routes[0].1 ? attempts : attempts.filter { $0.user == nil } + spending {
+                    let reply = try await backend.call(
+                        method, path, as: attempt.user, password: attempt.password, headers: attempt.raw.map { [("Authorization", $0)] } ?? [])
+                    #expect(reply.status == 401 && (method == .HEAD || reply.errorCode == "unauthorized"), "\(path) \(attempt)")
+                    #expect(reply.header("WWW-Authenticate")?.hasPrefix("Basic realm=") == true)
+                    #expect(!reply.text.contains("kept"))
+                }
             }
             // The right password after a wrong one (nothing cached from the failure).
             #expect(try await backend.call(.GET, "/api/notifications", as: "alice").status == 200)
