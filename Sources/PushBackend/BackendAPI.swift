@@ -356,7 +356,7 @@ package struct BackendAPI: Sendable {
         var outcomes: [String: JSON] = [:]
         var pending: [(id: String, hubMessageID: String)] = []
         for record in records {
-            if let kept = record.delivery, let outcome = Self.parsedOutcome(kept) {
+            if let kept = record.delivery, let outcome = try? RawJSON(kept).value {
                 outcomes[record.id] = outcome
             } else if let hubMessageID = record.hubMessageID, pending.count < Self.outcomeLookups {
                 pending.append((record.id, hubMessageID))
@@ -409,12 +409,6 @@ package struct BackendAPI: Sendable {
         var bytes: [UInt8] = []
         guard (try? value.write(into: &bytes)) != nil else { return nil }
         return String(decoding: bytes, as: UTF8.self)
-    }
-
-    private static func parsedOutcome(_ text: String) -> JSON? {
-        var parser = JSONParser()
-        guard let document = try? parser.parse(Array(text.utf8)) else { return nil }
-        return try? JSON(document.root)
     }
 
     /// `GET|HEAD /api/notifications/{id}`, authenticated here rather than by the middleware: the

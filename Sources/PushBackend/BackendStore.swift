@@ -39,9 +39,6 @@ package protocol BackendStore: Sendable {
 
     /// `conflict` when the id is taken (ids are random; it means a broken generator).
     func addNotification(_ notification: NotificationRecord) async throws(StoreError)
-    /// The notification with this id addressed to `recipient`, nil otherwise (also when it is
-    /// someone else's, or scheduled for later than `visibleAt`).
-    func notification(id: String, recipient: String, visibleAt: Int64) async throws(StoreError) -> NotificationRecord?
     /// The user named `name` and, when it is addressed to them and visible at `visibleAt`, the
     /// notification `id`, in one round trip: an authenticated fetch checks the caller's current
     /// password hash and reads the row together.

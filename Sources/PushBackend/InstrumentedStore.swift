@@ -79,11 +79,6 @@ struct InstrumentedStore: BackendStore {
     func addNotification(_ notification: NotificationRecord) async throws(StoreError) {
         try await measure("add_notification") { () async throws(StoreError) in try await base.addNotification(notification) }
     }
-    func notification(id: String, recipient: String, visibleAt: Int64) async throws(StoreError) -> NotificationRecord? {
-        try await measure("notification") { () async throws(StoreError) in
-            try await base.notification(id: id, recipient: recipient, visibleAt: visibleAt)
-        }
-    }
     func userAndNotification(named name: String, id: String, visibleAt: Int64) async throws(StoreError) -> (UserRecord, NotificationRecord?)? {
         try await measure("user_and_notification") { () async throws(StoreError) in
             try await base.userAndNotification(named: name, id: id, visibleAt: visibleAt)

@@ -423,15 +423,6 @@ package final class PostgresBackendStore: BackendStore {
         guard inserted > 0 else { throw StoreError(.conflict, "a notification with this id exists") }
     }
 
-    package func notification(id: String, recipient: String, visibleAt: Int64) async throws(StoreError) -> NotificationRecord? {
-        try await notifications(
-            """
-            \(unescaped: Self.columns) FROM notifications
-            WHERE id = \(id) AND recipient = \(recipient) AND (send_at IS NULL OR send_at <= \(visibleAt))
-            """
-        ).first
-    }
-
     package func markRead(id: String, at time: Int64) async throws(StoreError) {
         _ = try await count("UPDATE notifications SET read_at = \(time) WHERE id = \(id) AND read_at IS NULL RETURNING id")
     }

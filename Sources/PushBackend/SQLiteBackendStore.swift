@@ -349,13 +349,6 @@ package final class SQLiteBackendStore: BackendStore {
         guard !inserted.isEmpty else { throw StoreError(.conflict, "a notification with this id exists") }
     }
 
-    package func notification(id: String, recipient: String, visibleAt: Int64) async throws(StoreError) -> NotificationRecord? {
-        try await run(
-            "SELECT * FROM notifications WHERE id = ? AND recipient = ? AND (send_at IS NULL OR send_at <= ?)",
-            [.text(id), .text(recipient), .integer(Int(visibleAt))]
-        ).first.flatMap(Self.notification(from:))
-    }
-
     package func userAndNotification(named name: String, id: String, visibleAt: Int64) async throws(StoreError) -> (UserRecord, NotificationRecord?)?
     {
         let rows = try await run(

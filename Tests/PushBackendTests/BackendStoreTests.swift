@@ -71,7 +71,7 @@ struct BackendStoreTests {
             #expect(try await !store.removeUser(named: "alice"))
             #expect(try await store.registration(id: "r1") == nil)
             #expect(try await store.activity(id: "a1") == nil)
-            #expect(try await store.notification(id: "n1", recipient: "alice", visibleAt: .max) == nil)
+            #expect(try await store.userAndNotification(named: "alice", id: "n1", visibleAt: .max)?.1 == nil)
         }
     }
 
@@ -126,11 +126,11 @@ struct BackendStoreTests {
                 try await store.addNotification(
                     NotificationRecord(id: "n\(index)", sender: "alice", recipient: "alice", content: .secure(payload: "s\(index)"), createdAt: 200))
             }
-            #expect(try await store.notification(id: "n1", recipient: "alice", visibleAt: .max) == rich)
-            #expect(try await store.notification(id: "n1", recipient: "bob", visibleAt: .max) == nil)
+            #expect(try await store.userAndNotification(named: "alice", id: "n1", visibleAt: .max)?.1 == rich)
+            #expect(try await store.userAndNotification(named: "bob", id: "n1", visibleAt: .max)?.1 == nil)
             try await store.markRead(id: "n1", at: 150)
             try await store.markRead(id: "n1", at: 999)
-            #expect(try await store.notification(id: "n1", recipient: "alice", visibleAt: .max)?.readAt == 150)
+            #expect(try await store.userAndNotification(named: "alice", id: "n1", visibleAt: .max)?.1?.readAt == 150)
             #expect(try await store.notifications(recipient: "alice", visibleAt: .max, limit: 10).map(\.id) == ["n4", "n3", "n2", "n1"])
             #expect(try await store.notifications(recipient: "alice", visibleAt: .max, limit: 2).map(\.id) == ["n4", "n3"])
             // The sweep deletes in batches, oldest first.
@@ -141,7 +141,7 @@ struct BackendStoreTests {
             }
             for _ in 0..<3 { #expect(try await store.deleteNotifications(createdBefore: 150, limit: 2) == 2) }
             #expect(try await store.deleteNotifications(createdBefore: 150, limit: 2) == 0)
-            #expect(try await store.notification(id: "n1", recipient: "alice", visibleAt: .max) == nil)
+            #expect(try await store.userAndNotification(named: "alice", id: "n1", visibleAt: .max)?.1 == nil)
             try await store.deleteNotification(id: "n3")
             #expect(try await store.notifications(recipient: "alice", visibleAt: .max, limit: 10).map(\.id) == ["n4", "n2"])
 
@@ -150,12 +150,12 @@ struct BackendStoreTests {
                 id: "n5", sender: "alice", recipient: "alice", content: .secure(payload: "s5"), createdAt: 300, sendAt: 5_000)
             try await store.addNotification(later)
             #expect(try await store.notifications(recipient: "alice", visibleAt: 4_999, limit: 10).map(\.id) == ["n4", "n2"])
-            #expect(try await store.notification(id: "n5", recipient: "alice", visibleAt: 4_999) == nil)
+            #expect(try await store.userAndNotification(named: "alice", id: "n5", visibleAt: 4_999)?.1 == nil)
             #expect(try await store.notifications(recipient: "alice", visibleAt: 5_000, limit: 10).map(\.id) == ["n5", "n4", "n2"])
-            #expect(try await store.notification(id: "n5", recipient: "alice", visibleAt: 5_000) == later)
+            #expect(try await store.userAndNotification(named: "alice", id: "n5", visibleAt: 5_000)?.1 == later)
             try await store.recordDelivery(id: "n4", hubMessageID: "hub-1", outcome: nil)
             try await store.recordDelivery(id: "n4", hubMessageID: nil, outcome: #"{"state":"Completed"}"#)
-            let recorded = try #require(try await store.notification(id: "n4", recipient: "alice", visibleAt: .max))
+            let recorded = try #require(try await store.userAndNotification(named: "alice", id: "n4", visibleAt: .max)?.1)
             #expect(recorded.hubMessageID == "hub-1" && recorded.delivery == #"{"state":"Completed"}"# && recorded.sendAt == nil)
 
             // The caller and the notification in one round trip: the user whatever the id, the
@@ -213,7 +213,7 @@ struct BackendStoreTests {
                             NotificationRecord(
                                 id: id, sender: "alice", recipient: "alice", content: .secure(payload: "n\(index)"), createdAt: Int64(index)))
                         try await store.markRead(id: id, at: 1)
-                        let read = try await store.notification(id: id, recipient: "alice", visibleAt: .max)
+                        let read = try await store.userAndNotification(named: "alice", id: id, visibleAt: .max)?.1
                         #expect(read?.readAt == 1 && read?.content == .secure(payload: "n\(index)"))
                     }
                 }
