@@ -30,29 +30,26 @@ def load(path):
     return by_workload
 
 
+def ratio(top, bottom):
+    """top's time over bottom's: (median, low, high), the whiskers from the samples' extremes."""
+    return (
+        top["ns_per_op"] / bottom["ns_per_op"],
+        top["ns_per_op_min"] / bottom["ns_per_op_max"],
+        top["ns_per_op_max"] / bottom["ns_per_op_min"],
+    )
+
+
 def speedup(implementations):
-    """PushCore against the first Foundation baseline: (median, low, high), or None."""
+    """PushCore against the first Foundation baseline, or None."""
     ours = implementations.get("pushcore")
     foundation = next((row for name, row in implementations.items() if name.startswith("foundation")), None)
-    if not ours or not foundation:
-        return None
-    return (
-        foundation["ns_per_op"] / ours["ns_per_op"],
-        foundation["ns_per_op_min"] / ours["ns_per_op_max"],
-        foundation["ns_per_op_max"] / ours["ns_per_op_min"],
-    )
+    return ratio(foundation, ours) if ours and foundation else None
 
 
 def over_simdjson(implementations):
-    """PushCore's time over simdjson's: (median, low, high), or None."""
+    """PushCore's time over simdjson's, or None."""
     ours, anchor = implementations.get("pushcore"), implementations.get("anchor.simdjson")
-    if not ours or not anchor:
-        return None
-    return (
-        ours["ns_per_op"] / anchor["ns_per_op"],
-        ours["ns_per_op_min"] / anchor["ns_per_op_max"],
-        ours["ns_per_op_max"] / anchor["ns_per_op_min"],
-    )
+    return ratio(ours, anchor) if ours and anchor else None
 
 
 def log_x(value):
