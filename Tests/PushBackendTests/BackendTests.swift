@@ -170,7 +170,7 @@ struct BackendAccessTests {
                 // Past the list, the attempts that spend no login budget (which the list's have used
                 // up for this address), and one wrong password on a notification.
                 let spending: [(user: String?, password: String?, raw: String?)] = path == routes[1].1 ? [("alice", "wrong", nil)] : []
-                for attempt in path == routes[0].1 ? attempts : attempts.filter { $0.user == nil } + spending {
+                for attempt in path == routes[0].1 ? attempts : attempts.filter({ $0.user == nil }) + spending {
                     let reply = try await backend.call(
                         method, path, as: attempt.user, password: attempt.password, headers: attempt.raw.map { [("Authorization", $0)] } ?? [])
                     #expect(reply.status == 401 && (method == .HEAD || reply.errorCode == "unauthorized"), "\(path) \(attempt)")
