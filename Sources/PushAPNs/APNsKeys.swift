@@ -23,28 +23,76 @@ extension PayloadKey {
     var path: String { Self.parentPath + "." + String(decoding: name, as: UTF8.self) }
 }
 
-/// Matches object keys by their bytes without making a `String`: buckets by length, then
-/// compares bytes. Keys spelled with escapes are decoded first (rare).
+/// Matches object keys by their bytes without making a `String`: one probe, mostly, of an
+/// open-addressed table hashed on a key's length, first and last byte, then its bytes compared.
+/// Keys spelled with escapes are decoded first (rare). Every dictionary key of every payload goes
+/// through here, which is why it is not a dictionary of strings or a list per length.
 @usableFromInline
-// Unchecked: the name pointers are to static strings, which never change or go away.
+// Unchecked: the name pointers are to static strings, and the slots, made once per key type and
+// never freed or written again, are read only.
 struct KeyTable<Key: PayloadKey>: @unchecked Sendable {
-    /// By name length: each key with its name's bytes (static strings, so the pointers stay valid).
-    @usableFromInline let buckets: [[(key: Key, name: UnsafeRawBufferPointer)]]
+    @usableFromInline
+    struct Slot {
+        /// The name's first byte; `nil` for an empty slot.
+        @usableFromInline var name: UnsafePointer<UInt8>?
+        @usableFromInline var length = 0
+        @usableFromInline var key: Key?
+    }
+
+    /// A power of two at least four times the number of keys, so that most probes end at once.
+    @usableFromInline let slots: UnsafeBufferPointer<Slot>
 
     init() {
-        let longest = Key.allCases.map(\.name.count).max() ?? 0
-        var buckets = [[(key: Key, name: UnsafeRawBufferPointer)]](repeating: [], count: longest + 1)
-        for key in Key.allCases { buckets[key.name.count].append((key, key.name)) }
-        self.buckets = buckets
+        var capacity = 16
+        while capacity < Key.allCases.count * 4 { capacity *= 2 }
+        let slots = UnsafeMutableBufferPointer<Slot>.allocate(capacity: capacity)
+        slots.initialize(repeating: Slot())
+        for key in Key.allCases {
+            let name = key.name
+            var slot = Self.hash(name) & (capacity - 1)
+            while slots[slot].name != nil { slot = (slot + 1) & (capacity - 1) }
+            slots[slot] = Slot(name: name.baseAddress!.assumingMemoryBound(to: UInt8.self), length: name.count, key: key)
+        }
+        self.slots = UnsafeBufferPointer(slots)
+    }
+
+    @inlinable @inline(__always)
+    static func hash(_ raw: UnsafeRawBufferPointer) -> Int {
+        let count = raw.count
+        guard count > 0 else { return 0 }
+        let bits = UInt32(truncatingIfNeeded: count) << 16 | UInt32(raw[0]) << 8 | UInt32(raw[count &- 1])
+        return Int((bits &* 0x9E37_79B1) >> 24)
+    }
+
+    /// Compares eight bytes at a time, the last eight overlapping: names are 3 to 20 bytes long.
+    @inlinable @inline(__always)
+    static func sameBytes(_ first: UnsafeRawPointer, _ second: UnsafeRawPointer, count: Int) -> Bool {
+        guard count >= 8 else {
+            for index in 0..<count where first.load(fromByteOffset: index, as: UInt8.self) != second.load(fromByteOffset: index, as: UInt8.self) {
+                return false
+            }
+            return true
+        }
+        var index = 0
+        while index &+ 8 < count {
+            guard first.loadUnaligned(fromByteOffset: index, as: UInt64.self) == second.loadUnaligned(fromByteOffset: index, as: UInt64.self) else {
+                return false
+            }
+            index &+= 8
+        }
+        return first.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self) == second.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self)
     }
 
     @usableFromInline
     func match(_ raw: UnsafeRawBufferPointer) -> Key? {
-        guard raw.count < buckets.count else { return nil }
-        for candidate in buckets[raw.count] where bytesEqual(raw, candidate.name) {
-            return candidate.key
+        let mask = slots.count &- 1
+        var index = Self.hash(raw) & mask
+        while true {
+            let slot = slots[index]
+            guard let name = slot.name else { return nil }
+            if slot.length == raw.count, Self.sameBytes(raw.baseAddress!, name, count: raw.count) { return slot.key }
+            index = (index &+ 1) & mask
         }
-        return nil
     }
 
     @usableFromInline

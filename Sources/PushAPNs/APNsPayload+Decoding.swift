@@ -24,11 +24,11 @@ extension APNsPayload {
     package init(decoding root: UnsafeJSONValue) throws(APNsPayloadError) {
         var validator = APNsPayloadValidator(keepsWarnings: false, checksOwnedValues: false)
         _ = validator.validate(root)
-        if validator.diagnostics.contains(where: { $0.severity == .error }) { _ = try APNsPayloadView.validatedLayout(of: root) }
+        if validator.diagnostics.contains(where: { $0.severity == .error }) { try APNsPayloadValidator.validate(root) }
         do throws(JSONError) {
             try self.init(root: root, layout: validator.layout) { (value) throws(JSONError) in try JSON(encoding: value) }
         } catch {
-            _ = try APNsPayloadView.validatedLayout(of: root)
+            try APNsPayloadValidator.validate(root)
             // Unreachable: full validation reports every repeated key a copy can find.
             throw APNsPayloadError(error, path: "")
         }
@@ -37,7 +37,7 @@ extension APNsPayload {
     /// An owned copy of what a payload view reads.
     public init(_ view: borrowing APNsPayloadView) {
         // A view exists only for a payload validated in full: no copy can find a repeated key.
-        self.init(root: view.root, layout: view.layout) { value in JSON(encodingUniqueKeys: value) }
+        self.init(root: view.root, layout: view.layout.pointee) { value in JSON(encodingUniqueKeys: value) }
     }
 
     /// `copy` makes the owned `JSON` of a value: checking for repeated keys or not.

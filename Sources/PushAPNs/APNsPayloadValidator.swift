@@ -82,6 +82,20 @@ struct APNsPayloadValidator {
         diagnostics.append(APNsDiagnostic(.warning, APNsPayloadError(code, path: path(), offset: offset, message())))
     }
 
+    /// ``validate(_:)`` for a reader, which needs no more than the first error.
+    mutating func validateOrThrow(_ root: UnsafeJSONValue) throws(APNsPayloadError) {
+        // validate(_:) returns false only together with an error diagnostic.
+        _ = validate(root)
+        guard !diagnostics.isEmpty, let error = diagnostics.first(where: { $0.severity == .error }) else { return }
+        throw error.error
+    }
+
+    /// Throws the first error lint would report for `root`.
+    static func validate(_ root: UnsafeJSONValue) throws(APNsPayloadError) {
+        var validator = APNsPayloadValidator(keepsWarnings: false)
+        try validator.validateOrThrow(root)
+    }
+
     /// Returns false when the root or `aps` is missing or not an object.
     mutating func validate(_ root: UnsafeJSONValue) -> Bool {
         guard root.kind == .object else {
@@ -131,7 +145,7 @@ struct APNsPayloadValidator {
     /// A value the model keeps as `JSON` must be one an owned `JSON` can hold: no object inside
     /// it repeats a key. The first repeat is reported, as the owned copy would throw it.
     mutating func checkOwnable(_ value: UnsafeJSONValue, path: @autoclosure () -> String) {
-        guard checksOwnedValues else { return }
+        guard checksOwnedValues, value.kind == .object || value.kind == .array else { return }
         do {
             try value.checkUniqueKeysThroughout()
         } catch {
@@ -143,15 +157,20 @@ struct APNsPayloadValidator {
     // MARK: aps
 
     mutating func validateAPS(_ object: UnsafeJSONValue) {
-        checkUniqueKeys(object, path: "aps")
+        let firstDiagnostic = diagnostics.count
         aps = object
+        let table = APSKey.table
+        var seen: UInt64 = 0
+        var repeated: UnsafeJSONValue?
         for member in object.members {
-            guard let key = APSKey.table.match(member.key) else {
+            guard let key = table.match(member.key) else {
                 passThrough(member, in: APSKey.self)
                 layout.apsHasOtherKeys = true
                 continue
             }
             let bit: UInt64 = 1 << UInt64(key.rawValue)
+            if seen & bit != 0, repeated == nil { repeated = member.key }
+            seen |= bit
             if isValid(member.value, for: key) {
                 layout.apsKeys[key.rawValue] = UInt32(member.value.index)
                 validAPSKeys |= bit
@@ -160,7 +179,26 @@ struct APNsPayloadValidator {
                 validAPSKeys &= ~bit
             }
         }
+        if repeated != nil || layout.apsHasOtherKeys {
+            reportRepeatedKey(in: object, path: "aps", repeatedKnownKey: repeated, hasOtherKeys: layout.apsHasOtherKeys, before: firstDiagnostic)
+        }
         checkRules(at: object.byteOffset)
+    }
+
+    /// Reports the first repeated key of a dictionary of known keys where ``checkUniqueKeys(_:path:)``
+    /// would have, ahead of what its members' checks reported from `start` on. Known keys are told
+    /// apart by the bit their match sets; only a dictionary that also holds other keys needs its
+    /// keys compared.
+    mutating func reportRepeatedKey(
+        in object: UnsafeJSONValue, path: String, repeatedKnownKey: UnsafeJSONValue?, hasOtherKeys: Bool, before start: Int
+    ) {
+        let count = diagnostics.count
+        if hasOtherKeys {
+            checkUniqueKeys(object, path: path)
+        } else if let key = repeatedKnownKey {
+            error(.duplicateKey, at: key.byteOffset, path: path, "duplicate key \"\(key.string!)\"")
+        }
+        if diagnostics.count > count, start < count { diagnostics.insert(diagnostics.removeLast(), at: start) }
     }
 
     /// Rules between keys, reported at the aps object.
@@ -202,16 +240,26 @@ struct APNsPayloadValidator {
     // MARK: alert and sound
 
     mutating func validateAlert(_ object: UnsafeJSONValue) {
-        checkUniqueKeys(object, path: AlertKey.parentPath)
+        let firstDiagnostic = diagnostics.count
+        let table = AlertKey.table
         var slots = AlertKeySlots()
         var hasOtherKeys = false
+        var seen: UInt64 = 0
+        var repeated: UnsafeJSONValue?
         for member in object.members {
-            guard let key = AlertKey.table.match(member.key) else {
+            guard let key = table.match(member.key) else {
                 passThrough(member, in: AlertKey.self)
                 hasOtherKeys = true
                 continue
             }
+            let bit: UInt64 = 1 << UInt64(key.rawValue)
+            if seen & bit != 0, repeated == nil { repeated = member.key }
+            seen |= bit
             slots[key.rawValue] = isValid(member.value, for: key) ? UInt32(member.value.index) : 0
+        }
+        if repeated != nil || hasOtherKeys {
+            reportRepeatedKey(
+                in: object, path: AlertKey.parentPath, repeatedKnownKey: repeated, hasOtherKeys: hasOtherKeys, before: firstDiagnostic)
         }
         layout.alertKeys = slots
         layout.alertHasOtherKeys = hasOtherKeys

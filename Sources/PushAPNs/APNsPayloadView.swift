@@ -14,10 +14,13 @@ public import PushJSON
 /// handed to. ``APNsPayload/init(_:)`` makes an owned model from it.
 public struct APNsPayloadView: ~Escapable {
     @usableFromInline let root: UnsafeJSONValue
-    @usableFromInline let layout: APNsPayloadLayout
+    /// The validator's own layout, on the stack of the call that hands out the view: a layout is
+    /// some 200 bytes, and a copy of it into every view made from this one cost more than all
+    /// the reads of a small payload.
+    @usableFromInline let layout: UnsafePointer<APNsPayloadLayout>
 
     @inlinable @_lifetime(immortal)
-    init(root: UnsafeJSONValue, layout: APNsPayloadLayout) {
+    init(root: UnsafeJSONValue, layout: UnsafePointer<APNsPayloadLayout>) {
         self.root = root
         self.layout = layout
     }
@@ -47,25 +50,25 @@ public struct APNsPayloadView: ~Escapable {
 
     @inlinable
     static func withView<Result>(of root: UnsafeJSONValue, _ body: (borrowing APNsPayloadView) throws -> Result) throws -> Result {
-        try body(APNsPayloadView(root: root, layout: validatedLayout(of: root)))
+        var result: Result?
+        try withValidLayout(of: root) { layout in result = try body(APNsPayloadView(root: root, layout: layout)) }
+        return result!
     }
 
-    /// The layout of a valid payload.
-    /// - Throws: the first error lint would report.
+    /// Checks `root` as a payload and calls `body` with the validator's layout, in place.
+    /// - Throws: the first error lint would report, or what `body` throws.
     @usableFromInline
-    static func validatedLayout(of root: UnsafeJSONValue) throws(APNsPayloadError) -> APNsPayloadLayout {
+    static func withValidLayout(of root: UnsafeJSONValue, _ body: (UnsafePointer<APNsPayloadLayout>) throws -> Void) throws {
         var validator = APNsPayloadValidator(keepsWarnings: false)
-        // validate(_:) returns false only together with an error diagnostic.
-        _ = validator.validate(root)
-        if let error = validator.diagnostics.first(where: { $0.severity == .error }) { throw error.error }
-        return validator.layout
+        try validator.validateOrThrow(root)
+        try withUnsafePointer(to: &validator.layout, body)
     }
 
     /// The `aps` dictionary.
     @inlinable
     public var aps: APNsAPSView {
         @_lifetime(copy self)
-        get { _overrideLifetime(APNsAPSView(root.value(at: Int(layout.aps)), layout: layout), copying: self) }
+        get { _overrideLifetime(APNsAPSView(root.value(at: Int(layout.pointee.aps)), layout: layout), copying: self) }
     }
 
     /// Calls `body` with each root key other than `aps` and its value, in document order.
@@ -95,16 +98,16 @@ public struct APNsPayloadView: ~Escapable {
 /// ``JSONStringView``s, `content-state` and `attributes` as ``JSONView``s.
 public struct APNsAPSView: ~Escapable {
     @usableFromInline let object: UnsafeJSONValue
-    @usableFromInline let layout: APNsPayloadLayout
+    @usableFromInline let layout: UnsafePointer<APNsPayloadLayout>
 
     @inlinable @_lifetime(immortal)
-    init(_ object: UnsafeJSONValue, layout: APNsPayloadLayout) {
+    init(_ object: UnsafeJSONValue, layout: UnsafePointer<APNsPayloadLayout>) {
         self.object = object
         self.layout = layout
     }
 
     @inlinable
-    func value(_ key: APSKey) -> UnsafeJSONValue? { object.recorded(layout.apsKeys[key.rawValue]) }
+    func value(_ key: APSKey) -> UnsafeJSONValue? { object.recorded(layout.pointee.apsKeys[key.rawValue]) }
 
     @inlinable @_lifetime(copy self)
     func string(_ key: APSKey) -> JSONStringView? {
@@ -118,7 +121,7 @@ public struct APNsAPSView: ~Escapable {
         let alert: APNsAlertView =
             value.kind == .string
             ? .text(JSONStringView(unchecked: value))
-            : .fields(APNsAlertFieldsView(value, keys: layout.alertKeys, hasOtherKeys: layout.alertHasOtherKeys))
+            : .fields(APNsAlertFieldsView(value, layout: layout))
         return _overrideLifetime(alert, copying: self)
     }
 
@@ -142,7 +145,7 @@ public struct APNsAPSView: ~Escapable {
     }
 
     public func forEachOtherKey<Failure: Error>(_ body: (borrowing JSONStringView, borrowing JSONView) throws(Failure) -> Void) throws(Failure) {
-        guard layout.apsHasOtherKeys else { return }
+        guard layout.pointee.apsHasOtherKeys else { return }
         for member in object.members where APSKey.table.match(member.key) == nil {
             try body(JSONStringView(unchecked: member.key), JSONView(unchecked: member.value))
         }
@@ -158,18 +161,16 @@ public enum APNsAlertView: ~Escapable {
 /// The `aps.alert` dictionary, typed as in ``APNsAlertFields``.
 public struct APNsAlertFieldsView: ~Escapable {
     @usableFromInline let object: UnsafeJSONValue
-    @usableFromInline let keys: AlertKeySlots
-    @usableFromInline let hasOtherKeys: Bool
+    @usableFromInline let layout: UnsafePointer<APNsPayloadLayout>
 
     @inlinable @_lifetime(immortal)
-    init(_ object: UnsafeJSONValue, keys: AlertKeySlots, hasOtherKeys: Bool) {
+    init(_ object: UnsafeJSONValue, layout: UnsafePointer<APNsPayloadLayout>) {
         self.object = object
-        self.keys = keys
-        self.hasOtherKeys = hasOtherKeys
+        self.layout = layout
     }
 
     @inlinable
-    func value(_ key: AlertKey) -> UnsafeJSONValue? { object.recorded(keys[key.rawValue]) }
+    func value(_ key: AlertKey) -> UnsafeJSONValue? { object.recorded(layout.pointee.alertKeys[key.rawValue]) }
 
     @inlinable @_lifetime(copy self)
     func string(_ key: AlertKey) -> JSONStringView? {
@@ -199,7 +200,7 @@ public struct APNsAlertFieldsView: ~Escapable {
     }
 
     public func forEachOtherKey<Failure: Error>(_ body: (borrowing JSONStringView, borrowing JSONView) throws(Failure) -> Void) throws(Failure) {
-        guard hasOtherKeys else { return }
+        guard layout.pointee.alertHasOtherKeys else { return }
         for member in object.members where AlertKey.table.match(member.key) == nil {
             try body(JSONStringView(unchecked: member.key), JSONView(unchecked: member.value))
         }

@@ -38,6 +38,29 @@ struct LintTests {
         #expect(APNsHeaders.inferredPushType(for: silent) == .background && APNsHeaders.inferredPushType(for: shown) == .alert)
     }
 
+    @Test("a repeated key in aps or the alert is reported first, however spelled, with or without unknown keys beside it")
+    func repeatedKnownKeys() throws {
+        // Known keys are told apart by their match, escaped spellings too: the repeat is the
+        // first finding, ahead of the errors of the values before and after it.
+        let escaped = lint(#"{"aps":{"badge":-1,"sound":5,"b\u0061dge":2}}"#)
+        #expect(escaped.map(\.code) == [.duplicateKey, .invalidValue, .typeMismatch])
+        #expect(escaped.first?.error.path == "aps" && escaped.first?.offset == 29)
+        #expect(escaped.first?.message == #"duplicate key "badge""#)
+        // Beside an unknown key, the keys are compared: the first repeat is an unknown one here.
+        let unknown = lint(#"{"aps":{"x":1,"badge":"1","x":2,"badge":3}}"#)
+        #expect(unknown.filter { $0.severity == .error }.map(\.code) == [.duplicateKey, .typeMismatch])
+        #expect(unknown.first?.message == #"duplicate key "x""# && unknown.first?.offset == 26)
+        let alert = lint(#"{"aps":{"alert":{"title":1,"body":"b","title":"t"}}}"#)
+        #expect(alert.map(\.code) == [.duplicateKey, .typeMismatch])
+        #expect(alert.first?.error.path == "aps.alert" && alert.first?.offset == 38)
+
+        var parser = JSONParser()
+        for text in [#"{"aps":{"badge":1,"badge":1}}"#, #"{"aps":{"alert":{"body":"b","body":"b"}}}"#] {
+            let error = #expect(throws: APNsPayloadError.self) { try APNsPayloadView.read(Array(text.utf8), parser: &parser) { $0.aps.badge } }
+            #expect(error?.code == .duplicateKey)
+        }
+    }
+
     @Test("unknown aps keys are warnings")
     func unknownKey() {
         let diagnostics = lint(#"{"aps":{"alert":"x","colour":"red"}}"#)
