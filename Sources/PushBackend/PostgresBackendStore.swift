@@ -473,22 +473,41 @@ package final class PostgresBackendStore: BackendStore {
     package func userAndNotification(named name: String, id: String, visibleAt: Int64) async throws(StoreError) -> (UserRecord, NotificationRecord?)?
     {
         try await run {
-            let query: PostgresQuery = """
-                SELECT users.name, users.password_hash, users.role, \(unescaped: Self.notificationColumns)
-                FROM users LEFT JOIN notifications
-                    ON notifications.id = \(id) AND notifications.recipient = users.name
-                    AND (notifications.send_at IS NULL OR notifications.send_at <= \(visibleAt))
-                WHERE users.name = \(name)
-                """
             var found: (UserRecord, NotificationRecord?)?
             // Read to the end (one row at most): leaving the sequence early would cancel the query.
-            for try await row in try await client.query(query, logger: logger) {
+            for try await row in try await client.execute(UserAndNotification(name: name, id: id, visibleAt: visibleAt), logger: logger) {
                 let (userName, hash, roleName) = try row.decode((String, String, String).self)
                 guard let role = UserRole(rawValue: roleName) else { continue }
                 found = (UserRecord(name: userName, passwordHash: hash, role: role), try Self.notification(from: row, at: 3))
             }
             return found
         }
+    }
+
+    /// The read behind every authenticated fetch of a notification, the backend's busiest
+    /// statement: prepared once per connection, so that PostgreSQL parses and plans it once
+    /// instead of on every request.
+    struct UserAndNotification: PostgresPreparedStatement {
+        static let sql = """
+            SELECT users.name, users.password_hash, users.role, \(PostgresBackendStore.notificationColumns)
+            FROM users LEFT JOIN notifications
+                ON notifications.id = $1 AND notifications.recipient = users.name
+                AND (notifications.send_at IS NULL OR notifications.send_at <= $2)
+            WHERE users.name = $3
+            """
+        let name: String
+        let id: String
+        let visibleAt: Int64
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 3)
+            bindings.append(id)
+            bindings.append(visibleAt)
+            bindings.append(name)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
     }
 
     /// The notification in the row's columns from `first` on (``notificationColumns``); nil when
