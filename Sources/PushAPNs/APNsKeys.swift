@@ -95,7 +95,7 @@ struct KeyTable<Key: PayloadKey>: @unchecked Sendable {
         }
     }
 
-    @usableFromInline
+    @inlinable @inline(__always)
     func match(_ key: UnsafeJSONValue) -> Key? {
         if key.stringHasEscapes {
             var decoded = key.string ?? ""

@@ -45,7 +45,8 @@ extension APNsPayload {
         self.init()
         // Every root key but `aps` is a custom key: one allocation instead of growing by doubling.
         customKeys.reserveCapacity(max(root.count - 1, 0))
-        for member in root.members where !member.key.stringEquals("aps") {
+        // A valid payload has one `aps`, the member whose value the layout recorded.
+        for member in root.members where member.value.index != Int(layout.aps) {
             customKeys.append(JSONMember(member.key.string!, try copy(member.value)))
         }
         // Filled in place (the model is large; building it and then storing it would copy it).

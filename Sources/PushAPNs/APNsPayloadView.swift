@@ -76,7 +76,9 @@ public struct APNsPayloadView: ~Escapable {
     public func forEachCustomKey<Failure: Error>(
         _ body: (borrowing JSONStringView, borrowing JSONView) throws(Failure) -> Void
     ) throws(Failure) {
-        for member in root.members where !member.key.stringEquals("aps") {
+        // A valid payload has one `aps`, the member whose value the layout recorded.
+        let aps = Int(layout.pointee.aps)
+        for member in root.members where member.value.index != aps {
             try body(JSONStringView(unchecked: member.key), JSONView(unchecked: member.value))
         }
     }
