@@ -86,8 +86,7 @@ struct APNsPayloadValidator {
     mutating func validateOrThrow(_ root: UnsafeJSONValue) throws(APNsPayloadError) {
         // validate(_:) returns false only together with an error diagnostic.
         _ = validate(root)
-        guard !diagnostics.isEmpty, let error = diagnostics.first(where: { $0.severity == .error }) else { return }
-        throw error.error
+        if let error = diagnostics.first(where: { $0.severity == .error }) { throw error.error }
     }
 
     /// Throws the first error lint would report for `root`.
@@ -161,7 +160,7 @@ struct APNsPayloadValidator {
         aps = object
         let table = APSKey.table
         var seen: UInt64 = 0
-        var repeated: UnsafeJSONValue?
+        var repeatsKnownKey = false
         for member in object.members {
             guard let key = table.match(member.key) else {
                 passThrough(member, in: APSKey.self)
@@ -169,7 +168,7 @@ struct APNsPayloadValidator {
                 continue
             }
             let bit: UInt64 = 1 << UInt64(key.rawValue)
-            if seen & bit != 0, repeated == nil { repeated = member.key }
+            if seen & bit != 0 { repeatsKnownKey = true }
             seen |= bit
             if isValid(member.value, for: key) {
                 layout.apsKeys[key.rawValue] = UInt32(member.value.index)
@@ -179,25 +178,18 @@ struct APNsPayloadValidator {
                 validAPSKeys &= ~bit
             }
         }
-        if repeated != nil || layout.apsHasOtherKeys {
-            reportRepeatedKey(in: object, path: "aps", repeatedKnownKey: repeated, hasOtherKeys: layout.apsHasOtherKeys, before: firstDiagnostic)
-        }
+        if repeatsKnownKey || layout.apsHasOtherKeys { reportRepeatedKey(in: object, path: "aps", before: firstDiagnostic) }
         checkRules(at: object.byteOffset)
     }
 
-    /// Reports the first repeated key of a dictionary of known keys where ``checkUniqueKeys(_:path:)``
-    /// would have, ahead of what its members' checks reported from `start` on. Known keys are told
-    /// apart by the bit their match sets; only a dictionary that also holds other keys needs its
-    /// keys compared.
-    mutating func reportRepeatedKey(
-        in object: UnsafeJSONValue, path: String, repeatedKnownKey: UnsafeJSONValue?, hasOtherKeys: Bool, before start: Int
-    ) {
+    /// Reports a dictionary's first repeated key where ``checkUniqueKeys(_:path:)`` would have
+    /// before its members were checked: ahead of what they reported from `start` on. Called only
+    /// when the match bits saw a known key twice, or the dictionary holds keys the model does not
+    /// name (which only a comparison can tell apart), so a dictionary without either is never
+    /// compared key by key.
+    mutating func reportRepeatedKey(in object: UnsafeJSONValue, path: String, before start: Int) {
         let count = diagnostics.count
-        if hasOtherKeys {
-            checkUniqueKeys(object, path: path)
-        } else if let key = repeatedKnownKey {
-            error(.duplicateKey, at: key.byteOffset, path: path, "duplicate key \"\(key.string!)\"")
-        }
+        checkUniqueKeys(object, path: path)
         if diagnostics.count > count, start < count { diagnostics.insert(diagnostics.removeLast(), at: start) }
     }
 
@@ -245,7 +237,7 @@ struct APNsPayloadValidator {
         var slots = AlertKeySlots()
         var hasOtherKeys = false
         var seen: UInt64 = 0
-        var repeated: UnsafeJSONValue?
+        var repeatsKnownKey = false
         for member in object.members {
             guard let key = table.match(member.key) else {
                 passThrough(member, in: AlertKey.self)
@@ -253,14 +245,11 @@ struct APNsPayloadValidator {
                 continue
             }
             let bit: UInt64 = 1 << UInt64(key.rawValue)
-            if seen & bit != 0, repeated == nil { repeated = member.key }
+            if seen & bit != 0 { repeatsKnownKey = true }
             seen |= bit
             slots[key.rawValue] = isValid(member.value, for: key) ? UInt32(member.value.index) : 0
         }
-        if repeated != nil || hasOtherKeys {
-            reportRepeatedKey(
-                in: object, path: AlertKey.parentPath, repeatedKnownKey: repeated, hasOtherKeys: hasOtherKeys, before: firstDiagnostic)
-        }
+        if repeatsKnownKey || hasOtherKeys { reportRepeatedKey(in: object, path: AlertKey.parentPath, before: firstDiagnostic) }
         layout.alertKeys = slots
         layout.alertHasOtherKeys = hasOtherKeys
     }
