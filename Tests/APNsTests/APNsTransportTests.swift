@@ -31,11 +31,12 @@ struct APNsTransportTests {
         let identity = try APNsEmulatorIdentity.generate()
         try await withEmulatorAndClient(clock: SharedClock(), identity: identity) { emulator, _, cache, port in
             let metrics = TestMetrics()
+            // A PING timeout long enough that a connection slowed by a loaded machine (the sanitizer
+            // run beside the rest of the suite) is not taken for a dead one.
             let client = try client(
-                port: port, identity: identity, cache: cache, pingInterval: .milliseconds(200), pingTimeout: .seconds(2),
+                port: port, identity: identity, cache: cache, pingInterval: .milliseconds(200), pingTimeout: .seconds(8),
                 metrics: metrics)
             defer { Task { try? await client.shutdown() } }
-            // A PING timeout long enough that a connection slowed by a loaded machine is not taken for a dead one.
             emulator.inject([.silence], after: 100)
             let devices = (0..<300).map(deviceToken)
             let results = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: devices)
