@@ -64,25 +64,6 @@ struct KeyTable<Key: PayloadKey>: @unchecked Sendable {
         return Int((bits &* 0x9E37_79B1) >> 24)
     }
 
-    /// Compares eight bytes at a time, the last eight overlapping: names are 3 to 20 bytes long.
-    @inlinable @inline(__always)
-    static func sameBytes(_ first: UnsafeRawPointer, _ second: UnsafeRawPointer, count: Int) -> Bool {
-        guard count >= 8 else {
-            for index in 0..<count where first.load(fromByteOffset: index, as: UInt8.self) != second.load(fromByteOffset: index, as: UInt8.self) {
-                return false
-            }
-            return true
-        }
-        var index = 0
-        while index &+ 8 < count {
-            guard first.loadUnaligned(fromByteOffset: index, as: UInt64.self) == second.loadUnaligned(fromByteOffset: index, as: UInt64.self) else {
-                return false
-            }
-            index &+= 8
-        }
-        return first.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self) == second.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self)
-    }
-
     @usableFromInline
     func match(_ raw: UnsafeRawBufferPointer) -> Key? {
         let mask = slots.count &- 1
@@ -90,7 +71,7 @@ struct KeyTable<Key: PayloadKey>: @unchecked Sendable {
         while true {
             let slot = slots[index]
             guard let name = slot.name else { return nil }
-            if slot.length == raw.count, Self.sameBytes(raw.baseAddress!, name, count: raw.count) { return slot.key }
+            if slot.length == raw.count, bytesEqual(raw, UnsafeRawBufferPointer(start: name, count: slot.length)) { return slot.key }
             index = (index &+ 1) & mask
         }
     }

@@ -1,11 +1,24 @@
 /// Byte-level helpers for the views: comparing, reading integers, and making or decoding strings
 /// from the input's bytes.
 
-@inlinable
+/// Eight bytes at a time, the last eight overlapping: keys, and the names they are matched
+/// against, are mostly 3 to 20 bytes, too short for `memcmp`'s call to pay.
+@inlinable @inline(__always)
 package func bytesEqual(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Bool {
-    guard lhs.count == rhs.count else { return false }
-    for index in 0..<lhs.count where lhs[index] != rhs[index] { return false }
-    return true
+    let count = lhs.count
+    guard count == rhs.count else { return false }
+    guard count >= 8, let first = lhs.baseAddress, let second = rhs.baseAddress else {
+        for index in 0..<count where lhs[index] != rhs[index] { return false }
+        return true
+    }
+    var index = 0
+    while index &+ 8 < count {
+        guard first.loadUnaligned(fromByteOffset: index, as: UInt64.self) == second.loadUnaligned(fromByteOffset: index, as: UInt64.self) else {
+            return false
+        }
+        index &+= 8
+    }
+    return first.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self) == second.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self)
 }
 
 /// Parses an integer spelling the scanner already validated; `nil` on overflow.
