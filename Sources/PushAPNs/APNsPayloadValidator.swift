@@ -159,17 +159,14 @@ struct APNsPayloadValidator {
         let firstDiagnostic = diagnostics.count
         aps = object
         let table = APSKey.table
-        var seen: UInt64 = 0
-        var repeatsKnownKey = false
+        var seen = KnownKeysSeen()
         for member in object.members {
             guard let key = table.match(member.key) else {
                 passThrough(member, in: APSKey.self)
                 layout.apsHasOtherKeys = true
                 continue
             }
-            let bit: UInt64 = 1 << UInt64(key.rawValue)
-            if seen & bit != 0 { repeatsKnownKey = true }
-            seen |= bit
+            let bit = seen.insert(key.rawValue)
             if isValid(member.value, for: key) {
                 layout.apsKeys[key.rawValue] = UInt32(member.value.index)
                 validAPSKeys |= bit
@@ -178,7 +175,7 @@ struct APNsPayloadValidator {
                 validAPSKeys &= ~bit
             }
         }
-        if repeatsKnownKey || layout.apsHasOtherKeys { reportRepeatedKey(in: object, path: "aps", before: firstDiagnostic) }
+        if seen.sawRepeat || layout.apsHasOtherKeys { reportRepeatedKey(in: object, path: "aps", before: firstDiagnostic) }
         checkRules(at: object.byteOffset)
     }
 
@@ -236,20 +233,17 @@ struct APNsPayloadValidator {
         let table = AlertKey.table
         var slots = AlertKeySlots()
         var hasOtherKeys = false
-        var seen: UInt64 = 0
-        var repeatsKnownKey = false
+        var seen = KnownKeysSeen()
         for member in object.members {
             guard let key = table.match(member.key) else {
                 passThrough(member, in: AlertKey.self)
                 hasOtherKeys = true
                 continue
             }
-            let bit: UInt64 = 1 << UInt64(key.rawValue)
-            if seen & bit != 0 { repeatsKnownKey = true }
-            seen |= bit
+            seen.insert(key.rawValue)
             slots[key.rawValue] = isValid(member.value, for: key) ? UInt32(member.value.index) : 0
         }
-        if repeatsKnownKey || hasOtherKeys { reportRepeatedKey(in: object, path: AlertKey.parentPath, before: firstDiagnostic) }
+        if seen.sawRepeat || hasOtherKeys { reportRepeatedKey(in: object, path: AlertKey.parentPath, before: firstDiagnostic) }
         layout.alertKeys = slots
         layout.alertHasOtherKeys = hasOtherKeys
     }
@@ -432,6 +426,22 @@ struct APNsPayloadValidator {
         let errors = diagnostics.count
         checkOwnable(value, path: path())
         return diagnostics.count == errors
+    }
+}
+
+/// The keys the model names met in one dictionary, a bit per key: meeting one whose bit is set
+/// is a repeat, found without comparing keys.
+struct KnownKeysSeen {
+    private var bits: UInt64 = 0
+    private(set) var sawRepeat = false
+
+    /// Notes the key with `rawValue`; returns its bit.
+    @inline(__always) @discardableResult
+    mutating func insert(_ rawValue: Int) -> UInt64 {
+        let bit: UInt64 = 1 << UInt64(rawValue)
+        if bits & bit != 0 { sawRepeat = true }
+        bits |= bit
+        return bit
     }
 }
 
