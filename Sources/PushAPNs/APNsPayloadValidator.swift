@@ -231,7 +231,8 @@ struct APNsPayloadValidator {
     mutating func validateAlert(_ object: UnsafeJSONValue) {
         let firstDiagnostic = diagnostics.count
         let table = AlertKey.table
-        var slots = AlertKeySlots()
+        // A second alert (itself an error) starts from none.
+        layout.alertKeys = AlertKeySlots()
         var hasOtherKeys = false
         var seen = KnownKeysSeen()
         for member in object.members {
@@ -241,10 +242,9 @@ struct APNsPayloadValidator {
                 continue
             }
             seen.insert(key.rawValue)
-            slots[key.rawValue] = isValid(member.value, for: key) ? UInt32(member.value.index) : 0
+            layout.alertKeys.setLane(key.rawValue, to: isValid(member.value, for: key) ? UInt32(member.value.index) : 0)
         }
         if seen.sawRepeat || hasOtherKeys { reportRepeatedKey(in: object, path: AlertKey.parentPath, before: firstDiagnostic) }
-        layout.alertKeys = slots
         layout.alertHasOtherKeys = hasOtherKeys
     }
 
@@ -442,6 +442,16 @@ struct KnownKeysSeen {
         if bits & bit != 0 { sawRepeat = true }
         bits |= bit
         return bit
+    }
+}
+
+extension SIMD where Scalar == UInt32 {
+    /// Writes the lane `lane` in place. The subscript's setter, given a lane only known at run time,
+    /// copies a vector of sixteen lanes out to the stack and back for every write.
+    @inline(__always)
+    mutating func setLane(_ lane: Int, to value: UInt32) {
+        precondition(lane >= 0 && lane < scalarCount)
+        withUnsafeMutableBytes(of: &self) { $0.storeBytes(of: value, toByteOffset: lane &* 4, as: UInt32.self) }
     }
 }
 
