@@ -446,8 +446,8 @@ struct KnownKeysSeen {
 }
 
 extension SIMD where Scalar == UInt32 {
-    /// Writes the lane `lane` in place. The subscript's setter, given a lane only known at run time,
-    /// copies a vector of sixteen lanes out to the stack and back for every write.
+    /// Writes the lane `lane` in place. The subscript's setter, given a lane known only at run time,
+    /// copied the alert's whole vector (sixteen lanes) out to the stack and back for every write.
     @inline(__always)
     mutating func setLane(_ lane: Int, to value: UInt32) {
         precondition(lane >= 0 && lane < scalarCount)

@@ -2,7 +2,7 @@
 /// from the input's bytes.
 
 /// Eight bytes at a time, the last eight overlapping: keys, and the names they are matched
-/// against, are mostly 3 to 20 bytes, too short for `memcmp`'s call to pay.
+/// against, are mostly 3 to 20 bytes long.
 @inlinable @inline(__always)
 package func bytesEqual(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Bool {
     let count = lhs.count
