@@ -71,7 +71,7 @@ struct KeyTable<Key: PayloadKey>: @unchecked Sendable {
         while true {
             let slot = slots[index]
             guard let name = slot.name else { return nil }
-            if slot.length == raw.count, bytesEqual(raw, UnsafeRawBufferPointer(start: name, count: slot.length)) { return slot.key }
+            if bytesEqual(raw, UnsafeRawBufferPointer(start: name, count: slot.length)) { return slot.key }
             index = (index &+ 1) & mask
         }
     }

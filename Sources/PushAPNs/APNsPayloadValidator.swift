@@ -168,10 +168,10 @@ struct APNsPayloadValidator {
             }
             let bit = seen.insert(key.rawValue)
             if isValid(member.value, for: key) {
-                layout.apsKeys[key.rawValue] = UInt32(member.value.index)
+                layout.apsKeys.setLane(key.rawValue, to: UInt32(member.value.index))
                 validAPSKeys |= bit
             } else {
-                layout.apsKeys[key.rawValue] = 0
+                layout.apsKeys.setLane(key.rawValue, to: 0)
                 validAPSKeys &= ~bit
             }
         }
@@ -446,8 +446,9 @@ struct KnownKeysSeen {
 }
 
 extension SIMD where Scalar == UInt32 {
-    /// Writes the lane `lane` in place. The subscript's setter, given a lane known only at run time,
-    /// copied the alert's whole vector (sixteen lanes) out to the stack and back for every write.
+    /// Writes the lane `lane` in place: the key slots' one way of writing a lane. The subscript's
+    /// setter, given a lane known only at run time, copied the alert's whole vector (sixteen lanes)
+    /// out to the stack and back for every write.
     @inline(__always)
     mutating func setLane(_ lane: Int, to value: UInt32) {
         precondition(lane >= 0 && lane < scalarCount)
