@@ -1,5 +1,6 @@
 import Crypto
 package import NotificationHubs
+import PushInternals
 
 /// What the backend keeps: users, device registrations and notifications. SQLite by default
 /// (``SQLiteBackendStore``); another engine implements this protocol.
@@ -130,9 +131,7 @@ package struct RegistrationRecord: Sendable, Hashable {
     package static func installationID(deviceToken: String, platform: Installation.Platform = .apns) -> String {
         let token = platform == .apns ? deviceToken.lowercased() : deviceToken
         return "\(platform.rawValue)-"
-            + SHA256.hash(data: Array(token.utf8)).prefix(16).map { byte in
-                String(byte >> 4, radix: 16) + String(byte & 0xF, radix: 16)
-            }.joined()
+            + Hex.lowercase(Array(SHA256.hash(data: Array(token.utf8))).prefix(16))
     }
 }
 
