@@ -151,23 +151,27 @@ package final class Authenticator: Sendable {
             throw .storage(error)
         }
         let mac = Array(HMAC<SHA256>.authenticationCode(for: Array(password.utf8), using: SymmetricKey(data: cacheKey)))
-        guard let found, let hash = PasswordHash(encoded: found.0.passwordHash) else {
-            // Budgeted like a wrong password, so that unknown names are told apart by nothing.
-            _ = try await budgetedCheck(
-                Attempt(name: name, storedHash: Self.decoy.encoded, passwordMAC: mac), password: password, hash: Self.decoy, client: client)
-            throw .unauthorized("wrong user name or password")
-        }
-        let (user, loaded) = found
-        let attempt = Attempt(name: user.name, storedHash: user.passwordHash, passwordMAC: mac)
-        if isRemembered(attempt, now: clock()) {
-            metrics.loginCacheHits.increment()
-        } else {
-            guard try await budgetedCheck(attempt, password: password, hash: hash, client: client) else {
-                throw .unauthorized("wrong user name or password")
+        if let (user, loaded) = found {
+            let attempt = Attempt(name: user.name, storedHash: user.passwordHash, passwordMAC: mac)
+            // Remembered credentials were checked against this very stored hash, so it is not
+            // parsed again: most requests end here.
+            if isRemembered(attempt, now: clock()) {
+                metrics.loginCacheHits.increment()
+                return (User(name: user.name, role: user.role), loaded)
             }
-            metrics.loginsChecked.increment()
+            if let hash = PasswordHash(encoded: user.passwordHash) {
+                guard try await budgetedCheck(attempt, password: password, hash: hash, client: client) else {
+                    throw .unauthorized("wrong user name or password")
+                }
+                metrics.loginsChecked.increment()
+                return (User(name: user.name, role: user.role), loaded)
+            }
         }
-        return (User(name: user.name, role: user.role), loaded)
+        // No such user, or a stored hash that does not parse: budgeted like a wrong password, so
+        // that unknown names are told apart by nothing.
+        _ = try await budgetedCheck(
+            Attempt(name: name, storedHash: Self.decoy.encoded, passwordMAC: mac), password: password, hash: Self.decoy, client: client)
+        throw .unauthorized("wrong user name or password")
     }
 
     /// Takes a check from the client's and the name's budgets and runs it. A real login that
