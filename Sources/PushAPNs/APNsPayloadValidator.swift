@@ -251,24 +251,25 @@ struct APNsPayloadValidator {
     /// A title or body: a string, or the Live Activity form `{"loc-key": …, "loc-args": […]}`.
     mutating func alertText(_ value: UnsafeJSONValue, _ path: @autoclosure () -> String) -> Bool {
         if value.kind == .string { return true }
-        let path = path()
+        // The path is spelled only for a report: building it for every Live Activity title and
+        // body cost more than checking them.
         guard value.kind == .object else {
-            error(.typeMismatch, at: value.byteOffset, path: path, "\(path) must be a string or a {loc-key, loc-args} object")
+            error(.typeMismatch, at: value.byteOffset, path: path(), "\(path()) must be a string or a {loc-key, loc-args} object")
             return false
         }
-        checkUniqueKeys(value, path: path)
+        checkUniqueKeys(value, path: path())
         var hasKey = false
         for member in value.members {
             if member.key.stringEquals("loc-key") {
-                hasKey = string(member.value, "\(path).loc-key")
+                hasKey = string(member.value, "\(path()).loc-key")
             } else if member.key.stringEquals("loc-args") {
-                _ = strings(member.value, "\(path).loc-args")
+                _ = strings(member.value, "\(path()).loc-args")
             } else {
-                error(.invalidValue, at: member.key.byteOffset, path: path, "\(path) may only hold loc-key and loc-args")
+                error(.invalidValue, at: member.key.byteOffset, path: path(), "\(path()) may only hold loc-key and loc-args")
             }
         }
         guard hasKey else {
-            error(.missingKey, at: value.byteOffset, path: path + ".loc-key", "\(path) needs a loc-key")
+            error(.missingKey, at: value.byteOffset, path: path() + ".loc-key", "\(path()) needs a loc-key")
             return false
         }
         return true
