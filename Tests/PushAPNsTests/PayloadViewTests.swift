@@ -66,6 +66,51 @@ struct PayloadViewTests {
         #expect(compared > 400)
     }
 
+    /// The view and the decoder read numbers and enum cases through the same layout, so the test
+    /// before cannot tell a wrong one: compared here with the owned copy of the text, whose numbers
+    /// the standard library parses from their spelling.
+    @Test("numbers and enum cases read through the view and decoded are the ones the text spells")
+    func recordedValuesMatchTheText() throws {
+        let spelled = Array(
+            #"{"aps":{"badge":0,"relevance-score":-0.0,"stale-date":-17,"timestamp":9007199254740993,"event":"end","dismissal-date":1,"interruption-level":"passive"}}"#
+                .utf8)
+        var parser = JSONParser()
+        #expect(try APNsPayload(decoding: spelled, parser: &parser).aps.timestamp == 9_007_199_254_740_993)
+        var compared = 0
+        for bytes in Self.payloads + [spelled] {
+            guard let decoded = try? APNsPayload(decoding: bytes, parser: &parser) else { continue }
+            var textParser = JSONParser()
+            guard case .object(let root) = try JSON(try textParser.parse(bytes).root),
+                case .object(let aps)? = root.first(where: { $0.key == "aps" })?.value
+            else {
+                Issue.record("a decoded payload without an aps object")
+                continue
+            }
+            func number(_ key: String) -> JSONNumber? {
+                if case .number(let number)? = aps.first(where: { $0.key == key })?.value { number } else { nil }
+            }
+            func spelling(_ key: String) -> String? {
+                if case .string(let text)? = aps.first(where: { $0.key == key })?.value { text } else { nil }
+            }
+            let expected = [number("badge")?.int, number("stale-date")?.int, number("timestamp")?.int, number("dismissal-date")?.int]
+            let score = number("relevance-score")?.double
+            let level = spelling("interruption-level").flatMap(APNsInterruptionLevel.init(rawValue:))
+            let event = spelling("event").flatMap(APNsLiveActivityEvent.init(rawValue:))
+            let text = String(decoding: bytes, as: UTF8.self)
+            try APNsPayloadView.read(bytes, parser: &parser) { view in
+                let aps = view.aps
+                #expect([aps.badge, aps.staleDate, aps.timestamp, aps.dismissalDate] == expected, "\(text)")
+                #expect(aps.relevanceScore?.bitPattern == score?.bitPattern, "\(text)")
+                #expect(aps.interruptionLevel == level && aps.event == event, "\(text)")
+            }
+            #expect([decoded.aps.badge, decoded.aps.staleDate, decoded.aps.timestamp, decoded.aps.dismissalDate] == expected, "\(text)")
+            #expect(decoded.aps.relevanceScore?.bitPattern == score?.bitPattern, "\(text)")
+            #expect(decoded.aps.interruptionLevel == level && decoded.aps.event == event, "\(text)")
+            compared += 1
+        }
+        #expect(compared > 400)
+    }
+
     @Test("a payload lint finds an error in has no view: reading throws that error, as decoding does")
     func invalidPayloadsThrowLintsFirstError() throws {
         var parser = JSONParser()
