@@ -488,6 +488,9 @@ package final class PostgresBackendStore: BackendStore {
     /// statement: prepared once per connection, so that PostgreSQL parses and plans it once
     /// instead of on every request.
     struct UserAndNotification: PostgresPreparedStatement {
+        // Spelled out: the protocol's default is `String(reflecting:)` of the type, a run-time
+        // lookup of its name on every execution.
+        static let name = "push-backend.user-and-notification"
         static let sql = """
             SELECT users.name, users.password_hash, users.role, \(PostgresBackendStore.notificationColumns)
             FROM users LEFT JOIN notifications
