@@ -472,18 +472,11 @@ package struct BackendAPI: Sendable {
 }
 
 /// `count` random bytes in lowercase hex: request ids, notification and installation ids (128 bits).
+/// A multiple of eight: each draw from the system generator is a system call, and gives a word.
 func randomHex(bytes count: Int) -> String {
+    precondition(count % 8 == 0, "random ids are whole words")
     var generator = SystemRandomNumberGenerator()
-    var word: UInt64 = 0
-    return String(unsafeUninitializedCapacity: count * 2) { digits in
-        for index in 0..<count {
-            // Eight bytes a draw: each draw from the system generator is a system call, and
-            // every request draws an id.
-            if index % 8 == 0 { word = generator.next() }
-            let byte = UInt8(truncatingIfNeeded: word >> UInt64(index % 8 * 8))
-            digits[2 * index] = Hex.lowerDigit(byte >> 4)
-            digits[2 * index + 1] = Hex.lowerDigit(byte)
-        }
-        return count * 2
-    }
+    var text = ""
+    for _ in 0..<count / 8 { text += Hex.lowercase(generator.next() as UInt64) }
+    return text
 }
