@@ -92,20 +92,27 @@ struct PayloadViewTests {
             func spelling(_ key: String) -> String? {
                 if case .string(let text)? = aps.first(where: { $0.key == key })?.value { text } else { nil }
             }
-            let expected = [number("badge")?.int, number("stale-date")?.int, number("timestamp")?.int, number("dismissal-date")?.int]
-            let score = number("relevance-score")?.double
-            let level = spelling("interruption-level").flatMap(APNsInterruptionLevel.init(rawValue:))
-            let event = spelling("event").flatMap(APNsLiveActivityEvent.init(rawValue:))
+            // Integers, the score's bits (so that -0.0 is told from 0.0), and the two enum cases.
+            let expected = (
+                [number("badge")?.int, number("stale-date")?.int, number("timestamp")?.int, number("dismissal-date")?.int],
+                number("relevance-score")?.double?.bitPattern, spelling("interruption-level").flatMap(APNsInterruptionLevel.init(rawValue:)),
+                spelling("event").flatMap(APNsLiveActivityEvent.init(rawValue:))
+            )
             let text = String(decoding: bytes, as: UTF8.self)
             try APNsPayloadView.read(bytes, parser: &parser) { view in
-                let aps = view.aps
-                #expect([aps.badge, aps.staleDate, aps.timestamp, aps.dismissalDate] == expected, "\(text)")
-                #expect(aps.relevanceScore?.bitPattern == score?.bitPattern, "\(text)")
-                #expect(aps.interruptionLevel == level && aps.event == event, "\(text)")
+                let read = view.aps
+                let found = (
+                    [read.badge, read.staleDate, read.timestamp, read.dismissalDate], read.relevanceScore?.bitPattern, read.interruptionLevel,
+                    read.event
+                )
+                #expect(found == expected, "\(text)")
             }
-            #expect([decoded.aps.badge, decoded.aps.staleDate, decoded.aps.timestamp, decoded.aps.dismissalDate] == expected, "\(text)")
-            #expect(decoded.aps.relevanceScore?.bitPattern == score?.bitPattern, "\(text)")
-            #expect(decoded.aps.interruptionLevel == level && decoded.aps.event == event, "\(text)")
+            let model = decoded.aps
+            let copied = (
+                [model.badge, model.staleDate, model.timestamp, model.dismissalDate], model.relevanceScore?.bitPattern, model.interruptionLevel,
+                model.event
+            )
+            #expect(copied == expected, "\(text)")
             compared += 1
         }
         #expect(compared > 400)
