@@ -169,7 +169,7 @@ func specialBytes(_ block: SIMD16<UInt8>) -> SIMD2<UInt64> {
 /// covers the sequence the block before it left open; a sequence this block leaves open is the
 /// next check's.
 ///
-/// Only `.==`, `.<`, `.&` and `.|` on explicitly typed byte vectors, which compile to a few
+/// Only `.==`, `.<`, `.&`, `.|` and `.^` on explicitly typed byte vectors, which compile to a few
 /// vector instructions each; an untyped `SIMD16(repeating:)` compiled to a loop over the lanes.
 @inlinable @inline(__always)
 func utf8IsValid(_ current: SIMD16<UInt8>, at pointer: UnsafePointer<UInt8>, lanes: SIMD16<UInt8>) -> Bool {
@@ -179,12 +179,9 @@ func utf8IsValid(_ current: SIMD16<UInt8>, at pointer: UnsafePointer<UInt8>, lan
     let previous2 = (raw - 2).loadUnaligned(as: Bytes.self)
     let previous3 = (raw - 3).loadUnaligned(as: Bytes.self)
     let isContinuation = (current & Bytes(repeating: 0xC0)) .== Bytes(repeating: 0x80)
-    let isNotContinuation = (current .< Bytes(repeating: 0x80)) .| (Bytes(repeating: 0xBF) .< current)
     // A lead of two or more bytes one back, of three or more two back, of four three back.
     let needsContinuation =
         (Bytes(repeating: 0xBF) .< previous1) .| (Bytes(repeating: 0xDF) .< previous2) .| (Bytes(repeating: 0xEF) .< previous3)
-    let needsNone =
-        (previous1 .< Bytes(repeating: 0xC0)) .& (previous2 .< Bytes(repeating: 0xE0)) .& (previous3 .< Bytes(repeating: 0xF0))
     let impossible =
         (current .== Bytes(repeating: 0xC0)) .| (current .== Bytes(repeating: 0xC1)) .| (Bytes(repeating: 0xF4) .< current)
     // The second byte's narrower ranges after E0 (overlong), ED (surrogates), F0 (overlong), F4 (above U+10FFFF).
@@ -193,7 +190,9 @@ func utf8IsValid(_ current: SIMD16<UInt8>, at pointer: UnsafePointer<UInt8>, lan
         .| ((previous1 .== Bytes(repeating: 0xED)) .& (Bytes(repeating: 0x9F) .< current))
         .| ((previous1 .== Bytes(repeating: 0xF0)) .& (current .< Bytes(repeating: 0x90)))
         .| ((previous1 .== Bytes(repeating: 0xF4)) .& (Bytes(repeating: 0x8F) .< current))
-    let errors = (isContinuation .& needsNone) .| (isNotContinuation .& needsContinuation) .| impossible .| outOfRange
+    // A byte is a continuation or not, and the bytes before it call for one or not: it is in the
+    // wrong place exactly when the two answers differ.
+    let errors = (isContinuation .^ needsContinuation) .| impossible .| outOfRange
     return !anyHighBit(unsafeBitCast(errors, to: Bytes.self) & lanes)
 }
 
