@@ -169,8 +169,8 @@ func specialBytes(_ block: SIMD16<UInt8>) -> SIMD2<UInt64> {
 /// covers the sequence the block before it left open; a sequence this block leaves open is the
 /// next check's.
 ///
-/// Only `.==`, `.<`, `.&`, `.|` and `.^` on explicitly typed byte vectors, which compile to a few
-/// vector instructions each; an untyped `SIMD16(repeating:)` compiled to a loop over the lanes.
+/// Only `.==`, `.<`, `.&`, `.|`, `.^` and `&-` on explicitly typed byte vectors, which compile to a
+/// few vector instructions each; an untyped `SIMD16(repeating:)` compiled to a loop over the lanes.
 @inlinable @inline(__always)
 func utf8IsValid(_ current: SIMD16<UInt8>, at pointer: UnsafePointer<UInt8>, lanes: SIMD16<UInt8>) -> Bool {
     typealias Bytes = SIMD16<UInt8>
@@ -184,12 +184,14 @@ func utf8IsValid(_ current: SIMD16<UInt8>, at pointer: UnsafePointer<UInt8>, lan
         (Bytes(repeating: 0xBF) .< previous1) .| (Bytes(repeating: 0xDF) .< previous2) .| (Bytes(repeating: 0xEF) .< previous3)
     let impossible =
         (current .== Bytes(repeating: 0xC0)) .| (current .== Bytes(repeating: 0xC1)) .| (Bytes(repeating: 0xF4) .< current)
-    // The second byte's narrower ranges after E0 (overlong), ED (surrogates), F0 (overlong), F4 (above U+10FFFF).
+    // The second byte's narrower ranges: at least A0 after E0 (overlong) and 90 after F0
+    // (overlong), at most 9F after ED (surrogates) and 8F after F4 (above U+10FFFF). Each pair of
+    // leads differs in bit 4, and so do their bounds: one bound compare per pair.
+    let bit4 = previous1 & Bytes(repeating: 0x10)
     let outOfRange =
-        ((previous1 .== Bytes(repeating: 0xE0)) .& (current .< Bytes(repeating: 0xA0)))
-        .| ((previous1 .== Bytes(repeating: 0xED)) .& (Bytes(repeating: 0x9F) .< current))
-        .| ((previous1 .== Bytes(repeating: 0xF0)) .& (current .< Bytes(repeating: 0x90)))
-        .| ((previous1 .== Bytes(repeating: 0xF4)) .& (Bytes(repeating: 0x8F) .< current))
+        (((previous1 & Bytes(repeating: 0xEF)) .== Bytes(repeating: 0xE0)) .& (current .< (Bytes(repeating: 0xA0) &- bit4)))
+        .| (((previous1 .== Bytes(repeating: 0xED)) .| (previous1 .== Bytes(repeating: 0xF4)))
+            .& ((Bytes(repeating: 0x9F) &- bit4) .< current))
     // A byte is a continuation or not, and the bytes before it call for one or not: it is in the
     // wrong place exactly when the two answers differ.
     let errors = (isContinuation .^ needsContinuation) .| impossible .| outOfRange
