@@ -75,8 +75,6 @@ package struct BackendAPI: Sendable {
     package typealias Context = BackendRequestContext
 
     static let maximumRequestBody = 64 << 10
-    /// Small chunks: 200 downloads at once hold 200 chunks at most, and each write waits for the socket.
-    static let imageChunkSize = 4096
 
     let store: any BackendStore
     let authenticator: Authenticator
@@ -92,9 +90,18 @@ package struct BackendAPI: Sendable {
     let registrationLimits: RegistrationLimits
     /// Registrations of devices and activity tokens each user may make.
     let registrationBudget: RateLimiter<String>
-    /// Each embedded image's `Repr-Digest` (RFC 9530), computed once: the SHA-256 a phone can check
-    /// the whole image against, however many ranges it arrived in.
-    private let imageDigests: [String: String]
+    /// Each embedded image as it is served, made once.
+    private let servedImages: [String: ServedImage]
+
+    struct ServedImage {
+        /// The image's bytes in one buffer that every response shares: a response, or a range of
+        /// one, is a slice of it, so no response copies the image and its body is one write. (The
+        /// images are compiled in and small; this second copy of each is made once.)
+        let bytes: ByteBuffer
+        /// The `Repr-Digest` (RFC 9530): the SHA-256 a phone can check the whole image against,
+        /// however many ranges it arrived in.
+        let digest: String
+    }
 
     package init(
         store: any BackendStore, authenticator: Authenticator, delivery: any PushDeliverer, images: ResourceRegistry, defaultImage: String,
@@ -110,12 +117,13 @@ package struct BackendAPI: Sendable {
         self.images = images
         self.defaultImage = defaultImage
         sendBudget = RateLimiter(sendQuota)
-        var digests: [String: String] = [:]
+        var served: [String: ServedImage] = [:]
         for name in images.names {
             guard let resource = try? images.resource(named: name) else { continue }
-            digests[name] = "sha-256=:\(Base64.encodedString(SHA256.hash(data: resource.bytes))):"
+            served[name] = ServedImage(
+                bytes: ByteBuffer(bytes: resource.bytes), digest: "sha-256=:\(Base64.encodedString(SHA256.hash(data: resource.bytes))):")
         }
-        imageDigests = digests
+        servedImages = served
     }
 
     // MARK: Registration
@@ -429,10 +437,10 @@ package struct BackendAPI: Sendable {
         let response: Response
         switch record.content {
         case .rich(_, let resourceName, _):
-            guard let resource = try? images.resource(named: resourceName) else {
+            guard let resource = try? images.resource(named: resourceName), let image = servedImages[resourceName] else {
                 throw APIError(status: 410, code: .resourceGone, "the image \(resourceName) is no longer served")
             }
-            response = imageResponse(resource, digest: imageDigests[resourceName], request: request, isHead: isHead)
+            response = imageResponse(resource, image, request: request, isHead: isHead)
         case .secure(let payload):
             response = .json(200, .object([JSONMember("Payload", .string(payload))]), headers: [("Cache-Control", "no-store")], isHead: isHead)
         }
@@ -442,10 +450,8 @@ package struct BackendAPI: Sendable {
         return response
     }
 
-    /// The image, or the part a `Range` asks for, written chunk by chunk as the resource hands its
-    /// chunks out: the resource's bytes are the image's only copy in memory, and a response holds
-    /// one chunk's copy at a time while the socket takes it.
-    private func imageResponse(_ resource: EmbeddedResource, digest: String?, request: Request, isHead: Bool) -> Response {
+    /// The image, or the part a `Range` asks for.
+    private func imageResponse(_ resource: EmbeddedResource, _ image: ServedImage, request: Request, isHead: Bool) -> Response {
         let headers = request.headers
         let plan = ResourceResponse(
             length: resource.count, entityTag: resource.entityTag, contentType: resource.contentType,
@@ -453,17 +459,13 @@ package struct BackendAPI: Sendable {
         var fields = HTTPFields()
         fields.append(plan.headers.map { ($0.name, $0.value) } + [("Cache-Control", "private, no-cache")])
         // The digest of the whole image, on every answer that carries some of it.
-        if let digest, plan.status == 200 || plan.status == 206 { fields.append([("Repr-Digest", digest)]) }
+        if plan.status == 200 || plan.status == 206 { fields.append([("Repr-Digest", image.digest)]) }
+        // The plan's range lies within the image, whose bytes the buffer holds from index 0.
         let range = plan.bodyRange
         let body =
             isHead || range.isEmpty
             ? ResponseBody()
-            : ResponseBody(contentLength: range.count) { writer in
-                for chunk in try resource.chunks(in: range, size: Self.imageChunkSize) {
-                    try await writer.write(ByteBuffer(bytes: chunk.bytes))
-                }
-                try await writer.finish(nil)
-            }
+            : ResponseBody(byteBuffer: image.bytes.getSlice(at: range.lowerBound, length: range.count)!)
         if range.isEmpty && plan.status != 304 && fields[.contentLength] == nil { fields[.contentLength] = "0" }
         // A 304 carries no body and, here, no length (it would have to be the full image's).
         if plan.status == 304 { fields[.contentLength] = nil }
