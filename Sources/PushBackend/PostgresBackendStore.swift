@@ -191,8 +191,18 @@ package final class PostgresBackendStore: BackendStore {
             case "require": .require(.makeClientConfiguration())
             default: .prefer(.makeClientConfiguration())
             }
-        return PostgresClient.Configuration(
+        var configuration = PostgresClient.Configuration(
             host: host, port: components.port ?? 5432, username: user, password: components.password, database: database, tls: tls)
+        // Each time a connection goes back to the pool idle, the driver starts a keep-alive timer
+        // and an idle-timeout timer for it, and cancels both when the connection is leased again.
+        // A cancelled `Task.sleep` keeps its task and dispatch timer until its deadline, so under
+        // load the process holds ~800 bytes per request for as long as the timers would have run:
+        // 30 and 60 s by default, some 350 MiB at 7,000 requests/s. At 10 s each it levels off
+        // near 130 MiB. The pool keeps no connection open below its minimum of none, so one idle
+        // for 10 s is closed (and opened again on demand) rather than left for a middlebox to drop.
+        configuration.options.keepAliveBehavior = .init(frequency: .seconds(10))
+        configuration.options.connectionIdleTimeout = .seconds(10)
+        return configuration
     }
 
     package func close() async {
