@@ -187,11 +187,13 @@ extension HubEmulator {
     }
 
     /// `POST /{hub}/schedulednotifications`: checked now, held until the emulator's clock reaches
-    /// `ServiceBusNotification-ScheduleTime` (UTC, `yyyy-MM-ddTHH:mm:ss`), its devices found then.
+    /// `ServiceBusNotification-ScheduleTime` (ISO 8601, UTC without a zone), its devices found then.
     private func schedule(_ request: Request, context: HubRequestContext) async throws -> Response {
         let trackingID = context.trackingID
         guard let time = request.headers[HTTPField.Name("ServiceBusNotification-ScheduleTime")!], let due = UTCTime.parse(time) else {
-            throw HubError(400, "A scheduled send needs ServiceBusNotification-ScheduleTime, yyyy-MM-ddTHH:mm:ss in UTC.", trackingID: trackingID)
+            throw HubError(
+                400, "A scheduled send needs ServiceBusNotification-ScheduleTime, an ISO 8601 time (yyyy-MM-ddTHH:mm:ss[.fff][Z|±hh:mm]).",
+                trackingID: trackingID)
         }
         let (hub, dispatch) = try await parseSend(request, context: context, batch: false)
         guard dispatch.handles == nil else { throw HubError(400, "A scheduled send goes to tags, not to device handles.", trackingID: trackingID) }

@@ -1,5 +1,5 @@
 /// UTC times as Notification Hubs writes them, `yyyy-MM-ddTHH:mm:ss` (its schedule header; the
-/// XML times add a `Z`), to and from Unix seconds.
+/// XML times add a `Z`), to and from Unix seconds; read back in any ISO 8601 spelling clients send.
 public enum UTCTime {
     /// `yyyy-MM-ddTHH:mm:ss` of a time from year 1970 to 9999.
     public static func format(_ unixSeconds: Int64) -> String {
@@ -12,21 +12,20 @@ public enum UTCTime {
         return "\(yearText)-\(two(month))-\(two(day))T\(two(seconds / 3600)):\(two(seconds / 60 % 60)):\(two(seconds % 60))"
     }
 
-    /// Reads `yyyy-MM-ddTHH:mm:ss` (a trailing `Z`, or a fraction of a second, is allowed and
-    /// dropped); nil for anything else or a date that does not exist.
+    /// Reads an ISO 8601 time as the service takes it: `yyyy-MM-ddTHH:mm:ss`, then optionally a
+    /// fraction of a second (dropped) and a zone, `Z` or an offset `±HH:MM`, `±HHMM` or `±HH`; no
+    /// zone means UTC, as the hub writes it. This covers JavaScript's `toISOString()`
+    /// (`…T04:52:00.123Z`), Python's `isoformat()` (`…T04:52:00.123456+00:00`) and .NET's `"o"`
+    /// (`…T04:52:00.1234567Z`). Nil for anything else, a date that does not exist, or a time before
+    /// 1970 once the offset is applied.
     public static func parse(_ text: String) -> Int64? {
-        var text = Substring(text)
-        if text.hasSuffix("Z") { text = text.dropLast() }
-        if let dot = text.firstIndex(of: "."), text[text.index(after: dot)...].allSatisfy(\.isASCII),
-            text[text.index(after: dot)...].allSatisfy(\.isNumber)
-        {
-            text = text[..<dot]
-        }
         let bytes = Array(text.utf8)
-        guard bytes.count == 19, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "T"),
-            bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":")
+        guard bytes.count >= 19, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
+            bytes[10] == UInt8(ascii: "T") || bytes[10] == UInt8(ascii: "t"), bytes[13] == UInt8(ascii: ":"),
+            bytes[16] == UInt8(ascii: ":")
         else { return nil }
         func number(_ range: Range<Int>) -> Int? {
+            guard range.upperBound <= bytes.count else { return nil }
             var value = 0
             for byte in bytes[range] {
                 guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
@@ -38,10 +37,40 @@ public enum UTCTime {
             let minute = number(14..<16), let second = number(17..<19), (1970...9999).contains(year), (1...12).contains(month),
             (1...31).contains(day), hour < 24, minute < 60, second < 60
         else { return nil }
+        var index = 19
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") || bytes[index] == UInt8(ascii: ",") {
+            index += 1
+            let digits = index
+            while index < bytes.count, number(index..<index + 1) != nil { index += 1 }
+            guard index > digits else { return nil }
+        }
+        var offsetSeconds = 0
+        if index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: "Z"), UInt8(ascii: "z"):
+                index += 1
+            case UInt8(ascii: "+"), UInt8(ascii: "-"):
+                let sign = bytes[index] == UInt8(ascii: "-") ? -1 : 1
+                guard let hours = number(index + 1..<index + 3), hours < 24 else { return nil }
+                index += 3
+                var minutes = 0
+                if index < bytes.count {
+                    if bytes[index] == UInt8(ascii: ":") { index += 1 }
+                    guard let written = number(index..<index + 2), written < 60 else { return nil }
+                    minutes = written
+                    index += 2
+                }
+                offsetSeconds = sign * (hours * 3600 + minutes * 60)
+            default:
+                return nil
+            }
+        }
+        guard index == bytes.count else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)
         // A day past its month's end (February 30) comes back as another date.
         guard civilFromDays(days) == (year, month, day) else { return nil }
-        return days * 86_400 + Int64(hour * 3600 + minute * 60 + second)
+        let seconds = days * 86_400 + Int64(hour * 3600 + minute * 60 + second - offsetSeconds)
+        return seconds >= 0 ? seconds : nil
     }
 
     /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).

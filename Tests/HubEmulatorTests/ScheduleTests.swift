@@ -43,6 +43,49 @@ struct ScheduleTests {
         }
     }
 
+    @Test("A scheduled send's time in each SDK's spelling is taken, held to the same instant; text that is no time gets 400")
+    func sdkTimeSpellings() async throws {
+        try await withEmulator { emulator, base in
+            let hub = try client(base)
+            try await hub.createOrUpdate(Installation(installationID: "iphone", pushChannel: alice, tags: ["username:alice"]))
+            // An hour ahead, rounded down to the second, then written as each client writes it.
+            let due = unixSeconds() / 60 * 60 + 3600
+            let plain = UTCTime.format(due)
+            let spellings = [
+                plain + ".123Z",  // JavaScript's toISOString() (the official JS SDK)
+                plain + ".123456+00:00",  // Python's datetime.isoformat()
+                plain + ".1234567Z",  // .NET's "o" format
+                UTCTime.format(due + 3600) + "+01:00",  // an offset east of UTC
+                plain,  // the hub's own format (our client's)
+            ]
+            for (index, time) in spellings.enumerated() {
+                #expect(try await postScheduled(base, time: time).status.code == 201, "\(time)")
+                #expect(emulator.scheduledSendCount == index + 1)
+            }
+            for time in ["tomorrow", plain + "+1", plain + " Z", String(plain.dropLast(3))] {
+                #expect(try await postScheduled(base, time: time).status.code == 400, "\(time)")
+            }
+            // All held to the same instant (the margins leave room for the wall clock's ticks).
+            emulator.advanceClock(by: .seconds(due - unixSeconds() - 30))
+            #expect(emulator.deliveries.isEmpty && emulator.scheduledSendCount == spellings.count)
+            emulator.advanceClock(by: .seconds(60))
+            #expect(emulator.deliveries.count == spellings.count && emulator.scheduledSendCount == 0)
+        }
+    }
+
+    private func postScheduled(_ base: String, time: String) async throws -> HTTPClientResponse {
+        let token = try SASSigner(ConnectionString(fullAccess)).token(for: "https://test-ns.servicebus.windows.net/hub", ttl: 60)
+        var post = HTTPClientRequest(url: base + "/hub/schedulednotifications?api-version=2020-06")
+        post.method = .POST
+        post.headers.add(name: "Authorization", value: token)
+        post.headers.add(name: "Content-Type", value: "application/json;charset=utf-8")
+        post.headers.add(name: "ServiceBusNotification-Format", value: "apple")
+        post.headers.add(name: "ServiceBusNotification-Tags", value: "username:alice")
+        post.headers.add(name: "ServiceBusNotification-ScheduleTime", value: time)
+        post.body = .bytes(ByteBuffer(string: #"{"aps":{"alert":"Scheduled"}}"#))
+        return try await HTTPClient.shared.execute(post, timeout: .seconds(30))
+    }
+
     @Test("Only sends to tags or everybody are scheduled, at a time from 1970 to 9999, sent as the hub's UTC format")
     func requests() throws {
         let endpoint = try HubEndpoint(connection: ConnectionString(fullAccess), hubName: "hub")
