@@ -41,7 +41,11 @@ final class MetricsEndpoint: Sendable {
         self.listening = listening
         service = Application(
             router: router,
-            server: .http1(limits: Self.limits),
+            // At the cap the oldest idle connection makes room, as on the API's port: idle sockets
+            // cannot keep a scraper out.
+            server: .http1(
+                limits: Self.limits,
+                connections: ConnectionRegistry(maximum: Self.limits.maximumConnections, maximumPerAddress: Self.limits.maximumConnections)),
             configuration: ApplicationConfiguration(
                 address: .hostname(host, port: port), serverName: "push-backend-metrics",
                 availableConnectionsDelegate: ConnectionCap(maximum: Self.limits.maximumConnections, logger: logger)),
