@@ -1,3 +1,4 @@
+import PushInternals
 import PushJSON
 
 #if canImport(FoundationEssentials)
@@ -151,18 +152,21 @@ public struct APNsSendResult: Hashable, Sendable, CustomStringConvertible {
         "\(APNsClient.shortened(deviceToken)) \(summary)"
     }
 
-    /// `STATUS REASON APNS-ID`: `200 - ID`, `410 Unregistered ID`, `- timeout -`.
+    /// `STATUS REASON APNS-ID`: `200 - ID`, `410 Unregistered ID`, `- timeout -`. The reason and
+    /// the id are the server's words: each is one column with its control characters escaped, so
+    /// a line printed from it cannot be split, forged or turned into terminal commands.
     public var summary: String {
-        switch outcome {
-        case .delivered: "200 - \(apnsID ?? "-")"
-        case .rejected(let status, let reason, _): "\(status) \(reason) \(apnsID ?? "-")"
-        case .failed(let failure, _): "- \(failure.description.replacingSpaces) -"
+        let id = apnsID.map(Self.column) ?? "-"
+        return switch outcome {
+        case .delivered: "200 - \(id)"
+        case .rejected(let status, let reason, _): "\(status) \(Self.column(reason.description)) \(id)"
+        case .failed(let failure, _): "- \(Self.column(failure.description)) -"
         }
     }
-}
 
-extension String {
-    fileprivate var replacingSpaces: String { String(map { $0 == " " ? "-" : $0 }) }
+    private static func column(_ text: String) -> String {
+        String(escapingControls(text).map { $0 == " " ? "-" : $0 })
+    }
 }
 
 /// `{"reason": "…", "timestamp": …}` from an error answer's body.

@@ -137,15 +137,17 @@ final class HTTPConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHand
             if head.readableBytes > Self.maximumHeadLength { fail(context: context, "sent an answer head longer than 16 KiB") }
             return
         }
-        let statusLine = String(
-            decoding: view[view.startIndex..<(view.firstRange(of: Array("\r\n".utf8))?.lowerBound ?? end.lowerBound)], as: UTF8.self)
+        // The status line ends at the first CR or LF: a proxy's bare CR or LF ends it too, so
+        // nothing after it reaches a message.
+        let lineEnd = view[..<end.lowerBound].firstIndex { $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\n") } ?? end.lowerBound
+        let statusLine = String(decoding: view[view.startIndex..<lineEnd], as: UTF8.self)
         let parts = statusLine.split(separator: " ", maxSplits: 2)
         guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), let status = Int(parts[1]) else {
             fail(context: context, "did not answer CONNECT in HTTP/1.1")
             return
         }
         guard (200..<300).contains(status) else {
-            fail(context: context, "refused the tunnel: \(statusLine.dropFirst(parts[0].count + 1).prefix(100))")
+            fail(context: context, "refused the tunnel: \(escapingControls(statusLine.dropFirst(parts[0].count + 1).prefix(100)))")
             return
         }
         done = true

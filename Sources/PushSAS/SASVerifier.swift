@@ -15,21 +15,7 @@ public struct SASTokenInfo: Sendable, Hashable, CustomStringConvertible {
     /// One line per field. Control characters in the decoded fields are written as `\u{…}`, so a
     /// token cannot add lines of its own (a forged `valid`, say) to what is printed.
     public var description: String {
-        "resource: \(Self.escapingControls(resource))\nkey name: \(Self.escapingControls(keyName))\nexpiry: \(expiry)\nsignature: <redacted>"
-    }
-
-    /// `text` with control characters written as `\u{…}` and `\` doubled, safe to print on a line
-    /// of its own.
-    package static func escapingControls(_ text: String) -> String {
-        var result = ""
-        for scalar in text.unicodeScalars {
-            if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar == "\\" {
-                result += scalar == "\\" ? "\\\\" : "\\u{\(String(scalar.value, radix: 16))}"
-            } else {
-                result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
+        "resource: \(escapingControls(resource))\nkey name: \(escapingControls(keyName))\nexpiry: \(expiry)\nsignature: <redacted>"
     }
 }
 
@@ -63,7 +49,7 @@ public struct SASVerifier: Sendable {
     public func verify(_ token: String, uri: String, now: Int64) throws(SASError) -> SASTokenInfo {
         let parsed = try ParsedToken(token)
         guard let keyed = keys[parsed.info.keyName] else {
-            throw SASError(.unknownKeyName, "no key named \"\(SASTokenInfo.escapingControls(parsed.info.keyName))\"")
+            throw SASError(.unknownKeyName, "no key named \"\(escapingControls(parsed.info.keyName))\"")
         }
         let expected = parsed.signedText.withUnsafeBytes { keyed.authenticationCode(for: $0) }
         let matches = expected.withUnsafeBytes { constantTimeEquals($0, parsed.signature) }
@@ -75,7 +61,7 @@ public struct SASVerifier: Sendable {
         guard Self.covers(resource: parsed.info.resource, uri: uri) else {
             throw SASError(
                 .resourceMismatch,
-                "the token is for \(SASTokenInfo.escapingControls(parsed.info.resource)), not \(SASTokenInfo.escapingControls(uri))")
+                "the token is for \(escapingControls(parsed.info.resource)), not \(escapingControls(uri))")
         }
         return parsed.info
     }
@@ -135,7 +121,7 @@ struct ParsedToken {
             case "sig": try assign(&signature)
             case "se": try assign(&expiry)
             case "skn": try assign(&keyName)
-            default: throw SASError(.malformed, "unknown token field \"\(SASTokenInfo.escapingControls(String(name.prefix(16))))\"")
+            default: throw SASError(.malformed, "unknown token field \"\(escapingControls(String(name.prefix(16))))\"")
             }
         }
         guard let resource, !resource.isEmpty else { throw SASError(.malformed, "token has no sr") }

@@ -61,9 +61,22 @@ enum Terminal {
         write(Array((line + "\n").utf8))
     }
 
-    /// `SUBJECT: error: CODE: message`, the error form for messages with no byte to point at.
+    /// One line that carries a peer's words (a sender's message, a server's error), with its
+    /// control characters escaped: it stays one line and cannot clear the screen, retitle the
+    /// window or print a forged line of its own.
+    static func write(escaping line: String) {
+        write(escapingControls(line))
+    }
+
+    static func writeError(escaping line: String) {
+        writeError(escapingControls(line))
+    }
+
+    /// `SUBJECT: error: CODE: message`, the error form for messages with no byte to point at. The
+    /// subject and message may carry a peer's words (a file name, a service's reason): their control
+    /// characters are escaped, so they cannot start a forged line or drive the terminal.
     static func writeError(_ subject: String, code: String, _ message: String) {
-        writeError("\(subject): error: \(code): \(message)")
+        writeError("\(escapingControls(subject)): error: \(code): \(escapingControls(message))")
     }
 
     static func writeError(_ line: String) {

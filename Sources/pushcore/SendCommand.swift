@@ -107,7 +107,7 @@ struct SendCommand: ParsableCommand {
                 throw CommandFailure.invalid
             }
             try? await client.shutdown()
-            Terminal.write("\(SASTokenInfo.escapingControls(channel)) \(result.summary)")
+            Terminal.write("\(escapingControls(channel)) \(result.summary)")
             if !result.isDelivered { throw CommandFailure.invalid }
             return
         }
@@ -203,7 +203,7 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
     func line(for result: APNsSendResult) -> String {
         switch self {
         case .text:
-            var line = "\(SASTokenInfo.escapingControls(result.deviceToken)) \(result.summary)"
+            var line = "\(escapingControls(result.deviceToken)) \(result.summary)"
             if case .rejected(_, _, let since?) = result.outcome { line += " \(since)" }
             return line
         case .json:

@@ -122,6 +122,37 @@ struct APNsTransportTests {
         }
     }
 
+    @Test("A proxy's status line is cut at a bare CR or LF and its control characters escaped; a reason and an apns-id print as one column each")
+    func peerWordsPrintSafely() async throws {
+        // A proxy whose refusal tries to clear the screen, retitle the window and add a line.
+        let answer = "HTTP/1.1 407 Denied\u{1b}[2J\u{1b}]0;owned\u{07}\rforged: delivered\r\nX: y\r\n\r\n"
+        let proxy = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .childChannelInitializer { channel in channel.pipeline.addHandler(CannedAnswer(answer: answer)) }
+            .bind(host: "127.0.0.1", port: 0).get()
+        defer { proxy.close(promise: nil) }
+        let identity = try APNsEmulatorIdentity.generate()
+        try await withEmulatorAndClient(clock: SharedClock(), identity: identity) { _, _, cache, port in
+            let refused = try client(
+                port: port, identity: identity, cache: cache, proxy: APNsProxy(host: "127.0.0.1", port: proxy.localAddress!.port!))
+            let results = try await refused.send(encodedPayload: alertPayload, headers: alertHeaders, to: [deviceToken(1)])
+            try await refused.shutdown()
+            guard case .failed(.proxy(let problem), mayHaveBeenDelivered: false) = results[0].outcome else {
+                Issue.record("not a proxy failure: \(results[0].outcome)")
+                return
+            }
+            #expect(problem.hasSuffix(#"refused the tunnel: 407 Denied\u{1b}[2J\u{1b}]0;owned\u{7}"#), "\(problem)")
+            #expect(!results[0].summary.contains(where: { $0.isNewline || $0.asciiValue.map { $0 < 0x20 } == true }))
+            #expect(results[0].summary.hasPrefix("- proxy-127.0.0.1:") && !results[0].summary.contains("forged"))
+        }
+
+        // A server's reason and id with control characters and spaces: one column each, escaped.
+        let rejected = APNsSendResult(
+            deviceToken: "aa",
+            outcome: .rejected(status: 400, reason: APNsRejectionReason("Bad\nDevice \u{1b}[31mToken"), unregisteredSinceMilliseconds: nil),
+            apnsID: "id\r\n200 - forged", uniqueID: nil, attempts: 1)
+        #expect(rejected.summary == #"400 Bad\u{a}Device-\u{1b}[31mToken id\u{d}\u{a}200---forged"#)
+    }
+
     @Test("HTTPS_PROXY and NO_PROXY are read as curl reads them; a bad value is an error; the password is never shown")
     func proxyFromEnvironment() throws {
         let host = "https://api.push.apple.com"
@@ -232,5 +263,19 @@ struct TinyProxy {
 
     struct TinyProxyMissing: Error, CustomStringConvertible {
         var description: String { "tinyproxy did not start (make deps installs it)" }
+    }
+}
+
+/// Answers the first bytes a client sends with `answer`, then closes.
+private final class CannedAnswer: ChannelInboundHandler, Sendable {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+    let answer: String
+
+    init(answer: String) { self.answer = answer }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: answer))).whenComplete { _ in loopBound.value.close(promise: nil) }
     }
 }
