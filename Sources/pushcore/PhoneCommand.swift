@@ -91,10 +91,10 @@ struct PhoneCommand: ParsableCommand {
         do {
             registration = try await client.registerDevice(token: token, within: .seconds(timeout))
         } catch {
-            Terminal.writeError("phone: error: cannot register the device: \(error)")
+            Terminal.writeError(escaping: "phone: error: cannot register the device: \(error)")
             throw CommandFailure.invalid
         }
-        Terminal.write("registered \(hex.prefix(8))…(\(hex.count)) for \(credentials.user) as \(registration)")
+        Terminal.write(escaping: "registered \(hex.prefix(8))…(\(hex.count)) for \(credentials.user) as \(registration)")
         var shown = 0
         while count.map({ shown < $0 }) ?? true {
             let batch = try await feed.deliveries(since: since)
@@ -108,26 +108,27 @@ struct PhoneCommand: ParsableCommand {
         do {
             try await client.unregisterDevice(registrationID: registration, within: .seconds(timeout))
         } catch {
-            Terminal.writeError("phone: cannot unregister the device: \(error)")
+            Terminal.writeError(escaping: "phone: cannot unregister the device: \(error)")
         }
     }
 
-    /// One push, as the app shows it: a line on stdout, or its error on stderr.
+    /// One push, as the app shows it: a line on stdout, or its error on stderr; everything in it
+    /// that came from the sender or the server is escaped.
     private func show(_ message: PushMessage, payload: [UInt8], client: PushBackendClient) async {
         let within = Duration.seconds(timeout)
         do {
             switch message {
             case .richSilent(let id, _, let text):
-                Terminal.write("rich \(id.prefix(8))…: \(text) [\(try await download(id, client))]")
+                Terminal.write(escaping: "rich \(id.prefix(8))…: \(text) [\(try await download(id, client))]")
             case .richAlert(let id, _, let alert):
-                Terminal.write("alert \(id.prefix(8))…: \(alert) [\(try await download(id, client))]")
+                Terminal.write(escaping: "alert \(id.prefix(8))…: \(alert) [\(try await download(id, client))]")
             case .secure(let id):
-                Terminal.write("secure \(id.prefix(8))…: \(try await client.secureBody(id: id, within: within))")
+                Terminal.write(escaping: "secure \(id.prefix(8))…: \(try await client.secureBody(id: id, within: within))")
             case .other:
-                Terminal.write("other: \(String(decoding: payload, as: UTF8.self))")
+                Terminal.write(escaping: "other: \(String(decoding: payload, as: UTF8.self))")
             }
         } catch {
-            Terminal.writeError("phone: \(message.id.map { "\($0.prefix(8))…" } ?? "push"): \(error)")
+            Terminal.writeError(escaping: "phone: \(message.id.map { "\($0.prefix(8))…" } ?? "push"): \(error)")
         }
     }
 

@@ -149,7 +149,7 @@ struct BackendCommandTests {
     }
 
     @Test(
-        "pushcore phone against serve --demo, hub and APNs delivery: registers, then shows a rich push, a rich alert and a secure push as the app would",
+        "pushcore phone against serve --demo, hub and APNs delivery: registers, then shows a rich push, a rich alert and a secure push as the app would, a sender's control characters escaped",
         arguments: ["hub", "apns"])
     func phone(delivery: String) async throws {
         let directory = try temporaryDirectory()
@@ -168,18 +168,20 @@ struct BackendCommandTests {
         #expect(registered.first?.hasPrefix("registered ") == true && registered.first?.contains("(64) for alice as ") == true, "\(registered)")
 
         let backend = RemoteBackend(base: base)
-        let rich = try await backend.notify(as: "alice", #"{"kind": "rich", "message": "Sunset at the pier", "resource": "sunset.png"}"#)
+        // A sender's words that would clear the screen, retitle the window or forge a line are shown escaped.
+        let rich = try await backend.notify(
+            as: "alice", #"{"kind": "rich", "message": "Sunset at the pier\u001b[2J\u001b]0;owned\u0007", "resource": "sunset.png"}"#)
         let alert = try await backend.notify(as: "alice", #"{"kind": "richAlert", "message": "Look up"}"#)
-        let secure = try await backend.notify(as: "alice", #"{"kind": "secure", "payload": "Your code is 4242"}"#)
+        let secure = try await backend.notify(as: "alice", #"{"kind": "secure", "payload": "Your code is 4242\r\nsecure 00000000…: verified"}"#)
         try await waitForExit(phone)
         #expect(!phone.isRunning && phone.terminationStatus == 0)
         let output = try #require(phone.standardOutput as? Pipe).fileHandleForReading.readDataToEndOfFile()
         let lines = String(decoding: output, as: UTF8.self).split(separator: "\n").map(String.init)
         #expect(
             lines == [
-                "rich \(rich.prefix(8))…: Sunset at the pier [image/png, 6486 bytes, sha-256 verified: \(images)/\(rich).png]",
+                #"rich \#(rich.prefix(8))…: Sunset at the pier\u{1b}[2J\u{1b}]0;owned\u{7} [image/png, 6486 bytes, sha-256 verified: \#(images)/\#(rich).png]"#,
                 "alert \(alert.prefix(8))…: Look up [image/png, 882 bytes, sha-256 verified: \(images)/\(alert).png]",
-                "secure \(secure.prefix(8))…: Your code is 4242",
+                #"secure \#(secure.prefix(8))…: Your code is 4242\u{d}\u{a}secure 00000000…: verified"#,
             ])
         let sunset = try RichPushImages.registry.resource(named: "sunset.png")
         #expect(try Data(contentsOf: URL(fileURLWithPath: "\(images)/\(rich).png")) == Data(sunset.bytes))
