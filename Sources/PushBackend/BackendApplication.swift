@@ -133,7 +133,7 @@ struct RetentionSweep: Service {
             var deleted = 0
             do {
                 while !Task.isCancelled {
-                    let batch = try await store.deleteNotifications(createdBefore: cutoff, limit: Self.batch)
+                    let batch = try await store.deleteNotifications(pastBefore: cutoff, limit: Self.batch)
                     deleted += batch
                     if batch < Self.batch { break }
                     await Task.yield()

@@ -52,9 +52,11 @@ package protocol BackendStore: Sendable {
     /// final outcome (once the hub has one).
     func recordDelivery(id: String, hubMessageID: String?, outcome: String?) async throws(StoreError)
     func deleteNotification(id: String) async throws(StoreError)
-    /// Deletes at most `limit` of the notifications created before `time`, oldest first; how many
-    /// it deleted. Callers delete a backlog in batches, so that no statement holds the database long.
-    func deleteNotifications(createdBefore time: Int64, limit: Int) async throws(StoreError) -> Int
+    /// Deletes at most `limit` of the notifications past by `time`, oldest first; how many it
+    /// deleted. A notification is past when it was created and, when scheduled, its send time came
+    /// before `time`: a scheduled one is kept until its retention runs from the time it is sent.
+    /// Callers delete a backlog in batches, so that no statement holds the database long.
+    func deleteNotifications(pastBefore time: Int64, limit: Int) async throws(StoreError) -> Int
 
     /// Whether the database answers now: `GET /ready` asks. The default reads a user no name
     /// can match, one round trip through the engine.

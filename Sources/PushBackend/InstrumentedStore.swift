@@ -100,9 +100,9 @@ struct InstrumentedStore: BackendStore {
     func deleteNotification(id: String) async throws(StoreError) {
         try await measure("delete_notification") { () async throws(StoreError) in try await base.deleteNotification(id: id) }
     }
-    func deleteNotifications(createdBefore time: Int64, limit: Int) async throws(StoreError) -> Int {
+    func deleteNotifications(pastBefore time: Int64, limit: Int) async throws(StoreError) -> Int {
         try await measure("delete_expired_notifications") { () async throws(StoreError) in
-            try await base.deleteNotifications(createdBefore: time, limit: limit)
+            try await base.deleteNotifications(pastBefore: time, limit: limit)
         }
     }
 

@@ -457,9 +457,13 @@ package final class PostgresBackendStore: BackendStore {
         _ = try await count("DELETE FROM notifications WHERE id = \(id) RETURNING id")
     }
 
-    package func deleteNotifications(createdBefore time: Int64, limit: Int) async throws(StoreError) -> Int {
+    package func deleteNotifications(pastBefore time: Int64, limit: Int) async throws(StoreError) -> Int {
         try await count(
-            "DELETE FROM notifications WHERE id IN (SELECT id FROM notifications WHERE created_at < \(time) ORDER BY created_at LIMIT \(limit)) RETURNING id"
+            """
+            DELETE FROM notifications WHERE id IN (
+                SELECT id FROM notifications WHERE created_at < \(time) AND (send_at IS NULL OR send_at < \(time)) ORDER BY created_at LIMIT \(limit)
+            ) RETURNING id
+            """
         )
     }
 

@@ -390,10 +390,14 @@ package final class SQLiteBackendStore: BackendStore {
         _ = try await run("DELETE FROM notifications WHERE id = ?", [.text(id)])
     }
 
-    package func deleteNotifications(createdBefore time: Int64, limit: Int) async throws(StoreError) -> Int {
+    package func deleteNotifications(pastBefore time: Int64, limit: Int) async throws(StoreError) -> Int {
         try await run(
-            "DELETE FROM notifications WHERE id IN (SELECT id FROM notifications WHERE created_at < ? ORDER BY created_at LIMIT ?) RETURNING id",
-            [.integer(Int(time)), .integer(limit)]
+            """
+            DELETE FROM notifications WHERE id IN (
+                SELECT id FROM notifications WHERE created_at < ? AND (send_at IS NULL OR send_at < ?) ORDER BY created_at LIMIT ?
+            ) RETURNING id
+            """,
+            [.integer(Int(time)), .integer(Int(time)), .integer(limit)]
         ).count
     }
 

@@ -112,7 +112,9 @@ struct BackendStoreTests {
         }
     }
 
-    @Test("Notifications: ids unique, read by their recipient only, marked read once, newest first, swept by age", arguments: StoreEngine.allCases)
+    @Test(
+        "Notifications: ids unique, read by their recipient only, marked read once, newest first, swept by age (a scheduled one once its time has passed too)",
+        arguments: StoreEngine.allCases)
     func notifications(engine: StoreEngine) async throws {
         try await withStore(engine) { store in
             for name in ["alice", "bob"] { try await store.addUser(UserRecord(name: name, passwordHash: "h", role: .user)) }
@@ -139,8 +141,13 @@ struct BackendStoreTests {
                     NotificationRecord(
                         id: "old\(index)", sender: "bob", recipient: "alice", content: .secure(payload: "o"), createdAt: 10 + Int64(index)))
             }
-            for _ in 0..<3 { #expect(try await store.deleteNotifications(createdBefore: 150, limit: 2) == 2) }
-            #expect(try await store.deleteNotifications(createdBefore: 150, limit: 2) == 0)
+            // Created long ago but scheduled for later: kept until its send time too has passed.
+            try await store.addNotification(
+                NotificationRecord(id: "due", sender: "bob", recipient: "alice", content: .secure(payload: "d"), createdAt: 5, sendAt: 1_000))
+            for _ in 0..<3 { #expect(try await store.deleteNotifications(pastBefore: 150, limit: 2) == 2) }
+            #expect(try await store.deleteNotifications(pastBefore: 150, limit: 2) == 0)
+            #expect(try await store.userAndNotification(named: "alice", id: "due", visibleAt: .max)?.1?.sendAt == 1_000)
+            try await store.deleteNotification(id: "due")
             #expect(try await store.userAndNotification(named: "alice", id: "n1", visibleAt: .max)?.1 == nil)
             try await store.deleteNotification(id: "n3")
             #expect(try await store.notifications(recipient: "alice", visibleAt: .max, limit: 10).map(\.id) == ["n4", "n2"])

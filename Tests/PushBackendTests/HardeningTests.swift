@@ -603,7 +603,7 @@ struct QuotaTests {
                 NotificationRecord(
                     id: String(format: "%032x", index), sender: "alice", recipient: "alice", content: .secure(payload: "n"), createdAt: created))
         }
-        #expect(try await store.deleteNotifications(createdBefore: 250, limit: 1000) == 2)
+        #expect(try await store.deleteNotifications(pastBefore: 250, limit: 1000) == 2)
         #expect(try await store.notifications(recipient: "alice", visibleAt: .max, limit: 10).map(\.createdAt) == [300])
         await store.close()
     }
