@@ -178,7 +178,12 @@ extension APNsEmulator {
             }
             devices.append(token)
         }
-        let known = subscribing ? subscribe(devices, to: channelID) : unsubscribe(devices, from: channelID)
+        let known: Bool
+        do {
+            known = subscribing ? try subscribe(devices, to: channelID) : unsubscribe(devices, from: channelID)
+        } catch {
+            throw HookRefusal(422, "too many subscriptions: \(error)")
+        }
         guard known else { throw HookRefusal(404, "no such channel") }
         return Response(status: .noContent)
     }

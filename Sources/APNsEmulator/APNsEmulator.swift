@@ -147,6 +147,10 @@ public final class APNsEmulator: Sendable {
     public static let minimumTokenInterval: Int64 = 20 * 60
     /// Channels an app may keep per environment, as on APNs.
     public static let maximumChannels = 10_000
+    /// Devices subscribed to one channel, and to all channels together: the subscription hook
+    /// holds a token per subscription, so an unbounded one is an unbounded heap.
+    public static let maximumSubscribersPerChannel = 10_000
+    public static let maximumSubscriptions = 100_000
 
     let verifier: APNsTokenVerifier
     let bundleIDs: Set<String>
@@ -264,11 +268,18 @@ public final class APNsEmulator: Sendable {
     }
 
     /// Subscribes devices to a channel, as ActivityKit does for a Live Activity that asks for one.
+    /// All of them or, past ``maximumSubscribersPerChannel`` or ``maximumSubscriptions``, none.
     /// - Returns: False when there is no such channel.
+    /// - Throws: ``SubscriptionLimitExceeded`` when the devices would pass a limit.
     @discardableResult
-    public func subscribe(_ deviceTokens: [String], to channelID: String) -> Bool {
-        state.withLock { storage in
+    public func subscribe(_ deviceTokens: [String], to channelID: String) throws(SubscriptionLimitExceeded) -> Bool {
+        try state.withLock { storage throws(SubscriptionLimitExceeded) in
             guard var channel = storage.channels[channelID] else { return false }
+            let joining = Set(deviceTokens.map { $0.lowercased() }).subtracting(channel.subscriberSet)
+            let total = storage.channels.values.reduce(0) { $0 + $1.subscribers.count }
+            guard channel.subscribers.count + joining.count <= Self.maximumSubscribersPerChannel,
+                total + joining.count <= Self.maximumSubscriptions
+            else { throw SubscriptionLimitExceeded() }
             for token in deviceTokens.map({ $0.lowercased() }) where channel.subscriberSet.insert(token).inserted {
                 channel.subscribers.append(token)
             }
@@ -330,5 +341,13 @@ public struct APNsEmulatorIdentity: Sendable {
             },
             issuerPrivateKey: Certificate.PrivateKey(key))
         return try APNsEmulatorIdentity(certificatePEM: certificate.serializeAsPEM().pemString, privateKeyPEM: key.pemRepresentation)
+    }
+}
+
+/// A subscription past ``APNsEmulator/maximumSubscribersPerChannel`` or
+/// ``APNsEmulator/maximumSubscriptions``.
+public struct SubscriptionLimitExceeded: Error, Sendable, CustomStringConvertible {
+    public var description: String {
+        "at most \(APNsEmulator.maximumSubscribersPerChannel) devices a channel and \(APNsEmulator.maximumSubscriptions) in all"
     }
 }

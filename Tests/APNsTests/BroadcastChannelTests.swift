@@ -93,11 +93,52 @@ struct BroadcastChannelTests {
         }
     }
 
+    @Test("Subscriptions are capped per channel and in all: a batch past a cap is refused whole, in process and through the hook (422)")
+    func subscriptionCaps() async throws {
+        try await withEmulatorAndClient(clock: SharedClock()) { emulator, client, _, port in
+            let perChannel = APNsEmulator.maximumSubscribersPerChannel
+            let first = try await client.createChannel(bundleID: TestKey.bundleID, storagePolicy: .noStorage)
+            #expect(try emulator.subscribe((0..<perChannel).map(deviceToken), to: first.id))
+            // Already subscribed devices are no new subscriptions; one more device is.
+            #expect(try emulator.subscribe([deviceToken(0)], to: first.id))
+            #expect(throws: SubscriptionLimitExceeded.self) { try emulator.subscribe([deviceToken(perChannel)], to: first.id) }
+            try await expectHookRefusal([deviceToken(perChannel)], to: first.id, port: port)
+
+            // Across channels: fill up to the total, then the next channel takes nobody.
+            var subscribed = perChannel
+            while subscribed < APNsEmulator.maximumSubscriptions {
+                let channel = try await client.createChannel(bundleID: TestKey.bundleID, storagePolicy: .noStorage)
+                let count = min(perChannel, APNsEmulator.maximumSubscriptions - subscribed)
+                #expect(try emulator.subscribe((subscribed..<subscribed + count).map(deviceToken), to: channel.id))
+                subscribed += count
+            }
+            let last = try await client.createChannel(bundleID: TestKey.bundleID, storagePolicy: .noStorage)
+            #expect(throws: SubscriptionLimitExceeded.self) { try emulator.subscribe([deviceToken(subscribed)], to: last.id) }
+            // Leaving makes room again.
+            #expect(emulator.unsubscribe([deviceToken(1)], from: first.id))
+            #expect(try emulator.subscribe([deviceToken(subscribed)], to: last.id))
+        }
+    }
+
+    private func expectHookRefusal(_ devices: [String], to channelID: String, port: Int) async throws {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.certificateVerification = .none
+        let http = patientHTTPClient(tls)
+        var body: [UInt8] = []
+        try JSON.object([JSONMember("channel", .string(channelID)), JSONMember("devices", .array(devices.map(JSON.string)))]).write(into: &body)
+        var request = HTTPClientRequest(url: "https://127.0.0.1:\(port)/_emulator/subscriptions")
+        request.method = .POST
+        request.body = .bytes(ByteBuffer(bytes: body))
+        let status = try? await http.execute(request, timeout: patientTimeout).status
+        try await http.shutdown()
+        #expect(status?.code == 422)
+    }
+
     @Test("Broadcast rules: a Live Activity event only, expiration 0 on a channel that stores nothing, retried only when unaccepted")
     func broadcastRules() async throws {
         try await withEmulatorAndClient(clock: SharedClock()) { emulator, client, _, _ in
             let channel = try await client.createChannel(bundleID: TestKey.bundleID, storagePolicy: .noStorage)
-            emulator.subscribe([deviceToken(1), deviceToken(2)], to: channel.id)
+            try emulator.subscribe([deviceToken(1), deviceToken(2)], to: channel.id)
             await #expect(throws: APNsClientError.self) {
                 try await client.broadcast(.silentSecurePush(secureId: "1"), to: channel.id, bundleID: TestKey.bundleID)
             }

@@ -253,7 +253,7 @@ struct APNsDeliveryTests {
             let id = try backend.created(created)
             let channelID = try #require(try created.json().root["channelId"]?.string)
             let devices = (0..<500).map { token($0) }
-            #expect(backend.emulator.subscribe(devices, to: channelID))
+            #expect(try backend.emulator.subscribe(devices, to: channelID))
             backend.emulator.reset()
             let sent = try await backend.call(
                 .POST, "/api/channels/\(id)/broadcasts", as: "bob", json: #"{"event":"update","contentState":{"score":2,"team":"Reds"}}"#)
