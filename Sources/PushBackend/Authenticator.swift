@@ -95,19 +95,15 @@ package final class Authenticator: Sendable {
     }
 
     /// The client a request comes from: the peer, or, when the peer is one of
-    /// ``LoginLimits/trustedProxies``, the address the proxies say they forwarded for (the
-    /// rightmost `X-Forwarded-For` entry that is not itself a trusted proxy).
+    /// ``LoginLimits/trustedProxies``, the client the proxies say they forwarded for (see
+    /// ``ForwardedFor``).
     /// - Parameters:
     ///   - peer: The connection's remote address.
     ///   - forwardedFor: The request's `X-Forwarded-For` fields, in order; read only for a trusted peer.
-    package func clientAddress(peer: String, forwardedFor: @autoclosure () -> [String]) -> String {
+    ///   - forwarded: The request's `Forwarded` fields (RFC 7239), in order; likewise.
+    package func clientAddress(peer: String, forwardedFor: @autoclosure () -> [String], forwarded: @autoclosure () -> [String]) -> String {
         guard limits.trustedProxies.contains(peer) else { return peer }
-        let hops = forwardedFor().flatMap { $0.split(separator: ",") }.map { String($0.filter { $0 != " " && $0 != "\t" }) }
-        for hop in hops.reversed() where !limits.trustedProxies.contains(hop) {
-            // Whatever the proxy let through must at least be an address; otherwise the proxy answers for it.
-            return NetworkAddress.isIPAddress(hop) ? hop : peer
-        }
-        return peer
+        return ForwardedFor.client(forwardedFor: forwardedFor(), forwarded: forwarded(), trustedProxies: limits.trustedProxies) ?? peer
     }
 
     /// The user the `Authorization` header names, when the password is theirs.
@@ -288,7 +284,7 @@ public struct LoginLimits: Sendable, Hashable {
     public var rememberFor: Duration
     /// How long a successful login is remembered at most, however often it is used.
     public var rememberAtMost: Duration
-    /// Proxies whose `X-Forwarded-For` names the client (exact addresses). Behind a load balancer
+    /// Proxies whose `X-Forwarded-For` or `Forwarded` names the client (exact addresses). Behind a load balancer
     /// every request comes from it, and without this one budget would serve every client.
     public var trustedProxies: Set<String>
 

@@ -423,7 +423,8 @@ package struct BackendAPI: Sendable {
     /// caller's row (to check the credentials against the current password hash) and the
     /// notification are read in one store round trip.
     func fetch(id: String, request: Request, context: Context, markRead: Bool) async throws -> Response {
-        let client = authenticator.clientAddress(peer: context.client, forwardedFor: request.headers[values: .xForwardedFor])
+        let client = authenticator.clientAddress(
+            peer: context.client, forwardedFor: request.headers[values: .xForwardedFor], forwarded: request.headers[values: .forwarded])
         // Ids are 32 hex digits; anything else cannot exist, and matches nothing (the credentials
         // are checked all the same, so that a bad id tells an unauthenticated client nothing).
         let wellFormed = id.utf8.count == 32 && id.utf8.allSatisfy { hexDigitValue($0) <= 15 }

@@ -49,7 +49,8 @@ struct BasicAuthentication: AuthenticatorMiddleware {
     let authenticator: Authenticator
 
     func authenticate(request: Request, context: Context) async throws -> Authenticator.User? {
-        let client = authenticator.clientAddress(peer: context.client, forwardedFor: request.headers[values: .xForwardedFor])
+        let client = authenticator.clientAddress(
+            peer: context.client, forwardedFor: request.headers[values: .xForwardedFor], forwarded: request.headers[values: .forwarded])
         let user = try await authenticator.authenticate(authorization: request.headers[.authorization], client: client)
         context.record.user = user.name
         return user
@@ -191,4 +192,5 @@ extension HTTPFields {
 
 extension HTTPField.Name {
     static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
+    static let forwarded = HTTPField.Name("Forwarded")!
 }

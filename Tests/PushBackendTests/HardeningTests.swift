@@ -364,7 +364,9 @@ struct LoginAttackTests {
         }
     }
 
-    @Test("Behind a trusted proxy each client has its own budget, named by X-Forwarded-For; an untrusted peer's header is ignored")
+    @Test(
+        "Behind a trusted proxy each client has its own budget, named by X-Forwarded-For with or without a port; an untrusted peer's header is ignored"
+    )
     func trustedProxy() async throws {
         try await withBackend(
             overSockets: true,
@@ -382,12 +384,51 @@ struct LoginAttackTests {
             #expect(flood == [401, 401, 401, 429])
             // Another client behind the same proxy: a budget of its own. A spoofed first hop is not the client.
             #expect(try await offPool { try status("carol", "carol-pw", from: "127.0.0.1", forwardedFor: "203.0.113.9, 198.51.100.7") } == 200)
+            // Azure Application Gateway's form, with a port: each client still its own budget.
+            let ported = try await offPool {
+                try (0..<4).map { index in try status("mallory\(index)", "guess", from: "127.0.0.1", forwardedFor: "10.0.0.66:5555") }
+            }
+            #expect(ported == [401, 401, 401, 429])
+            #expect(try await offPool { try status("carol", "carol-pw", from: "127.0.0.1", forwardedFor: "10.0.1.67:5555") } == 200)
+            #expect(try await offPool { try status("carol", "carol-pw", from: "127.0.0.1", forwardedFor: "[2001:db8::66]:443") } == 200)
             // Not a trusted proxy: its header names nobody, and its own budget is spent as usual.
             let direct = try await offPool {
                 try (0..<4).map { index in try status("mallory\(index)", "guess", from: "127.0.0.2", forwardedFor: "198.51.100.\(index)") }
             }
             #expect(direct == [401, 401, 401, 429])
         }
+    }
+
+    @Test(
+        "The forwarded client: X-Forwarded-For with ports and brackets, RFC 7239 Forwarded, the rightmost untrusted hop; unreadable or conflicting entries share a budget that is not the proxy's"
+    )
+    func forwardedClient() {
+        let proxies: Set<String> = ["10.1.1.1", "10.1.1.2"]
+        func client(_ forwardedFor: [String], _ forwarded: [String] = []) -> String? {
+            ForwardedFor.client(forwardedFor: forwardedFor, forwarded: forwarded, trustedProxies: proxies)
+        }
+        #expect(client([]) == nil && client(["10.1.1.2"]) == nil && client(["10.1.1.2:80, 10.1.1.1"]) == nil)
+        #expect(client(["203.0.113.9"]) == "203.0.113.9" && client(["203.0.113.9:5555"]) == "203.0.113.9")
+        #expect(client(["[2001:db8::66]:443"]) == "2001:db8::66" && client(["[2001:db8::66]"]) == "2001:db8::66")
+        #expect(client(["2001:db8::66"]) == "2001:db8::66" && client([" 198.51.100.1 ,\t203.0.113.9:1 "]) == "203.0.113.9")
+        // The client's own entries on the left are never read; trusted hops on the right are passed.
+        #expect(client(["1.2.3.4, 203.0.113.9:80, 10.1.1.1"]) == "203.0.113.9")
+        #expect(client(["garbage, 203.0.113.9"]) == "203.0.113.9")
+        #expect(client(["1.2.3.4", "203.0.113.9, 10.1.1.2:8080"]) == "203.0.113.9")
+        for unreadable in ["unknown", "203.0.113.9:", "203.0.113.9:99999", "203.0.113.9:x", "[2001:db8::66", "[203.0.113.9]:80", "host:80", "[::1]x"]
+        {
+            #expect(client([unreadable]) == ForwardedFor.unreadable, "\(unreadable)")
+        }
+        // RFC 7239's examples.
+        #expect(client([], [#"for="_gazonk""#]) == ForwardedFor.unreadable)
+        #expect(client([], [#"For="[2001:db8:cafe::17]:4711""#]) == "2001:db8:cafe::17")
+        #expect(client([], ["for=192.0.2.60;proto=http;by=203.0.113.43"]) == "192.0.2.60")
+        #expect(client([], ["for=192.0.2.43, for=198.51.100.17"]) == "198.51.100.17")
+        #expect(client([], ["for=192.0.2.43, for=198.51.100.17;by=10.1.1.1, for=10.1.1.1"]) == "198.51.100.17")
+        #expect(client([], [#"for="198.51.100.17:80";proto="a,b""#]) == "198.51.100.17" && client([], ["proto=https"]) == nil)
+        // Both headers: they agree, or neither is believed.
+        #expect(client(["198.51.100.17:4711"], ["for=198.51.100.17"]) == "198.51.100.17")
+        #expect(client(["198.51.100.17"], ["for=203.0.113.200"]) == ForwardedFor.unreadable)
     }
 
     @Test("A remembered login stays remembered while it is used, up to its limit")
