@@ -16,7 +16,7 @@ public struct DownloadedImage: Sendable, Hashable {
 extension PushBackendClient {
     /// Attempts at one download: a dropped connection is resumed from the byte it reached, this
     /// many times at most (within the deadline).
-    static let maximumAttempts = 5
+    package static let maximumAttempts = 5
 
     /// Downloads a rich notification's image into `file`, as a notification service extension
     /// does before attaching it.
@@ -68,21 +68,35 @@ private final class ImageDownload: @unchecked Sendable {
 
     deinit { try? output.close() }
 
-    /// Downloads until the whole image is written and verified.
+    /// Downloads until the whole image is written and verified. A dropped connection, and an
+    /// answer that cannot continue the part held (a 416, or a 206 that does not fit), each count as
+    /// a failed attempt, and the next waits a little longer (full jitter): a server that answers
+    /// every request that way ends the download after a few attempts instead of being asked
+    /// again at once without end.
     /// - Returns: Its content type.
     func run(client: Client) async throws -> String {
         var failures = 0
         while true {
+            let failure: any Error
             do {
                 if try await attempt(client: client) { return contentType }
+                failure = PushClientError.invalidResponse("the image's answers do not continue the part already downloaded")
             } catch let error as PushClientError {
                 throw error
             } catch {
                 // The connection dropped (or the body ended early): resume, a few times.
-                failures += 1
-                guard failures < PushBackendClient.maximumAttempts, !Task.isCancelled else { throw PushBackendClient.mapped(error) }
+                failure = error
             }
+            failures += 1
+            guard failures < PushBackendClient.maximumAttempts, !Task.isCancelled else { throw PushBackendClient.mapped(failure) }
+            try await Task.sleep(for: Self.backoff(afterFailures: failures))
         }
+    }
+
+    /// A random wait of up to 50 ms doubled for each failure before this one, at most 1 s.
+    static func backoff(afterFailures failures: Int) -> Duration {
+        let ceiling = min(50 << min(failures - 1, 10), 1000)
+        return .milliseconds(Int.random(in: 0...ceiling))
     }
 
     /// One request: the whole image, or the rest of it from `received`.
@@ -121,7 +135,11 @@ private final class ImageDownload: @unchecked Sendable {
             throw PushClientError.invalidResponse("the image answered otherwise than 200 or 206")
         }
         for try await chunk in body {
-            guard received + chunk.count <= maximumBytes else { throw PushClientError.tooLarge(limit: maximumBytes, length: length) }
+            // The length was held to the limit before a byte was read; a body that runs past it
+            // is not the image its headers described.
+            guard let length, received + chunk.count <= length else {
+                throw PushClientError.invalidResponse("the image's body runs past its length of \(length ?? 0) bytes")
+            }
             try output.write(contentsOf: chunk)
             hasher.update(data: chunk)
             received += chunk.count

@@ -29,7 +29,7 @@ public enum PushClientError: Error, Sendable, Hashable, CustomStringConvertible 
         case .unauthorized: "unauthorized: sign in again"
         case .notFound: "not found"
         case .throttled(let wait): "throttled: the backend asks to wait \(wait), past the deadline"
-        case .tooLarge(let limit, let length): "too large: \(length.map { "\($0) bytes" } ?? "more bytes") than the limit of \(limit)"
+        case .tooLarge(let limit, let length): "too large: \(length.map { "\($0) bytes, " } ?? "")more than the limit of \(limit) bytes"
         case .unsupportedType(let type): "unsupported content type \(type)"
         case .digestMismatch: "the download does not match the backend's Repr-Digest"
         case .deadlineExceeded: "deadline exceeded"

@@ -164,7 +164,32 @@ struct AppSideTests {
         }
     }
 
-    @Test("An image over the limit: refused from its Content-Length before a byte is read, or once the count crosses it")
+    @Test(
+        "A server that answers every request 416, or a first request 206, ends the download after a few attempts with growing waits, no file left",
+        arguments: [416, 206])
+    func answersThatNeverFit(status: Int) async throws {
+        try await withBackend(overSockets: true) { backend in
+            let id = try await backend.notify(as: "alice", #"{"kind": "rich", "message": "m", "resource": "sunset.png"}"#)
+            let length = Self.sunset.count
+            let transport = FaultyTransport { _, response, body in
+                var changed = response
+                changed.status = .init(code: status)
+                changed.headerFields[.contentRange] = status == 416 ? "bytes */\(length)" : "bytes 0-\(length - 1)/\(length)"
+                return (changed, body)
+            }
+            let file = try Self.destination()
+            let started = ContinuousClock.now
+            await #expect(throws: PushClientError.invalidResponse("the image's answers do not continue the part already downloaded")) {
+                try await Self.client(backend.base, transport: transport).downloadImage(
+                    id: id, to: file, maximumBytes: 1 << 20, within: Self.patience)
+            }
+            #expect(transport.requests.count == PushBackendClient.maximumAttempts)
+            #expect(ContinuousClock.now - started < Self.patience)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: file.deletingLastPathComponent().path).isEmpty)
+        }
+    }
+
+    @Test("An image over the limit: refused from its Content-Length before a byte is read; a body longer than its length, once the count crosses it")
     func oversizeImage() async throws {
         try await withBackend(overSockets: true) { backend in
             let id = try await backend.notify(as: "alice", #"{"kind": "rich", "message": "m", "resource": "sunset.png"}"#)
@@ -174,12 +199,12 @@ struct AppSideTests {
                 try await Self.client(backend.base, transport: honest).downloadImage(id: id, to: file, maximumBytes: 5000, within: Self.patience)
             }
             #expect(honest.bytesRead == 0)
-            // A length that understates the body: the count stops it at the limit.
+            // A length that understates the body: the count stops it at that length.
             let lying = FaultyTransport { _, response, body in (response, body.claiming(length: 4000)) }
-            await #expect(throws: PushClientError.tooLarge(limit: 5000, length: 4000)) {
+            await #expect(throws: PushClientError.invalidResponse("the image's body runs past its length of 4000 bytes")) {
                 try await Self.client(backend.base, transport: lying).downloadImage(id: id, to: file, maximumBytes: 5000, within: Self.patience)
             }
-            #expect(lying.bytesRead <= 5000 + 4096)  // the chunk that would cross the limit is not written
+            #expect(lying.bytesRead <= 4000 + 4096)  // the chunk that would cross the length is not written
             #expect(try FileManager.default.contentsOfDirectory(atPath: file.deletingLastPathComponent().path).isEmpty)
         }
     }
