@@ -76,7 +76,8 @@ extension BackendAPI {
             throw APIError(status: 500, code: .internalError, "the push could not be sent: \(error.message)")
         }
         if result.isDelivered { return .json(200, .object([JSONMember("apnsId", .string(result.apnsID ?? ""))])) }
-        let actions = await apns.tokenActions(for: [result], registeredAt: [activity.updatedAt], askOtherEnvironment: false, logger: logger)
+        let actions = await apns.tokenActions(
+            for: [result], registeredAt: [activity.updatedAt], recipient: activity.owner, askOtherEnvironment: false, logger: logger)
         if case .delete(let reason) = actions[0],
             try await store.deleteActivity(id: activity.id, owner: nil)
         {

@@ -231,7 +231,7 @@ package struct APNsDelivery: PushDeliverer {
         } catch {
             throw APIError(status: 500, code: .internalError, "the push could not be sent: \(error.message)")
         }
-        await prune(results, of: devices, logger: logger)
+        await prune(results, of: devices, recipient: recipient, logger: logger)
         let unanswered = results.contains { if case .failed(let failure, _) = $0.outcome { failure != .invalidDeviceToken } else { false } }
         if unanswered && !results.contains(where: \.isDelivered) {
             throw APIError(status: 502, code: .apnsUnavailable, "APNs could not be reached for any of the recipient's devices")
@@ -241,8 +241,8 @@ package struct APNsDelivery: PushDeliverer {
 
     /// Deletes the registrations whose results the token policy calls dead, unless the brake holds.
     /// A registration made again since it was read has a new id, so it is not touched.
-    func prune(_ results: [APNsSendResult], of registrations: [RegistrationRecord], logger: Logger) async {
-        let actions = await tokenActions(for: results, registeredAt: registrations.map(\.updatedAt), logger: logger)
+    func prune(_ results: [APNsSendResult], of registrations: [RegistrationRecord], recipient: String, logger: Logger) async {
+        let actions = await tokenActions(for: results, registeredAt: registrations.map(\.updatedAt), recipient: recipient, logger: logger)
         for (action, registration) in zip(actions, registrations) {
             switch action {
             case .keep:
@@ -261,28 +261,35 @@ package struct APNsDelivery: PushDeliverer {
         }
     }
 
-    /// The token policy's action for each result, every one `.keep` when the brake holds; device
-    /// tokens this environment calls bad are first put to the other one.
+    /// The token policy's action for each result; when the brake holds, every one `.keep` but a
+    /// 410's, which no configuration produces. Device tokens this environment calls bad are first
+    /// put to the other one.
     /// - Parameters:
     ///   - registeredAt: When each token was last registered, in Unix milliseconds.
+    ///   - recipient: Whose devices these are: the brake judges recipients.
     ///   - askOtherEnvironment: False for Live Activity tokens, which take no background push to
     ///     ask with; a `BadDeviceToken` then keeps the token.
     func tokenActions(
-        for results: [APNsSendResult], registeredAt: [Int64], askOtherEnvironment: Bool = true, logger: Logger
+        for results: [APNsSendResult], registeredAt: [Int64], recipient: String, askOtherEnvironment: Bool = true, logger: Logger
     ) async -> [APNsTokenAction] {
-        if let blamed = pruningBrake.judge(results) {
+        func policyAction(_ index: Int, otherEnvironment: APNsSendResult? = nil) -> APNsTokenAction {
+            direct.policy.action(
+                for: results[index], registeredAt: Date(timeIntervalSince1970: Double(registeredAt[index]) / 1000),
+                otherEnvironment: otherEnvironment)
+        }
+        if let blamed = pruningBrake.judge(results, recipient: recipient) {
             metrics.pruningHeld(blaming: blamed)
             if pruningBrake.logIsDue() {
                 logger.error(
-                    "APNs configuration suspect: most devices answered the same refusal, so no registration is pruned; check the environment, topic and key",
+                    "APNs configuration suspect: most recipients' devices answered the same refusal, so no registration is pruned but those APNs calls unregistered; check the environment, topic and key",
                     metadata: ["reason": "\(blamed)", "devices": "\(results.count)", "topic": "\(direct.topic)"])
             }
-            return results.map { _ in .keep }
+            return results.indices.map { index in
+                if case .rejected(410, _, _) = results[index].outcome { return policyAction(index) }
+                return .keep
+            }
         }
         let others = askOtherEnvironment ? await direct.secondOpinions(on: results) : [:]
-        return zip(results.indices, registeredAt).map { index, milliseconds in
-            direct.policy.action(
-                for: results[index], registeredAt: Date(timeIntervalSince1970: Double(milliseconds) / 1000), otherEnvironment: others[index])
-        }
+        return results.indices.map { policyAction($0, otherEnvironment: others[$0]) }
     }
 }

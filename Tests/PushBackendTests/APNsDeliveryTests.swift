@@ -408,6 +408,44 @@ struct APNsDeliveryTests {
         }
     }
 
+    @Test("One recipient's junk tokens, however many, do not hold pruning back for everyone: the brake judges recipients, not answers")
+    func brakeJudgesRecipients() async throws {
+        try await withAPNsBackend { backend in
+            // Two recipients whose pushes are delivered.
+            for (user, prefix) in [("carol", "c"), ("bob", "b")] {
+                _ = try backend.created(
+                    try await backend.call(.POST, "/api/register", as: user, json: #"{"deviceToken":"\#(token(0, prefix: prefix))"}"#))
+                _ = try await backend.notify(as: "bob", #"{"kind":"secure","payload":"hi","to":"\#(user)"}"#)
+            }
+            // Then alice's twenty junk tokens, bad in both environments: twenty answers against two,
+            // but one recipient of three.
+            let junk = try await registerDevices(20, on: backend, prefix: "e")
+            for device in junk {
+                backend.emulator.setState(.bad, for: device)
+                backend.other.setState(.bad, for: device)
+            }
+            _ = try await backend.notify(as: "bob", #"{"kind":"secure","payload":"hi","to":"alice"}"#)
+            #expect(try await registeredDevices(backend).isEmpty)
+            #expect(!backend.logs.messages.contains { $0.hasPrefix("APNs configuration suspect") })
+            #expect(backend.metrics.counterTotal(label: "push_backend_pruning_held_total", dimensions: [("reason", "BadDeviceToken")]) == 0)
+        }
+    }
+
+    @Test("While the brake holds, a token APNs calls unregistered since its registration is still pruned; one unregistered before it is kept")
+    func brakeLetsUnregisteredPrune() async throws {
+        try await withAPNsBackend(topic: APNsBackend.topic + ".other") { backend in
+            // A wrong topic: every device answers DeviceTokenNotForTopic, but for two 410s.
+            let devices = try await registerDevices(10, on: backend)
+            backend.emulator.bind(devices.filter { $0 != devices[3] && $0 != devices[4] }, toApp: APNsBackend.topic)
+            let registeredAt = try await backend.store.registrations(owner: "alice").map(\.updatedAt)
+            backend.emulator.setState(.unregistered(sinceMilliseconds: registeredAt.max()! + 60_000), for: devices[3])
+            backend.emulator.setState(.unregistered(sinceMilliseconds: registeredAt.min()! - 60_000), for: devices[4])
+            _ = try await backend.notify(as: "bob", #"{"kind":"secure","payload":"hi","to":"alice"}"#)
+            #expect(try await registeredDevices(backend) == Set(devices).subtracting([devices[3]]))
+            #expect(backend.logs.messages.contains { $0.hasPrefix("APNs configuration suspect") })
+        }
+    }
+
     @Test("The start-up check: a key that signs and a check device APNs takes pass; the wrong environment, topic or device refuse to start")
     func startupCheck() async throws {
         let emulators = try EmulatorPair(bundleIDs: [APNsBackend.topic, APNsBackend.topic + ".other"])
