@@ -156,12 +156,11 @@ package struct BackendAPI: Sendable {
             updatedAt: unixMilliseconds())
         try await registrations.run(deviceToken) {
             let previous = try await store.registration(deviceToken: deviceToken)
-            if previous?.owner != caller.name, try await store.registrations(owner: caller.name).count >= registrationLimits.maximumDevices {
+            guard try await store.saveRegistration(registration, maximumPerOwner: registrationLimits.maximumDevices) else {
                 throw APIError(
                     status: 409, code: .tooManyDevices,
                     "at most \(registrationLimits.maximumDevices) devices per user; unregister one first")
             }
-            try await store.saveRegistration(registration)
             try await delivery.registrationChanged(deviceToken: deviceToken, platform: platform, replacing: previous)
         }
         // The same answer whether the token was known: a new id, 201; and whether pushes reach it.

@@ -18,8 +18,11 @@ package protocol BackendStore: Sendable {
     func registration(id: String) async throws(StoreError) -> RegistrationRecord?
     func registration(deviceToken: String) async throws(StoreError) -> RegistrationRecord?
     /// Creates the registration of its device token, or replaces the one there was (a device token
-    /// names one device: the row takes the new id, owner and installation).
-    func saveRegistration(_ registration: RegistrationRecord) async throws(StoreError)
+    /// names one device: the row takes the new id, owner and installation), unless the owner holds
+    /// `maximumPerOwner` registrations of other tokens already. Counting and saving are one step,
+    /// across instances too: concurrent registrations cannot pass the cap together.
+    /// - Returns: False when the owner was at the cap and nothing was saved.
+    func saveRegistration(_ registration: RegistrationRecord, maximumPerOwner: Int) async throws(StoreError) -> Bool
     /// Whether the owner had a registration with this id.
     func deleteRegistration(id: String, owner: String) async throws(StoreError) -> Bool
     /// The user's registrations, oldest first: the devices a send goes to.
@@ -66,6 +69,11 @@ package protocol BackendStore: Sendable {
 }
 
 extension BackendStore {
+    /// Saves `registration` with no cap on its owner's registrations.
+    package func saveRegistration(_ registration: RegistrationRecord) async throws(StoreError) {
+        _ = try await saveRegistration(registration, maximumPerOwner: .max)
+    }
+
     package func checkAvailable() async throws(StoreError) {
         _ = try await user(named: "")
     }

@@ -43,8 +43,10 @@ struct InstrumentedStore: BackendStore {
     func registration(deviceToken: String) async throws(StoreError) -> RegistrationRecord? {
         try await measure("registration_by_token") { () async throws(StoreError) in try await base.registration(deviceToken: deviceToken) }
     }
-    func saveRegistration(_ registration: RegistrationRecord) async throws(StoreError) {
-        try await measure("save_registration") { () async throws(StoreError) in try await base.saveRegistration(registration) }
+    func saveRegistration(_ registration: RegistrationRecord, maximumPerOwner: Int) async throws(StoreError) -> Bool {
+        try await measure("save_registration") { () async throws(StoreError) in
+            try await base.saveRegistration(registration, maximumPerOwner: maximumPerOwner)
+        }
     }
     func deleteRegistration(id: String, owner: String) async throws(StoreError) -> Bool {
         try await measure("delete_registration") { () async throws(StoreError) in try await base.deleteRegistration(id: id, owner: owner) }

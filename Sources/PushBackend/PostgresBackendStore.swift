@@ -319,16 +319,43 @@ package final class PostgresBackendStore: BackendStore {
             "SELECT id, owner, device_token, platform, installation_id, updated_at FROM registrations WHERE owner = \(owner) ORDER BY updated_at, id")
     }
 
-    package func saveRegistration(_ registration: RegistrationRecord) async throws(StoreError) {
-        _ = try await count(
-            """
-            INSERT INTO registrations (id, owner, device_token, platform, installation_id, updated_at)
-            VALUES (\(registration.id), \(registration.owner), \(registration.deviceToken), \(registration.platform.rawValue),
-                    \(registration.installationID), \(registration.updatedAt))
-            ON CONFLICT (device_token) DO UPDATE SET
-                id = excluded.id, owner = excluded.owner, platform = excluded.platform, installation_id = excluded.installation_id,
-                updated_at = excluded.updated_at
-            """)
+    package func saveRegistration(_ registration: RegistrationRecord, maximumPerOwner: Int) async throws(StoreError) -> Bool {
+        try await run {
+            try await client.withConnection { connection in
+                // The owner's row is locked for the transaction, so that registrations for the
+                // same owner, on any instance, count and insert one after another: a statement's
+                // snapshot would not see a concurrent insert committed while it waited.
+                try await connection.query("BEGIN", logger: logger)
+                do {
+                    try await connection.query("SELECT 1 FROM users WHERE name = \(registration.owner) FOR UPDATE", logger: logger)
+                    var others = 0
+                    for try await count in try await connection.query(
+                        "SELECT count(*) FROM registrations WHERE owner = \(registration.owner) AND device_token <> \(registration.deviceToken)",
+                        logger: logger
+                    ).decode(Int.self) {
+                        others = count
+                    }
+                    guard others < maximumPerOwner else {
+                        try await connection.query("ROLLBACK", logger: logger)
+                        return false
+                    }
+                    try await connection.query(
+                        """
+                        INSERT INTO registrations (id, owner, device_token, platform, installation_id, updated_at)
+                        VALUES (\(registration.id), \(registration.owner), \(registration.deviceToken), \(registration.platform.rawValue),
+                                \(registration.installationID), \(registration.updatedAt))
+                        ON CONFLICT (device_token) DO UPDATE SET
+                            id = excluded.id, owner = excluded.owner, platform = excluded.platform, installation_id = excluded.installation_id,
+                            updated_at = excluded.updated_at
+                        """, logger: logger)
+                    try await connection.query("COMMIT", logger: logger)
+                    return true
+                } catch {
+                    _ = try? await connection.query("ROLLBACK", logger: logger)
+                    throw error
+                }
+            }
+        }
     }
 
     package func deleteRegistration(id: String, owner: String) async throws(StoreError) -> Bool {

@@ -234,18 +234,22 @@ package final class SQLiteBackendStore: BackendStore {
         .first.flatMap(Self.registration(from:))
     }
 
-    package func saveRegistration(_ registration: RegistrationRecord) async throws(StoreError) {
-        _ = try await run(
+    package func saveRegistration(_ registration: RegistrationRecord, maximumPerOwner: Int) async throws(StoreError) -> Bool {
+        // One statement on the one connection: nothing runs between the count and the insert.
+        !(try await run(
             """
-            INSERT INTO registrations (id, owner, device_token, platform, installation_id, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+            INSERT INTO registrations (id, owner, device_token, platform, installation_id, updated_at)
+            SELECT ?, ?, ?, ?, ?, ? WHERE (SELECT count(*) FROM registrations WHERE owner = ? AND device_token <> ?) < ?
             ON CONFLICT (device_token) DO UPDATE SET
                 id = excluded.id, owner = excluded.owner, platform = excluded.platform, installation_id = excluded.installation_id,
                 updated_at = excluded.updated_at
+            RETURNING id
             """,
             [
                 .text(registration.id), .text(registration.owner), .text(registration.deviceToken), .text(registration.platform.rawValue),
-                .text(registration.installationID), .integer(Int(registration.updatedAt)),
-            ])
+                .text(registration.installationID), .integer(Int(registration.updatedAt)), .text(registration.owner),
+                .text(registration.deviceToken), .integer(maximumPerOwner),
+            ])).isEmpty
     }
 
     package func deleteRegistration(id: String, owner: String) async throws(StoreError) -> Bool {

@@ -231,6 +231,50 @@ struct BackendStoreTests {
         }
     }
 
+    @Test(
+        "The device cap holds under concurrent registrations: 16 at once for a user with 4 of 5 store one; on PostgreSQL through two stores (two instances) as well",
+        arguments: StoreEngine.allCases)
+    func deviceCapUnderConcurrency(engine: StoreEngine) async throws {
+        func registration(_ index: Int) -> RegistrationRecord {
+            let token = String(format: "%064x", index)
+            return RegistrationRecord(
+                id: String(format: "%032x", index), owner: "alice", deviceToken: token, platform: .apns,
+                installationID: RegistrationRecord.installationID(deviceToken: token, platform: .apns), updatedAt: Int64(index))
+        }
+        let first: any BackendStore
+        // On PostgreSQL a second store on the same database: another instance of the backend.
+        var second: (any BackendStore)?
+        if engine == .postgres {
+            let url = try await TestPostgres.makeDatabase()
+            first = try await PostgresBackendStore.open(url: url, connectTimeout: .seconds(60), operationTimeout: .seconds(60))
+            second = try await PostgresBackendStore.open(url: url, connectTimeout: .seconds(60), operationTimeout: .seconds(60))
+        } else {
+            first = try await engine.open()
+        }
+        do {
+            try await first.addUser(UserRecord(name: "alice", passwordHash: "x", role: .user))
+            for index in 0..<4 { #expect(try await first.saveRegistration(registration(index), maximumPerOwner: 5)) }
+            let stores = [first, second ?? first]
+            let saved = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 4..<20 {
+                    group.addTask { try await stores[index % 2].saveRegistration(registration(index), maximumPerOwner: 5) }
+                }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(saved == 1)
+            #expect(try await first.registrations(owner: "alice").count == 5)
+            // At the cap: a token already the owner's is saved again; a new one is not.
+            #expect(try await first.saveRegistration(registration(0), maximumPerOwner: 5))
+            #expect(try await !first.saveRegistration(registration(99), maximumPerOwner: 5))
+        } catch {
+            await second?.close()
+            await first.close()
+            throw error
+        }
+        await second?.close()
+        await first.close()
+    }
+
     @Test("PostgreSQL gone mid-run: a store call is refused as unavailable within its deadline, not after the pool's minute of retries")
     func postgresGone() async throws {
         let url = try await TestPostgres.makeDatabase()
