@@ -118,8 +118,9 @@ public enum Fault: Sendable, Hashable {
 /// `PUT|PATCH|GET|DELETE /{hub}/installations/{id}`. Test hooks, without authorisation:
 /// `GET|DELETE /_emulator/deliveries` (the latest ``deliveryCapacity``, oldest first; `?since=N`
 /// for those after sequence N), `POST /_emulator/faults` (`{"status":429,"retryAfter":"1","count":2}`
-/// or `{"delaySeconds":3,"count":1}`; off when built with `allowsFaultInjection: false`),
-/// `GET /_emulator/requests` (the number of hub requests received).
+/// or `{"delaySeconds":3,"count":1}`) and `POST /_emulator/clock` (`{"advanceSeconds":N}`), both
+/// off when built with `allowsFaultInjection: false`, `GET /_emulator/requests` (the number of hub
+/// requests received).
 public final class HubEmulator: Sendable {
     struct Storage {
         var installations: [String: [String: Installation]] = [:]

@@ -257,8 +257,11 @@ package struct BackendAPI: Sendable {
         if devices.contains(where: { $0.platform == .fcmv1 }) {
             pushedMessage = try Self.fittedForFCM(kind, id: id, richType: richType, message: pushedMessage)
         }
-        // The budget counts pushes: one notification to many devices costs one per device.
-        sendBudget.charge(caller.name, count: devices.count - 1)
+        // The budget counts pushes: one notification to many devices costs one per device. A
+        // scheduled one reaches the devices registered when it is sent, up to the device cap, so
+        // it costs the cap: otherwise sends scheduled while the recipient has no device would
+        // cost nothing and reach every device registered by then.
+        sendBudget.charge(caller.name, count: (sendAt == nil ? devices.count : registrationLimits.maximumDevices) - 1)
         let record = NotificationRecord(
             id: id, sender: caller.name, recipient: recipient, content: content, createdAt: unixMilliseconds(), sendAt: sendAt)
         try await store.addNotification(record)

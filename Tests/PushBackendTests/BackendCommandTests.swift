@@ -126,6 +126,11 @@ struct BackendCommandTests {
         let pushed = try parser.parse(Array(try await deliveries.body.collect(upTo: 1 << 20).readableBytesView))
         #expect(pushed.root.count == 1 && pushed.root[0]?["deviceHandle"]?.string == token)
         #expect(pushed.root[0]?["payload"]?.string?.contains(id) == true)
+        // Anyone on the machine reaches the demo hub: its clock cannot be moved to release scheduled sends.
+        var clock = HTTPClientRequest(url: emulator + "/_emulator/clock")
+        clock.method = .POST
+        clock.body = .bytes(ByteBuffer(string: #"{"advanceSeconds": 604800}"#))
+        #expect(try await HTTPClient.shared.execute(clock, timeout: .seconds(30)).status.code == 404)
 
         let image = try RichPushImages.registry.resource(named: "sunset.png")
         _ = try await backend.call(.GET, "/api/notifications/\(id)", as: "alice")  // warms the login cache

@@ -603,6 +603,28 @@ struct QuotaTests {
         }
     }
 
+    @Test("A scheduled notification costs the device cap, whatever the recipient has now: scheduling ahead of registering cannot multiply sends")
+    func scheduledSendsCostTheCap() async throws {
+        try await withBackend(configure: {
+            $0.registrations = RegistrationLimits(maximumDevices: 5)
+            $0.sendQuota = RateLimit(burst: 10, perSecond: 0.01)
+        }) { backend in
+            // Alice has no device: each send scheduled for her could reach five by its time.
+            let later = Int64(Date().timeIntervalSince1970 * 1000) + 60_000
+            for _ in 0..<2 {
+                #expect(
+                    try await backend.call(
+                        .POST, "/api/notifications", as: "bob", json: #"{"kind": "secure", "payload": "x", "to": "alice", "sendAt": \#(later)}"#
+                    ).status == 201)
+            }
+            let third = try await backend.call(
+                .POST, "/api/notifications", as: "bob", json: #"{"kind": "secure", "payload": "x", "to": "alice", "sendAt": \#(later)}"#)
+            #expect(third.status == 429 && third.errorCode == "rateLimited", "\(third.text)")
+            // A send now to nobody's devices costs one: carol's budget is her own and untouched.
+            for _ in 0..<3 { _ = try await backend.notify(as: "carol", #"{"kind": "secure", "payload": "x"}"#) }
+        }
+    }
+
     @Test("Activity tokens per user are capped")
     func activityTokenCap() async throws {
         try await withAPNsBackend(registrationLimits: RegistrationLimits(maximumDevices: 5, maximumActivityTokens: 3)) { backend in
