@@ -139,7 +139,6 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
 
     private struct Stream {
         var pending: APNsPendingRequest
-        let deadline: NIODeadline
         /// Its last frame reached the socket: the server may have it.
         var written = false
         var status: Int?
@@ -267,7 +266,6 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
             pool.returned(id, Array(requests.dropFirst(batch.count)), failure: .connectionLost)
             guard !batch.isEmpty else { return }
         }
-        let deadline = NIODeadline.now() + pool.configuration.requestTimeout
         // One promise for the batch, on its last frame: writes complete in order.
         let written = context.eventLoop.makePromise(of: Void.self)
         var started: [HTTP2StreamID] = []
@@ -294,7 +292,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
                     wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers, endStream: true)))),
                     promise: promise)
             }
-            streams[streamID] = Stream(pending: pending, deadline: deadline)
+            streams[streamID] = Stream(pending: pending)
             started.append(streamID)
         }
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
@@ -470,7 +468,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
         case .ready, .draining:
             guard let context else { return }
             var expired: [HTTP2StreamID] = []
-            for (streamID, stream) in streams where stream.deadline <= now { expired.append(streamID) }
+            for (streamID, stream) in streams where stream.pending.deadline <= now { expired.append(streamID) }
             for streamID in expired {
                 let stream = streams.removeValue(forKey: streamID)!
                 finishedSinceReport += 1

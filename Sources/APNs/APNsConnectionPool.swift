@@ -2,6 +2,7 @@ import CoreMetrics
 import Logging
 import NIOCore
 import NIOHPACK
+import NIOPosix
 import NIOSSL
 import Synchronization
 
@@ -33,6 +34,9 @@ struct APNsExchangeFailure: Error, Hashable, Sendable {
 struct APNsPendingRequest: Sendable {
     let request: APNsHTTPRequest
     let continuation: CheckedContinuation<Result<APNsHTTPResponse, APNsExchangeFailure>, Never>
+    /// When it fails `timeout`: the request timeout from when the pool took it, whether it is still
+    /// waiting for a stream then or riding on one.
+    let deadline: NIODeadline
     /// Times it came back unprocessed (above a GOAWAY's last stream, refused, never written).
     var resends = 0
 
@@ -78,6 +82,8 @@ final class APNsConnectionPool: Sendable {
         var waiting = CircularBuffer<APNsPendingRequest>()
         var nextConnectionID = 1
         var isShutDown = false
+        /// A check of the waiting requests' deadlines is scheduled.
+        var expiryScheduled = false
     }
 
     fileprivate struct Entry {
@@ -99,6 +105,9 @@ final class APNsConnectionPool: Sendable {
         var starts: [(APNsConnection, [APNsPendingRequest])] = []
         var open: APNsConnection?
         var failures: [(APNsPendingRequest, APNsExchangeFailure)] = []
+        var closes: [APNsConnection] = []
+        /// When to check the waiting requests' deadlines next.
+        var checkExpiry: NIODeadline?
     }
 
     init(configuration: Configuration, sslContext: NIOSSLContext, logger: Logger, metrics: APNsClientMetrics) {
@@ -111,8 +120,9 @@ final class APNsConnectionPool: Sendable {
 
     /// Sends `request` on the next free stream and waits for its answer.
     func execute(_ request: APNsHTTPRequest) async -> Result<APNsHTTPResponse, APNsExchangeFailure> {
-        await withCheckedContinuation { continuation in
-            let pending = APNsPendingRequest(request: request, continuation: continuation)
+        let deadline = NIODeadline.now() + configuration.requestTimeout
+        return await withCheckedContinuation { continuation in
+            let pending = APNsPendingRequest(request: request, continuation: continuation, deadline: deadline)
             perform { state, work in
                 guard !state.isShutDown else {
                     work.failures.append((pending, APNsExchangeFailure(failure: .other("the client is shut down"), mayHaveBeenWritten: false)))
@@ -220,6 +230,37 @@ final class APNsConnectionPool: Sendable {
         for (pending, failure) in work.failures { pending.resume(.failure(failure)) }
         if let connection = work.open { connection.open() }
         for (connection, requests) in work.starts { connection.start(requests) }
+        for connection in work.closes { Task { await connection.close() } }
+        if let deadline = work.checkExpiry {
+            MultiThreadedEventLoopGroup.singleton.any().scheduleTask(deadline: deadline) { [self] in expireWaiting() }
+        }
+    }
+
+    /// Fails the requests whose deadline passed while they waited for a stream: never written, so
+    /// safe to send again. A connection that offered no stream all that time (a server whose
+    /// `SETTINGS_MAX_CONCURRENT_STREAMS` is 0) and carries nothing is closed, so that the next
+    /// requests go to a fresh one rather than wait behind it.
+    private func expireWaiting() {
+        perform { state, work in
+            state.expiryScheduled = false
+            let now = NIODeadline.now()
+            guard state.waiting.contains(where: { $0.deadline <= now }) else { return }
+            var kept = CircularBuffer<APNsPendingRequest>(initialCapacity: state.waiting.count)
+            while let pending = state.waiting.popFirst() {
+                if pending.deadline <= now {
+                    work.failures.append((pending, APNsExchangeFailure(failure: .timeout, mayHaveBeenWritten: false)))
+                } else {
+                    kept.append(pending)
+                }
+            }
+            state.waiting = kept
+            for index in state.connections.indices {
+                guard case .ready(let capacity) = state.connections[index].phase, capacity == 0, state.connections[index].inFlight == 0
+                else { continue }
+                state.connections[index].phase = .draining
+                work.closes.append(state.connections[index].connection)
+            }
+        }
     }
 
     private func dispatch(_ state: inout State, _ work: inout Work) {
@@ -258,6 +299,10 @@ final class APNsConnectionPool: Sendable {
         let opening = state.connections.contains { entry in
             if case .opening = entry.phase { return true }
             return false
+        }
+        if !state.waiting.isEmpty && !state.expiryScheduled {
+            state.expiryScheduled = true
+            work.checkExpiry = state.waiting.lazy.map(\.deadline).min()
         }
         if !opening, live < configuration.connections, !state.waiting.isEmpty || dispatched {
             let connection = APNsConnection(id: state.nextConnectionID, pool: self)

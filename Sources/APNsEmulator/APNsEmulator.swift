@@ -317,11 +317,14 @@ public final class APNsEmulator: Sendable {
 /// The emulator's TLS identity: a self-signed certificate for `127.0.0.1` and `localhost` and its key.
 public struct APNsEmulatorIdentity: Sendable {
     public let certificatePEM: String
+    /// For tests that stand up a server of their own with the same identity.
+    package let privateKeyPEM: String
     let certificate: NIOSSLCertificate
     let privateKey: NIOSSLPrivateKey
 
     public init(certificatePEM: String, privateKeyPEM: String) throws {
         self.certificatePEM = certificatePEM
+        self.privateKeyPEM = privateKeyPEM
         certificate = try NIOSSLCertificate(bytes: Array(certificatePEM.utf8), format: .pem)
         privateKey = try NIOSSLPrivateKey(bytes: Array(privateKeyPEM.utf8), format: .pem)
     }

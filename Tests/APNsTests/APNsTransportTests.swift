@@ -4,10 +4,12 @@ import Foundation
 import Metrics
 import MetricsTestKit
 import NIOCore
+import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import PushAPNsTokens
 import PushTestSupport
+import Synchronization
 import Testing
 
 /// The client's own HTTP/2 transport: PING health checks, the CONNECT proxy, metrics.
@@ -151,6 +153,56 @@ struct APNsTransportTests {
             outcome: .rejected(status: 400, reason: APNsRejectionReason("Bad\nDevice \u{1b}[31mToken"), unregisteredSinceMilliseconds: nil),
             apnsID: "id\r\n200 - forged", uniqueID: nil, attempts: 1)
         #expect(rejected.summary == #"400 Bad\u{a}Device-\u{1b}[31mToken id\u{d}\u{a}200---forged"#)
+    }
+
+    @Test("A server whose SETTINGS allow no stream: each request fails timeout at its deadline, never written, and its connection is replaced")
+    func serverAllowingNoStreams() async throws {
+        let identity = try APNsEmulatorIdentity.generate()
+        var serverTLS = TLSConfiguration.makeServerConfiguration(
+            certificateChain: [.certificate(try NIOSSLCertificate(bytes: Array(identity.certificatePEM.utf8), format: .pem))],
+            privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(identity.privateKeyPEM.utf8), format: .pem)))
+        serverTLS.applicationProtocols = ["h2"]
+        let context = try NIOSSLContext(configuration: serverTLS)
+        let accepted = Mutex(0)
+        // Legal HTTP/2: MAX_CONCURRENT_STREAMS 0, PINGs answered (by NIOHTTP2Handler itself).
+        let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .childChannelInitializer { channel in
+                accepted.withLock { $0 += 1 }
+                return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandlers([
+                        NIOSSLServerHandler(context: context),
+                        NIOHTTP2Handler(mode: .server, initialSettings: [HTTP2Setting(parameter: .maxConcurrentStreams, value: 0)]),
+                    ])
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+        defer { server.close(promise: nil) }
+        let client = APNsClient(
+            configuration: APNsClientConfiguration(
+                endpoint: "https://127.0.0.1:\(server.localAddress!.port!)",
+                authentication: .token(APNsTokenCache(key: TestKey.privateKey.signing, clock: SharedClock().clock)),
+                trustRoots: [try NIOSSLCertificate(bytes: Array(identity.certificatePEM.utf8), format: .pem)],
+                requestTimeout: .seconds(1), connectTimeout: patientTimeout, pingInterval: .milliseconds(200)))
+        // Raced against a limit far past the deadline: before, the send never returned.
+        let results = try await withThrowingTaskGroup(of: [APNsSendResult]?.self) { group in
+            group.addTask { try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: [deviceToken(1), deviceToken(2)]) }
+            group.addTask {
+                try await Task.sleep(for: .seconds(60))
+                return nil
+            }
+            let first = try await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        let first = try #require(results, "the send was still waiting for a stream after 60 s")
+        for result in first {
+            #expect(result.outcome == .failed(.timeout, mayHaveBeenDelivered: false), "\(result.outcome)")
+        }
+        // The connection that offered nothing is closed; the next send opens another.
+        let again = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: [deviceToken(3)])
+        #expect(again[0].outcome == .failed(.timeout, mayHaveBeenDelivered: false))
+        #expect(accepted.withLock { $0 } == 2)
+        try await client.shutdown()
     }
 
     @Test("HTTPS_PROXY and NO_PROXY are read as curl reads them; a bad value is an error; the password is never shown")
