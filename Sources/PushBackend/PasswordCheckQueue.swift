@@ -3,17 +3,25 @@ import Synchronization
 
 /// The password checks waiting for the hashing threads, served fairly.
 ///
-/// Each client network has a lane of its own and the lanes take turns, so a flood from many
-/// networks delays a newcomer's first login by one round of the lanes, not by the whole queue. A
-/// lane's first check is always let in: the lanes are bounded by the requests the server holds at
-/// once (its connection cap), not by the flood. Further checks of a lane wait only while fewer than
-/// ``capacity`` are waiting in all, and at most ``perLane`` per lane; others are refused, and the
-/// refusal costs their address its login budget. Checks of a name that logged in from the same
-/// network recently go before every lane.
+/// Each client network has a lane of its own and the lanes take turns. A network with no failed
+/// check in the last ``quietWindow`` has a quiet lane, and quiet lanes get every other turn while
+/// any wait: a flood from many networks (each of which fails, and so turns noisy after its first
+/// check) delays a quiet network's first login by a check or two, not by a round of every
+/// flooding network's lane. A lane's first check is always let in: the lanes are bounded by the
+/// requests the server holds at once (its connection cap), not by the flood. Further checks of a
+/// lane wait only while fewer than ``capacity`` are waiting in all, and at most ``perLane`` per
+/// lane; others are refused, and the refusal costs their address its login budget. Checks of a
+/// name that logged in from the same network recently go before every lane.
 package final class PasswordCheckQueue: Sendable {
     package typealias Check = @Sendable () -> Bool
 
+    /// How long a network's failed check makes its lane noisy.
+    static let quietWindow = Duration.seconds(600)
+    /// Networks whose last failure is remembered, at most.
+    static let failuresRemembered = 100_000
+
     private struct Waiting {
+        let lane: String
         let check: Check
         let continuation: CheckedContinuation<Bool?, Never>
     }
@@ -21,32 +29,51 @@ package final class PasswordCheckQueue: Sendable {
     private struct State {
         var priority: [Waiting] = []
         var lanes: [String: [Waiting]] = [:]
-        /// The lanes with checks waiting, in the order they are served next.
+        /// The noisy and the quiet lanes with checks waiting, each in the order they are served next.
         var turns: [String] = []
+        var quietTurns: [String] = []
+        var quietGoesNext = true
         var waiting = 0
         var running = 0
+        /// When each network last failed a check.
+        var lastFailure: [String: ContinuousClock.Instant] = [:]
 
-        /// The next check to run: a priority one, else the head of the lane whose turn it is.
+        /// The next check to run: a priority one, else the head of the lane whose turn it is,
+        /// quiet and noisy lanes taking turns.
         mutating func next() -> Waiting? {
             if !priority.isEmpty {
                 waiting -= 1
                 return priority.removeFirst()
             }
-            guard !turns.isEmpty else {
+            guard !turns.isEmpty || !quietTurns.isEmpty else {
                 running -= 1
                 return nil
             }
-            let lane = turns.removeFirst()
-            var checks = lanes[lane] ?? []
+            let quiet = turns.isEmpty || (!quietTurns.isEmpty && quietGoesNext)
+            quietGoesNext = !quiet
+            let name = quiet ? quietTurns.removeFirst() : turns.removeFirst()
+            var checks = lanes[name] ?? []
             let check = checks.removeFirst()
             if checks.isEmpty {
-                lanes[lane] = nil
+                lanes[name] = nil
             } else {
-                lanes[lane] = checks
-                turns.append(lane)
+                lanes[name] = checks
+                if quiet { quietTurns.append(name) } else { turns.append(name) }
             }
             waiting -= 1
             return check
+        }
+
+        func isQuiet(_ lane: String, now: ContinuousClock.Instant) -> Bool {
+            lastFailure[lane].map { now - $0 >= PasswordCheckQueue.quietWindow } ?? true
+        }
+
+        mutating func recordFailure(_ lane: String, now: ContinuousClock.Instant) {
+            if lastFailure[lane] == nil && lastFailure.count >= PasswordCheckQueue.failuresRemembered {
+                lastFailure = lastFailure.filter { now - $0.value < PasswordCheckQueue.quietWindow }
+                if lastFailure.count >= PasswordCheckQueue.failuresRemembered { lastFailure.removeAll() }
+            }
+            lastFailure[lane] = now
         }
     }
 
@@ -80,7 +107,7 @@ package final class PasswordCheckQueue: Sendable {
     package func run(lane: String, priority: Bool, _ check: @escaping Check) async -> Bool? {
         await withCheckedContinuation { (continuation: CheckedContinuation<Bool?, Never>) in
             let (admitted, startsWorker) = state.withLock { state -> (Bool, Bool) in
-                let waiting = Waiting(check: check, continuation: continuation)
+                let waiting = Waiting(lane: lane, check: check, continuation: continuation)
                 if priority {
                     guard state.priority.count < capacity else { return (false, false) }
                     state.priority.append(waiting)
@@ -89,7 +116,7 @@ package final class PasswordCheckQueue: Sendable {
                     state.lanes[lane] = checks + [waiting]
                 } else {
                     state.lanes[lane] = [waiting]
-                    state.turns.append(lane)
+                    if state.isQuiet(lane, now: .now) { state.quietTurns.append(lane) } else { state.turns.append(lane) }
                 }
                 state.waiting += 1
                 guard state.running < threads else { return (true, false) }
@@ -111,6 +138,7 @@ package final class PasswordCheckQueue: Sendable {
     private func work() async {
         while let next = state.withLock({ $0.next() }) {
             let matches = (try? await pool.runIfActive(next.check)) ?? false
+            if !matches { state.withLock { $0.recordFailure(next.lane, now: .now) } }
             next.continuation.resume(returning: matches)
         }
     }

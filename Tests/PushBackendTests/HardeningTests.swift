@@ -451,6 +451,47 @@ struct LoginAttackTests {
         }
     }
 
+    @Test(
+        "600 networks flooding, each of which has failed a check: a quiet network's first check runs within the next two, not after a round of every lane"
+    )
+    func quietNetworksGoFirst() async throws {
+        let queue = PasswordCheckQueue(threads: 1, capacity: 10_000, perLane: 4)
+        let networks = (0..<600).map { "10.\($0 / 256).\($0 % 256).0/24" }
+        for network in networks { #expect(await queue.run(lane: network, priority: false) { false } == false) }
+        // The one hashing thread is held while the flood and then the newcomer line up.
+        let gate = DispatchSemaphore(value: 0)
+        let holding = Atomic<Bool>(false)
+        let held = Task {
+            await queue.run(lane: "198.51.100.0/24", priority: false) {
+                holding.store(true, ordering: .relaxed); gate.wait(); return true
+            }
+        }
+        while !holding.load(ordering: .relaxed) { try await Task.sleep(for: .milliseconds(5)) }
+        final class Order: Sendable { let names = Mutex<[String]>([]) }
+        let order = Order()
+        let flood = networks.map { network in
+            Task {
+                await queue.run(lane: network, priority: false) {
+                    order.names.withLock { $0.append(network) }; return false
+                }
+            }
+        }
+        while queue.waitingCount < networks.count { try await Task.sleep(for: .milliseconds(5)) }
+        let newcomer = Task {
+            await queue.run(lane: "192.0.2.0/24", priority: false) {
+                order.names.withLock { $0.append("newcomer") }; return true
+            }
+        }
+        while queue.waitingCount < networks.count + 1 { try await Task.sleep(for: .milliseconds(5)) }
+        gate.signal()
+        #expect(await newcomer.value == true)
+        for task in flood { _ = await task.value }
+        _ = await held.value
+        let position = order.names.withLock { $0.firstIndex(of: "newcomer") }
+        #expect(position.map { $0 <= 1 } == true, "the newcomer ran after \(position ?? -1) flood checks")
+        await queue.shutdown()
+    }
+
     @Test("During a flood of full-strength checks from ten networks that fills the queue, a first login from another network is checked")
     func fairQueue() async throws {
         let limits = LoginLimits(
