@@ -37,11 +37,22 @@ public struct ServerLimits: Sendable, Hashable {
     public var maximumRequestsPerConnection: Int
     /// How long a connection may live: the first response after it is its last.
     public var maximumConnectionAge: Duration
+    /// How long a response may make no progress (the client reads none of it while the socket's
+    /// buffers are full) before the connection is closed.
+    public var writeTimeout: Duration
+
+    /// Requests read ahead of their answers: while this many wait for theirs, nothing more is read
+    /// from the socket, so a client that pipelines requests and never reads the answers fills its
+    /// own socket buffers, not the server's memory.
+    static let pipelinedRequestsRead = 2
+    /// Requests a connection may have decoded and not answered. One read can hold many small
+    /// pipelined requests, all decoded at once; past this many the connection is closed.
+    static let maximumPipelinedRequests = 32
 
     public init(
         idleTimeout: Duration = .seconds(30), requestHeadTimeout: Duration = .seconds(10), requestBodyTimeout: Duration = .seconds(30),
         maximumConnections: Int = 4096, maximumConnectionsPerAddress: Int = 256, maximumRequestsPerConnection: Int = 10_000,
-        maximumConnectionAge: Duration = .seconds(900)
+        maximumConnectionAge: Duration = .seconds(900), writeTimeout: Duration = .seconds(30)
     ) {
         self.idleTimeout = idleTimeout
         self.requestHeadTimeout = requestHeadTimeout
@@ -50,6 +61,7 @@ public struct ServerLimits: Sendable, Hashable {
         self.maximumConnectionsPerAddress = maximumConnectionsPerAddress
         self.maximumRequestsPerConnection = maximumRequestsPerConnection
         self.maximumConnectionAge = maximumConnectionAge
+        self.writeTimeout = writeTimeout
     }
 
     /// Descriptors kept back from connections: the database, log streams, the hub client's sockets.
@@ -114,11 +126,13 @@ struct LimitedHTTP1Channel: ServerChildChannel {
     let http1: HTTP1Channel
     let requestHeadTimeout: TimeAmount
     let requestBodyTimeout: TimeAmount
+    let writeTimeout: TimeAmount
     let connections: ConnectionRegistry?
 
     init(responder: @escaping HTTPChannelHandler.Responder, limits: ServerLimits, connections: ConnectionRegistry?) {
         requestHeadTimeout = TimeAmount(limits.requestHeadTimeout)
         requestBodyTimeout = TimeAmount(limits.requestBodyTimeout)
+        writeTimeout = TimeAmount(limits.writeTimeout)
         self.connections = connections
         let (requests, age) = (limits.maximumRequestsPerConnection, limits.maximumConnectionAge)
         http1 = HTTP1Channel(
@@ -129,10 +143,10 @@ struct LimitedHTTP1Channel: ServerChildChannel {
     }
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        let (head, body, connections) = (requestHeadTimeout, requestBodyTimeout, connections)
+        let (head, body, write, connections) = (requestHeadTimeout, requestBodyTimeout, writeTimeout, connections)
         return channel.eventLoop.makeCompletedFuture {
             try channel.pipeline.syncOperations.addHandler(
-                RequestDeadlines(head: head, body: body, connections: connections), position: .first)
+                RequestDeadlines(head: head, body: body, write: write, connections: connections), position: .first)
         }.flatMap {
             http1.setup(channel: channel, logger: logger)
         }
@@ -154,8 +168,10 @@ private enum RequestProgressEvent {
 }
 
 /// In front of the decoder: closes the connection when a head started and did not arrive in time,
-/// or a body did not arrive in time after its head; and keeps the connection registry told of the
-/// connection and of whether it is idle (waiting for a head that has not begun).
+/// or a body did not arrive in time after its head, or a response made no progress for the write
+/// timeout; stops reading while requests read ahead wait for their answers, and closes a connection
+/// with more unanswered requests than a connection may hold; and keeps the connection registry told
+/// of the connection and of whether it is idle (waiting for a head that has not begun).
 private final class RequestDeadlines: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -164,14 +180,42 @@ private final class RequestDeadlines: ChannelDuplexHandler, RemovableChannelHand
 
     let headTimeout: TimeAmount
     let bodyTimeout: TimeAmount
+    let writeTimeout: TimeAmount
     let connections: ConnectionRegistry?
     private var awaitingHead = true
     private var deadline: Scheduled<Void>?
+    /// Requests whose heads were decoded and whose responses have not ended.
+    private var unanswered = 0
+    /// A read asked for while too many requests wait for answers: passed on once fewer do.
+    private var readHeld = false
+    private var writeDeadline: Scheduled<Void>?
 
-    init(head: TimeAmount, body: TimeAmount, connections: ConnectionRegistry?) {
+    init(head: TimeAmount, body: TimeAmount, write: TimeAmount, connections: ConnectionRegistry?) {
         headTimeout = head
         bodyTimeout = body
+        writeTimeout = write
         self.connections = connections
+    }
+
+    func read(context: ChannelHandlerContext) {
+        guard unanswered < ServerLimits.pipelinedRequestsRead else {
+            readHeld = true
+            return
+        }
+        context.read()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        // Unwritable: the socket's buffers are full and a response waits on the client. It must
+        // become writable again within the write timeout.
+        if context.channel.isWritable {
+            writeDeadline?.cancel()
+            writeDeadline = nil
+        } else if writeDeadline == nil {
+            let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            writeDeadline = context.eventLoop.scheduleTask(in: writeTimeout) { loopBound.value.close(promise: nil) }
+        }
+        context.fireChannelWritabilityChanged()
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -204,6 +248,12 @@ private final class RequestDeadlines: ChannelDuplexHandler, RemovableChannelHand
         }
         switch event {
         case .headArrived:
+            unanswered += 1
+            if unanswered > ServerLimits.maximumPipelinedRequests {
+                context.close(promise: nil)
+                promise?.succeed()
+                return
+            }
             stopClock()
             awaitingHead = false
             startClock(context: context, timeout: bodyTimeout)
@@ -215,6 +265,11 @@ private final class RequestDeadlines: ChannelDuplexHandler, RemovableChannelHand
             stopClock()
             awaitingHead = true
             connections?.setIdle(context.channel, true)
+            unanswered = max(unanswered - 1, 0)
+            if readHeld && unanswered < ServerLimits.pipelinedRequestsRead {
+                readHeld = false
+                context.read()
+            }
         }
         promise?.succeed()
     }
@@ -222,6 +277,8 @@ private final class RequestDeadlines: ChannelDuplexHandler, RemovableChannelHand
     func handlerRemoved(context: ChannelHandlerContext) {
         deadline?.cancel()
         deadline = nil
+        writeDeadline?.cancel()
+        writeDeadline = nil
         connections?.remove(context.channel)
     }
 }

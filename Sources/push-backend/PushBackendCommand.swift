@@ -163,6 +163,10 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("request-body-timeout"), help: "Seconds a request body may take once its head arrived (default 30).")
     var requestBodyTimeout: Int?
     @Option(
+        name: .customLong("write-timeout"),
+        help: "Seconds a response may make no progress while the client reads none of it before the connection is closed (default 30).")
+    var writeTimeout: Int?
+    @Option(
         name: .customLong("max-connections"), help: "Connections served at once, lowered to fit the file descriptor limit (default 4096).")
     var maxConnections: Int?
     @Option(
@@ -222,7 +226,7 @@ struct Serve: AsyncParsableCommand {
     ]
     static let intOptions: [(key: String, option: any KeyPath<Serve, Int?> & Sendable)] = [
         ("port", \.port), ("idleTimeout", \.idleTimeout), ("requestHeadTimeout", \.requestHeadTimeout),
-        ("requestBodyTimeout", \.requestBodyTimeout), ("maxConnections", \.maxConnections),
+        ("requestBodyTimeout", \.requestBodyTimeout), ("writeTimeout", \.writeTimeout), ("maxConnections", \.maxConnections),
         ("maxConnectionsPerAddress", \.maxConnectionsPerAddress), ("sendBurst", \.sendBurst), ("sendPerMinute", \.sendPerMinute),
         ("loginBurst", \.loginBurst), ("maxDevicesPerUser", \.maxDevicesPerUser), ("maxActivityTokensPerUser", \.maxActivityTokensPerUser),
         ("retentionDays", \.retentionDays), ("metrics.port", \.metricsPort),

@@ -84,6 +84,7 @@ struct ServeSettings {
         let idleTimeout = settings.int("idleTimeout", default: 30)
         let requestHeadTimeout = settings.int("requestHeadTimeout", default: 10)
         let requestBodyTimeout = settings.int("requestBodyTimeout", default: 30)
+        let writeTimeout = settings.int("writeTimeout", default: 30)
         let maxConnections = settings.int("maxConnections", default: 4096)
         let maxConnectionsPerAddress = settings.int("maxConnectionsPerAddress", default: 256)
         let sendBurst = settings.int("sendBurst", default: Self.defaults.sendBurst)
@@ -103,8 +104,8 @@ struct ServeSettings {
             guard (0...65_535).contains(metricsPort) else { throw ValidationError("metrics.port must be 0 to 65535") }
             guard metricsPort == 0 || metricsPort != port else { throw ValidationError("metrics.port must differ from port") }
         }
-        guard (1...3600).contains(idleTimeout), (1...3600).contains(requestHeadTimeout), (1...3600).contains(requestBodyTimeout) else {
-            throw ValidationError("idleTimeout, requestHeadTimeout and requestBodyTimeout are 1 to 3600 seconds")
+        guard [idleTimeout, requestHeadTimeout, requestBodyTimeout, writeTimeout].allSatisfy({ (1...3600).contains($0) }) else {
+            throw ValidationError("idleTimeout, requestHeadTimeout, requestBodyTimeout and writeTimeout are 1 to 3600 seconds")
         }
         guard (1...1_000_000).contains(maxConnections), (1...1_000_000).contains(maxConnectionsPerAddress) else {
             throw ValidationError("maxConnections and maxConnectionsPerAddress are 1 to 1000000")
@@ -158,7 +159,7 @@ struct ServeSettings {
             server: ServerLimits(
                 idleTimeout: .seconds(idleTimeout), requestHeadTimeout: .seconds(requestHeadTimeout),
                 requestBodyTimeout: .seconds(requestBodyTimeout), maximumConnections: maxConnections,
-                maximumConnectionsPerAddress: maxConnectionsPerAddress),
+                maximumConnectionsPerAddress: maxConnectionsPerAddress, writeTimeout: .seconds(writeTimeout)),
             logins: LoginLimits(
                 perAddress: RateLimit(burst: loginBurst, perSecond: LoginLimits().perAddress.perSecond),
                 perUser: RateLimit(burst: loginBurst, perSecond: LoginLimits().perUser.perSecond), trustedProxies: Set(trustedProxies)),

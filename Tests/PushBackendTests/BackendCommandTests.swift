@@ -280,6 +280,35 @@ struct BackendCommandTests {
         try await expectGracefulStop(process)
     }
 
+    @Test(
+        "Clients that pipeline 9,000 requests on each of 64 connections and never read: the server's memory stays bounded and it closes the connections"
+    )
+    func pipelinedAndNeverRead() async throws {
+        let (process, base, _, _) = try await serveDemoWithAlice()
+        defer { if process.isRunning { process.terminate() } }
+        let port = try #require(Int(base.split(separator: ":").last ?? ""))
+        let before = try #require(residentPeakKiB(process.processIdentifier))
+        let requests = String(repeating: "GET /openapi.yaml HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", count: 9000)
+        let closed = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<64 {
+                group.addTask {
+                    try await offPool {
+                        let connection = try RawConnection(port: port, receiveBuffer: 2048)
+                        // Sends as much as the server takes; a server that stops reading and closes ends it.
+                        try? connection.send(requests)
+                        return connection.hungUpWithoutReading(within: .seconds(60))
+                    }
+                }
+            }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        let after = try #require(residentPeakKiB(process.processIdentifier))
+        #expect(closed == 64, "\(64 - closed) connections still open")
+        #expect(after - before < 64 * 1024, "peak resident memory grew by \(after - before) KiB")
+        #expect(try await RemoteBackend(base: base).call(.GET, "/api/notifications", as: "alice").status == 200)
+        try await expectGracefulStop(process)
+    }
+
     @Test("SIGTERM with a request body trickling in: the body deadline ends it, and the process exits 0 promptly")
     func stopWithTrickledBody() async throws {
         let (process, base, _, _) = try await serveDemoWithAlice(["--request-body-timeout", "3"])

@@ -63,6 +63,29 @@ struct FloodTests {
         }
     }
 
+    @Test("A response the client never reads closes the connection after the write timeout, though a request is in progress")
+    func responsesNeverRead() async throws {
+        try await withBackend(
+            overSockets: true, configure: { $0.server = ServerLimits(idleTimeout: .seconds(60), writeTimeout: .seconds(1)) }
+        ) { backend in
+            // Answers of 38 KB, asked for one at a time (never more than the server reads ahead),
+            // until they fill both sockets' buffers and the server's own hold.
+            let (hungUp, sent) = try await offPool {
+                let connection = try RawConnection(port: backend.port, receiveBuffer: 2048, sendTimeout: 2)
+                var sent = 0
+                while sent < 400, (try? connection.send("GET /openapi.yaml HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")) != nil {
+                    sent += 1
+                    Thread.sleep(forTimeInterval: 0.005)
+                }
+                return (connection.hungUpWithoutReading(within: .seconds(30)), sent)
+            }
+            // Many answers went out first: the connection ended for making no progress, not for
+            // holding too many requests, which were asked for one by one.
+            #expect(sent > 40, "only \(sent) requests sent")
+            #expect(hungUp)
+        }
+    }
+
     @Test(
         "One address cannot hold every connection: its own oldest idle ones make room, the cap closes the oldest idle, a connection carries a bounded number of requests"
     )

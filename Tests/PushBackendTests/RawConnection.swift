@@ -17,9 +17,20 @@ final class RawConnection: @unchecked Sendable {
 
     private var descriptor: Int32
 
-    init(port: Int, from source: String = "127.0.0.1") throws {
+    /// - Parameters:
+    ///   - receiveBuffer: `SO_RCVBUF` in bytes, set before connecting (a client that means to read
+    ///     nothing keeps it small); the kernel's default when nil.
+    ///   - sendTimeout: How long one ``send(_:)`` may block before it fails; without end when nil.
+    init(port: Int, from source: String = "127.0.0.1", receiveBuffer: Int32? = nil, sendTimeout: Int? = nil) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
+        if var size = receiveBuffer {
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        if let sendTimeout {
+            var limit = timeval(tv_sec: sendTimeout, tv_usec: 0)
+            setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        }
         var local = sockaddr_in()
         local.sin_family = sa_family_t(AF_INET)
         inet_pton(AF_INET, source, &local.sin_addr)
@@ -68,6 +79,19 @@ final class RawConnection: @unchecked Sendable {
             bytes += buffer[..<count]
         }
         return (bytes, false)
+    }
+
+    /// Whether the server ends the connection (a FIN or a reset) within `timeout`, found without
+    /// reading: what the server sent stays unread, as a client that never reads leaves it.
+    func hungUpWithoutReading(within timeout: Duration) -> Bool {
+        // Linux's POLLRDHUP, which Glibc's module leaves out (it needs _GNU_SOURCE).
+        let readHangUp: Int16 = 0x2000
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            var poller = pollfd(fd: descriptor, events: readHangUp, revents: 0)
+            if poll(&poller, 1, 100) > 0, poller.revents & (readHangUp | Int16(POLLHUP | POLLERR)) != 0 { return true }
+        }
+        return false
     }
 
     /// Sends `request` (which should ask for `Connection: close`) and returns the response's status code.
