@@ -1,14 +1,27 @@
 import Metrics
+import Synchronization
 import Tracing
 
 /// A store whose every call is timed (`push_backend_store_duration_seconds{operation}`) and traced
 /// (a client span named `store.OPERATION`), whichever engine is behind it.
+///
+/// It also keeps what `/ready` reports: whether writes have been failing (a full disk answers reads
+/// and refuses writes), and the last check of the database, reused for a second so that probes
+/// cannot load it.
 struct InstrumentedStore: BackendStore {
     let base: any BackendStore
     /// `sqlite` or `postgresql`, the spans' `db.system`.
     let system: String
+    private let health = StoreHealth()
 
-    private func measure<Result>(_ operation: String, _ call: () async throws(StoreError) -> Result) async throws(StoreError) -> Result {
+    init(base: any BackendStore, system: String) {
+        self.base = base
+        self.system = system
+    }
+
+    private func measure<Result>(
+        _ operation: String, writes: Bool = false, _ call: () async throws(StoreError) -> Result
+    ) async throws(StoreError) -> Result {
         let span = startSpan("store.\(operation)", ofKind: .client)
         span.attributes["db.system"] = system
         let timer = Timer(label: "push_backend_store_duration_seconds", dimensions: [("operation", operation)], preferredDisplayUnit: .seconds)
@@ -19,22 +32,25 @@ struct InstrumentedStore: BackendStore {
             span.end()
         }
         do {
-            return try await call()
+            let result = try await call()
+            if writes { health.writeSucceeded() }
+            return result
         } catch {
             span.recordError(error)
+            if writes && error.code != .conflict { health.writeFailed(error) }
             throw error
         }
     }
 
     func addUser(_ user: UserRecord) async throws(StoreError) {
-        try await measure("add_user") { () async throws(StoreError) in try await base.addUser(user) }
+        try await measure("add_user", writes: true) { () async throws(StoreError) in try await base.addUser(user) }
     }
     func user(named name: String) async throws(StoreError) -> UserRecord? {
         try await measure("user") { () async throws(StoreError) in try await base.user(named: name) }
     }
     func users() async throws(StoreError) -> [UserRecord] { try await measure("users") { () async throws(StoreError) in try await base.users() } }
     func removeUser(named name: String) async throws(StoreError) -> Bool {
-        try await measure("remove_user") { () async throws(StoreError) in try await base.removeUser(named: name) }
+        try await measure("remove_user", writes: true) { () async throws(StoreError) in try await base.removeUser(named: name) }
     }
 
     func registration(id: String) async throws(StoreError) -> RegistrationRecord? {
@@ -44,19 +60,21 @@ struct InstrumentedStore: BackendStore {
         try await measure("registration_by_token") { () async throws(StoreError) in try await base.registration(deviceToken: deviceToken) }
     }
     func saveRegistration(_ registration: RegistrationRecord, maximumPerOwner: Int) async throws(StoreError) -> Bool {
-        try await measure("save_registration") { () async throws(StoreError) in
+        try await measure("save_registration", writes: true) { () async throws(StoreError) in
             try await base.saveRegistration(registration, maximumPerOwner: maximumPerOwner)
         }
     }
     func deleteRegistration(id: String, owner: String) async throws(StoreError) -> Bool {
-        try await measure("delete_registration") { () async throws(StoreError) in try await base.deleteRegistration(id: id, owner: owner) }
+        try await measure("delete_registration", writes: true) { () async throws(StoreError) in
+            try await base.deleteRegistration(id: id, owner: owner)
+        }
     }
     func registrations(owner: String) async throws(StoreError) -> [RegistrationRecord] {
         try await measure("registrations") { () async throws(StoreError) in try await base.registrations(owner: owner) }
     }
 
     func saveActivity(_ activity: ActivityRecord) async throws(StoreError) {
-        try await measure("save_activity") { () async throws(StoreError) in try await base.saveActivity(activity) }
+        try await measure("save_activity", writes: true) { () async throws(StoreError) in try await base.saveActivity(activity) }
     }
     func activity(id: String) async throws(StoreError) -> ActivityRecord? {
         try await measure("activity") { () async throws(StoreError) in try await base.activity(id: id) }
@@ -65,21 +83,21 @@ struct InstrumentedStore: BackendStore {
         try await measure("activity_count") { () async throws(StoreError) in try await base.activityCount(owner: owner) }
     }
     func deleteActivity(id: String, owner: String?) async throws(StoreError) -> Bool {
-        try await measure("delete_activity") { () async throws(StoreError) in try await base.deleteActivity(id: id, owner: owner) }
+        try await measure("delete_activity", writes: true) { () async throws(StoreError) in try await base.deleteActivity(id: id, owner: owner) }
     }
 
     func addChannel(_ channel: ChannelRecord) async throws(StoreError) {
-        try await measure("add_channel") { () async throws(StoreError) in try await base.addChannel(channel) }
+        try await measure("add_channel", writes: true) { () async throws(StoreError) in try await base.addChannel(channel) }
     }
     func channel(id: String) async throws(StoreError) -> ChannelRecord? {
         try await measure("channel") { () async throws(StoreError) in try await base.channel(id: id) }
     }
     func deleteChannel(id: String) async throws(StoreError) -> Bool {
-        try await measure("delete_channel") { () async throws(StoreError) in try await base.deleteChannel(id: id) }
+        try await measure("delete_channel", writes: true) { () async throws(StoreError) in try await base.deleteChannel(id: id) }
     }
 
     func addNotification(_ notification: NotificationRecord) async throws(StoreError) {
-        try await measure("add_notification") { () async throws(StoreError) in try await base.addNotification(notification) }
+        try await measure("add_notification", writes: true) { () async throws(StoreError) in try await base.addNotification(notification) }
     }
     func userAndNotification(named name: String, id: String, visibleAt: Int64) async throws(StoreError) -> (UserRecord, NotificationRecord?)? {
         try await measure("user_and_notification") { () async throws(StoreError) in
@@ -87,7 +105,7 @@ struct InstrumentedStore: BackendStore {
         }
     }
     func markRead(id: String, at time: Int64) async throws(StoreError) {
-        try await measure("mark_read") { () async throws(StoreError) in try await base.markRead(id: id, at: time) }
+        try await measure("mark_read", writes: true) { () async throws(StoreError) in try await base.markRead(id: id, at: time) }
     }
     func notifications(recipient: String, visibleAt: Int64, limit: Int) async throws(StoreError) -> [NotificationRecord] {
         try await measure("notifications") { () async throws(StoreError) in
@@ -95,19 +113,78 @@ struct InstrumentedStore: BackendStore {
         }
     }
     func recordDelivery(id: String, hubMessageID: String?, outcome: String?) async throws(StoreError) {
-        try await measure("record_delivery") { () async throws(StoreError) in
+        try await measure("record_delivery", writes: true) { () async throws(StoreError) in
             try await base.recordDelivery(id: id, hubMessageID: hubMessageID, outcome: outcome)
         }
     }
     func deleteNotification(id: String) async throws(StoreError) {
-        try await measure("delete_notification") { () async throws(StoreError) in try await base.deleteNotification(id: id) }
+        try await measure("delete_notification", writes: true) { () async throws(StoreError) in try await base.deleteNotification(id: id) }
     }
     func deleteNotifications(pastBefore time: Int64, limit: Int) async throws(StoreError) -> Int {
-        try await measure("delete_expired_notifications") { () async throws(StoreError) in
+        try await measure("delete_expired_notifications", writes: true) { () async throws(StoreError) in
             try await base.deleteNotifications(pastBefore: time, limit: limit)
         }
     }
 
-    func checkAvailable() async throws(StoreError) { try await base.checkAvailable() }
+    /// Fails while writes have been failing (for ``StoreHealth/writeFailureMemory`` after the last
+    /// failure, unless a write succeeded since); else asks the database, at most once a
+    /// ``StoreHealth/checkInterval``, and answers the last answer in between.
+    func checkAvailable() async throws(StoreError) {
+        let now = ContinuousClock.now
+        if let failing = health.failingWrite(now: now) { throw failing }
+        if let recent = health.recentCheck(now: now) { return try recent.get() }
+        let result: Result<Void, StoreError>
+        do throws(StoreError) {
+            try await base.checkAvailable()
+            result = .success(())
+        } catch {
+            result = .failure(error)
+        }
+        health.checked(result, at: now)
+        try result.get()
+    }
     func close() async { await base.close() }
+}
+
+/// What `/ready` needs to know of a store beyond one query: how its writes fare, and its last check.
+package final class StoreHealth: Sendable {
+    /// How long a failed write keeps the store not ready, unless a write succeeds first.
+    package static let writeFailureMemory = Duration.seconds(10)
+    /// How long one check of the database answers for.
+    package static let checkInterval = Duration.seconds(1)
+
+    private struct State {
+        var lastWriteFailure: (at: ContinuousClock.Instant, error: StoreError)?
+        var lastCheck: (at: ContinuousClock.Instant, result: Result<Void, StoreError>)?
+    }
+
+    private let state = Mutex(State())
+
+    package init() {}
+
+    package func writeSucceeded() {
+        state.withLock { $0.lastWriteFailure = nil }
+    }
+
+    package func writeFailed(_ error: StoreError, at time: ContinuousClock.Instant = .now) {
+        state.withLock { $0.lastWriteFailure = (time, error) }
+    }
+
+    package func failingWrite(now: ContinuousClock.Instant) -> StoreError? {
+        state.withLock { state in
+            guard let failure = state.lastWriteFailure, now - failure.at < Self.writeFailureMemory else { return nil }
+            return StoreError(failure.error.code, "writes are failing: \(failure.error.message)")
+        }
+    }
+
+    package func recentCheck(now: ContinuousClock.Instant) -> Result<Void, StoreError>? {
+        state.withLock { state in
+            guard let check = state.lastCheck, now - check.at < Self.checkInterval else { return nil }
+            return check.result
+        }
+    }
+
+    package func checked(_ result: Result<Void, StoreError>, at time: ContinuousClock.Instant) {
+        state.withLock { $0.lastCheck = (time, result) }
+    }
 }

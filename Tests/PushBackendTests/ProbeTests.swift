@@ -22,6 +22,24 @@ struct ProbeTests {
         }
     }
 
+    @Test("Readiness: a failed write makes the store not ready until a write succeeds or 10 s pass; a check answers for a second")
+    func storeHealth() {
+        let health = StoreHealth()
+        let start = ContinuousClock.now
+        #expect(health.failingWrite(now: start) == nil)
+        health.writeFailed(StoreError(.storage, "disk full"), at: start)
+        #expect(health.failingWrite(now: start + .seconds(9))?.code == .storage)
+        #expect(health.failingWrite(now: start + StoreHealth.writeFailureMemory) == nil)
+        health.writeFailed(StoreError(.storage, "disk full"), at: start)
+        health.writeSucceeded()
+        #expect(health.failingWrite(now: start) == nil)
+        // The last check's answer stands for a second, failures too: a flood of probes asks once.
+        #expect(health.recentCheck(now: start) == nil)
+        health.checked(.failure(StoreError(.unavailable, "down")), at: start)
+        #expect(health.recentCheck(now: start + .milliseconds(999)).map { (try? $0.get()) == nil } == true)
+        #expect(health.recentCheck(now: start + StoreHealth.checkInterval) == nil)
+    }
+
     @Test("/ready is 503 while the store does not answer, and /health still 200")
     func notReady() async throws {
         let directory = try temporaryDirectory()
