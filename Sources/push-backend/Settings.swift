@@ -148,7 +148,7 @@ struct Settings {
         }
     }
 
-    /// A typo in a config file would otherwise be ignored without a word.
+    /// A typo in a config file, or a key given twice, would otherwise be ignored without a word.
     private static func checkKeys(ofConfigFile path: String, against knownKeys: Set<String>) throws {
         guard let data = FileManager.default.contents(atPath: path), data.count <= 1 << 20 else {
             throw ValidationError("config file \(path): cannot be read")
@@ -157,6 +157,8 @@ struct Settings {
         let document: JSONDocument
         do {
             document = try parser.parse(Array(data))
+            // A key given twice would otherwise be read as its last value without a word.
+            _ = try JSON(document.root)
         } catch {
             throw ValidationError("config file \(path): \(error)")
         }

@@ -525,9 +525,10 @@ struct BackendCommandTests {
             try await run(["user", "add", "alice", "--config-file", file], stdin: "pw\n", environment: ["PUSH_BACKEND_DATA_DIR": directory]).0 == 0)
         #expect(try await run(["user", "list", "--data-dir", directory]).1 == "alice\tuser\n")
 
-        // Wrong types and unknown keys are usage errors that name the key and never repeat a secret.
+        // Wrong types, unknown and repeated keys are usage errors that name the key and never repeat a secret.
         let refusals: [(String, [String: String], String)] = [
             (#"{"prot": 8080}"#, [:], "unknown key prot"),
+            (#"{"port": 8080, "hub": {"name": "a", "name": "b"}}"#, [:], #"duplicate key "name""#),
             (#"{"port": "eighty"}"#, [:], "port (from the config file) is not an integer"),
             (#"{"hub": {"connectionString": 7}}"#, [:], "hub.connectionString (from the config file) is not a string"),
             ("{}", ["PUSH_BACKEND_IDLE_TIMEOUT": "soon"], "idleTimeout (from the environment) is not an integer"),
