@@ -34,21 +34,24 @@ public struct APNsProxy: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The proxy `HTTPS_PROXY` (or `https_proxy`) names for `endpoint` (`https://host[:port]`),
-    /// unless `NO_PROXY` (or `no_proxy`) exempts its host: `*`, or a comma-separated list of hosts
-    /// and domain suffixes.
+    /// unless `NO_PROXY` (or `no_proxy`) exempts it, as curl reads it: `*`, or a comma-separated
+    /// list of hosts and domain suffixes (`apple.com`, `.push.apple.com`), each with an optional
+    /// `:port` that must then match too, and IP addresses or CIDR ranges (`127.0.0.0/8`,
+    /// `[::1]`, `fd00::/8`) that match an endpoint given by its address. An empty variable counts
+    /// as unset, so it does not hide the other spelling.
     /// - Returns: nil when no proxy applies.
     /// - Throws: ``APNsProxyError`` when the variable is set but is not a proxy address.
     public static func fromEnvironment(
         for endpoint: String, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(APNsProxyError) -> APNsProxy? {
-        guard let url = environment["HTTPS_PROXY"] ?? environment["https_proxy"], !url.isEmpty else { return nil }
-        let host = (APNsClient.origin(of: endpoint)?.host ?? endpoint).lowercased()
-        let exempt = (environment["NO_PROXY"] ?? environment["no_proxy"] ?? "").split(separator: ",").map {
+        func variable(_ names: String...) -> String? { names.lazy.compactMap { environment[$0] }.first { !$0.isEmpty } }
+        guard let url = variable("HTTPS_PROXY", "https_proxy") else { return nil }
+        let origin = APNsClient.origin(of: endpoint) ?? (endpoint, 443)
+        let exempt = (variable("NO_PROXY", "no_proxy") ?? "").split(separator: ",").map {
             $0.trimmingCharacters(in: .whitespaces).lowercased()
         }
         for entry in exempt where !entry.isEmpty {
-            let domain = entry.hasPrefix(".") ? String(entry.dropFirst()) : entry
-            if entry == "*" || host == domain || host.hasSuffix("." + domain) { return nil }
+            if NoProxyEntry(entry).exempts(host: origin.host.lowercased(), port: origin.port) { return nil }
         }
         do {
             return try APNsProxy(url: url)
@@ -172,5 +175,48 @@ final class HTTPConnectTunnelHandler: ChannelDuplexHandler, RemovableChannelHand
         done = true
         refused(proxy.failure(problem))
         context.close(promise: nil)
+    }
+}
+
+/// One entry of `NO_PROXY`.
+struct NoProxyEntry {
+    let entry: String
+
+    init(_ entry: String) { self.entry = entry }
+
+    func exempts(host: String, port: Int) -> Bool {
+        if entry == "*" { return true }
+        // An address range: matches an endpoint given by its address.
+        if let slash = entry.firstIndex(of: "/") {
+            guard let prefix = Int(entry[entry.index(after: slash)...]), let network = ipAddressBytes(String(entry[..<slash])),
+                let address = ipAddressBytes(host), network.count == address.count, (0...network.count * 8).contains(prefix)
+            else { return false }
+            return Self.samePrefix(network, address, bits: prefix)
+        }
+        // A host or address, with an optional port: `example.com:443`, `[::1]:8443`, `::1`.
+        var name = Substring(entry)
+        var entryPort: Int?
+        if name.hasPrefix("["), let close = name.firstIndex(of: "]") {
+            let rest = name[name.index(after: close)...]
+            if rest.hasPrefix(":") { entryPort = Int(rest.dropFirst()) }
+            name = name[name.index(after: name.startIndex)..<close]
+        } else if name.count(where: { $0 == ":" }) == 1, let colon = name.firstIndex(of: ":") {
+            entryPort = Int(name[name.index(after: colon)...])
+            name = name[..<colon]
+        }
+        if let entryPort, entryPort != port { return false }
+        if let address = ipAddressBytes(String(name)) { return ipAddressBytes(host) == address }
+        let domain = name.hasPrefix(".") ? name.dropFirst() : name
+        return !domain.isEmpty && (host == domain || host.hasSuffix("." + domain))
+    }
+
+    static func samePrefix(_ first: [UInt8], _ second: [UInt8], bits: Int) -> Bool {
+        for index in 0..<first.count {
+            let covered = min(max(bits - index * 8, 0), 8)
+            guard covered > 0 else { return true }
+            let mask = UInt8(truncatingIfNeeded: 0xFF << (8 - covered))
+            if first[index] & mask != second[index] & mask { return false }
+        }
+        return true
     }
 }

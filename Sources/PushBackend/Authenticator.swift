@@ -4,12 +4,6 @@ import PushCore
 import PushInternals
 import Synchronization
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// HTTP Basic authentication against the store's scrypt hashes.
 ///
 /// scrypt costs tens of milliseconds and 32 MiB on purpose, which a server cannot pay on every
@@ -306,20 +300,12 @@ public struct LoginLimits: Sendable, Hashable {
 /// Client addresses as the login budgets see them.
 package enum NetworkAddress {
     /// Whether `text` is an IPv4 or IPv6 address.
-    package static func isIPAddress(_ text: String) -> Bool { bytes(of: text) != nil }
+    package static func isIPAddress(_ text: String) -> Bool { ipAddressBytes(text) != nil }
 
     /// The /24 of an IPv4 address or the /64 of an IPv6 one, canonically spelt; anything else as is.
     static func network(of address: String) -> String {
-        guard let bytes = bytes(of: address) else { return address }
+        guard let bytes = ipAddressBytes(address) else { return address }
         let prefix = bytes.count == 4 ? bytes.prefix(3) : bytes.prefix(8)
         return prefix.map { String($0, radix: 16) }.joined(separator: bytes.count == 4 ? "." : ":") + (bytes.count == 4 ? "/24" : "/64")
-    }
-
-    private static func bytes(of text: String) -> [UInt8]? {
-        var v4 = in_addr()
-        if inet_pton(AF_INET, text, &v4) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
-        var v6 = in6_addr()
-        if inet_pton(AF_INET6, text, &v6) == 1 { return withUnsafeBytes(of: &v6) { Array($0) } }
-        return nil
     }
 }

@@ -205,7 +205,8 @@ struct APNsTransportTests {
         try await client.shutdown()
     }
 
-    @Test("HTTPS_PROXY and NO_PROXY are read as curl reads them; a bad value is an error; the password is never shown")
+    @Test(
+        "HTTPS_PROXY and NO_PROXY are read as curl reads them (ports, addresses, CIDR ranges); a bad value is an error; the password is never shown")
     func proxyFromEnvironment() throws {
         let host = "https://api.push.apple.com"
         #expect(try APNsProxy.fromEnvironment(for: host, environment: [:]) == nil)
@@ -217,6 +218,20 @@ struct APNsTransportTests {
             #expect(try APNsProxy.fromEnvironment(for: host, environment: ["HTTPS_PROXY": "http://p:1", "NO_PROXY": exempt]) == nil)
         }
         #expect(try APNsProxy.fromEnvironment(for: host, environment: ["HTTPS_PROXY": "http://p:1", "NO_PROXY": "le.com"]) != nil)
+        // Ports, addresses and CIDR ranges, as curl reads them; an empty variable hides nothing.
+        let local = "https://127.0.0.1:8443"
+        for (endpoint, entry, exempt) in [
+            (host, "api.push.apple.com:443", true), (host, "api.push.apple.com:2197", false), (host, ".apple.com:443", true),
+            (local, "127.0.0.0/8", true), (local, "10.0.0.0/8", false), (local, "127.0.0.1", true), (local, "127.0.0.1:8443", true),
+            (local, "127.0.0.1:443", false), ("https://[::1]:8443", "::1/128", true), ("https://[::1]:8443", "[::1]:8443", true),
+            ("https://[::1]:8443", "::1", true), ("https://[::1]:8443", "fe80::/10", false), (local, "127.0.0.0/33", false),
+            (host, "17.0.0.0/8", false),
+        ] {
+            let proxy = try APNsProxy.fromEnvironment(for: endpoint, environment: ["HTTPS_PROXY": "http://p:1", "NO_PROXY": entry])
+            #expect((proxy == nil) == exempt, "\(endpoint) with NO_PROXY=\(entry)")
+        }
+        #expect(try APNsProxy.fromEnvironment(for: host, environment: ["HTTPS_PROXY": "http://p:1", "NO_PROXY": "", "no_proxy": "*"]) == nil)
+        #expect(try APNsProxy.fromEnvironment(for: host, environment: ["HTTPS_PROXY": "", "https_proxy": "http://p:1"])?.host == "p")
         for bad in ["socks5://p:1080", "http://", "http://p:0", "http://p:1/path", "p:1"] {
             #expect(throws: APNsProxyError.self, "\(bad)") { try APNsProxy.fromEnvironment(for: host, environment: ["HTTPS_PROXY": bad]) }
         }
