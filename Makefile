@@ -52,7 +52,7 @@ test test-release: deps
 	$(SWIFT) build -c release $(RELEASE_FLAGS) --build-tests
 	scripts/run-tests-within 900 $(SWIFT) test -c release $(RELEASE_FLAGS) --disable-testable-imports --skip-build
 	"$$($(SWIFT) build -c release $(RELEASE_FLAGS) --show-bin-path)/bench" --quick
-	scripts/run-tests-within 300 $(TRACING_TESTS) -c release $(RELEASE_FLAGS)
+	EXPECT_SUITE="push-backend tracing" scripts/run-tests-within 300 $(TRACING_TESTS) -c release $(RELEASE_FLAGS)
 
 # APNs provider tokens against Python's `cryptography` (pip installs it when missing), with the
 # `pushcore` of `make test`'s release build.
