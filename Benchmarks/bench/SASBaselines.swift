@@ -2,10 +2,13 @@ import Crypto
 import Foundation
 import PushCore
 
+/// The characters a SAS token leaves unescaped, built once as a straightforward implementation
+/// keeps it.
+private let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
 /// What a straightforward Foundation-based implementation does to mint a token: a fresh key and
 /// a one-shot HMAC each time, `addingPercentEncoding`, `base64EncodedString`, interpolation.
 func foundationSASToken(resource: String, keyName: String, key: String, expiry: Int64) -> String {
-    let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
     let sr = resource.lowercased().addingPercentEncoding(withAllowedCharacters: unreserved)!
     let mac = HMAC<SHA256>.authenticationCode(for: Data("\(sr)\n\(expiry)".utf8), using: SymmetricKey(data: Data(key.utf8)))
     let sig = Data(mac).base64EncodedString().addingPercentEncoding(withAllowedCharacters: unreserved)!
