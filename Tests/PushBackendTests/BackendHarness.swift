@@ -186,11 +186,14 @@ func withBackend(
                 Backend(transport: .sockets(base: "http://127.0.0.1:\(port)"), emulator: emulator, dataDirectory: directory, hubBase: hubBase))
         } catch {
             await service.triggerGracefulShutdown()
-            _ = await server.result
+            if case .failure(let serverError) = await server.result {
+                Issue.record(serverError, "the in-process backend ended with an error as well")
+            }
             throw error
         }
         await service.triggerGracefulShutdown()
-        _ = await server.result  // the database is closed when this returns
+        // The database is closed when this returns; an error the server ends with fails the test.
+        try await server.value
     }
 }
 
