@@ -1,6 +1,6 @@
 SWIFT ?= swift
 
-.PHONY: deps build bench bench-quick cross-check-tokens check-contract check-core-alone check-generated test test-debug test-release test-asan test-tsan fuzz fuzz-smoke robustness check-modules format-lint docs load clean
+.PHONY: deps build bench bench-quick cross-check-tokens check-contract check-core-alone check-generated check-client test test-debug test-release test-asan test-tsan fuzz fuzz-smoke robustness check-modules format-lint docs load clean
 
 FUZZ_SECONDS ?= 300
 # Extra flags for the release builds of `bench-quick` and `test-release`, and for the ASan build;
@@ -113,6 +113,11 @@ FORMAT_PATHS = Sources Tests Benchmarks Fuzz Package.swift
 # The APNs schema's generated Swift (Sources/PushAPNs/Generated/) is what scripts/apns-keys.tsv gives.
 check-generated:
 	scripts/generate-apns-schema.py --check
+
+# PushClient's generated code against what swift-openapi-generator gives for openapi.yaml today,
+# byte for byte (builds the generator first: a few minutes, so CI relies on the digest test).
+check-client:
+	scripts/generate-client --check
 
 # Also keeps the README short enough to read through: tables belong in Benchmarks/README.md.
 format-lint:
