@@ -255,6 +255,12 @@ struct BackendStoreTests {
             try await first.addUser(UserRecord(name: "alice", passwordHash: "x", role: .user))
             for index in 0..<4 { #expect(try await first.saveRegistration(registration(index), maximumPerOwner: 5)) }
             let stores = [first, second ?? first]
+            // Connections opened beforehand, so that the registrations below run side by side
+            // rather than one after another while a pool opens its connections.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<32 { group.addTask { _ = try await stores[index % 2].registrations(owner: "alice") } }
+                try await group.waitForAll()
+            }
             let saved = try await withThrowingTaskGroup(of: Bool.self) { group in
                 for index in 4..<20 {
                     group.addTask { try await stores[index % 2].saveRegistration(registration(index), maximumPerOwner: 5) }
