@@ -227,15 +227,9 @@ struct HubEmulatorCommandTests {
         _ = try await hub.send(APNsPayload(aps: APNsAPS(alert: .text("Hi"))), toDevice: alice)
 
         // What `curl` sends with a token from `pushcore sas sign` (the README shows it).
-        let token = try SASSigner(ConnectionString(fullAccess)).token(for: "https://test-ns.servicebus.windows.net/hub", ttl: 60)
-        var post = HTTPClientRequest(url: base + "/hub/messages/?direct&api-version=2020-06")
-        post.method = .POST
-        post.headers.add(name: "Authorization", value: token)
-        post.headers.add(name: "Content-Type", value: "application/json;charset=utf-8")
-        post.headers.add(name: "ServiceBusNotification-Format", value: "apple")
-        post.headers.add(name: "ServiceBusNotification-DeviceHandle", value: bob)
-        post.body = .bytes(ByteBuffer(string: #"{"aps":{"alert":"Hi from curl"}}"#))
-        let posted = try await HTTPClient.shared.execute(post, timeout: .seconds(30))
+        let posted = try await postAsCurl(
+            base + "/hub/messages/?direct&api-version=2020-06", headers: ["ServiceBusNotification-DeviceHandle": bob],
+            body: #"{"aps":{"alert":"Hi from curl"}}"#)
         #expect(posted.status.code == 201)
 
         let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: base + "/_emulator/deliveries"), timeout: .seconds(30))
@@ -299,4 +293,18 @@ struct ReadmeHubExample {
                 ])
         }
     }
+}
+
+/// A POST of an APNs payload to the emulator as `curl` sends it, with a token from `pushcore sas
+/// sign` for the hub, `ServiceBusNotification-Format: apple`, and `headers`.
+func postAsCurl(_ url: String, headers: [String: String], body: String) async throws -> HTTPClientResponse {
+    let token = try SASSigner(ConnectionString(fullAccess)).token(for: "https://test-ns.servicebus.windows.net/hub", ttl: 60)
+    var post = HTTPClientRequest(url: url)
+    post.method = .POST
+    post.headers.add(name: "Authorization", value: token)
+    post.headers.add(name: "Content-Type", value: "application/json;charset=utf-8")
+    post.headers.add(name: "ServiceBusNotification-Format", value: "apple")
+    for (name, value) in headers.sorted(by: { $0.key < $1.key }) { post.headers.add(name: name, value: value) }
+    post.body = .bytes(ByteBuffer(string: body))
+    return try await HTTPClient.shared.execute(post, timeout: .seconds(30))
 }

@@ -74,16 +74,10 @@ struct ScheduleTests {
     }
 
     private func postScheduled(_ base: String, time: String) async throws -> HTTPClientResponse {
-        let token = try SASSigner(ConnectionString(fullAccess)).token(for: "https://test-ns.servicebus.windows.net/hub", ttl: 60)
-        var post = HTTPClientRequest(url: base + "/hub/schedulednotifications?api-version=2020-06")
-        post.method = .POST
-        post.headers.add(name: "Authorization", value: token)
-        post.headers.add(name: "Content-Type", value: "application/json;charset=utf-8")
-        post.headers.add(name: "ServiceBusNotification-Format", value: "apple")
-        post.headers.add(name: "ServiceBusNotification-Tags", value: "username:alice")
-        post.headers.add(name: "ServiceBusNotification-ScheduleTime", value: time)
-        post.body = .bytes(ByteBuffer(string: #"{"aps":{"alert":"Scheduled"}}"#))
-        return try await HTTPClient.shared.execute(post, timeout: .seconds(30))
+        try await postAsCurl(
+            base + "/hub/schedulednotifications?api-version=2020-06",
+            headers: ["ServiceBusNotification-Tags": "username:alice", "ServiceBusNotification-ScheduleTime": time],
+            body: #"{"aps":{"alert":"Scheduled"}}"#)
     }
 
     @Test("Only sends to tags or everybody are scheduled, at a time from 1970 to 9999, sent as the hub's UTC format")

@@ -191,35 +191,18 @@ struct FloodTests {
         // would pile up in the lane, and a first login would rightly be refused as busy (503).
         let flood = RateLimit(burst: 10, perSecond: 0.2)
         try await withBackend(overSockets: true, configure: { $0.logins.perAddress = flood }) { backend in
-            let port = backend.port
-            let statuses = Mutex<[Int: Int]>([:])
-            let stop = Atomic<Bool>(false)
-            // Unknown names: each wrong login costs a full-strength scrypt run (the decoy hash).
-            let threads = (0..<40).map { thread in
-                Thread {
-                    var attempt = 0
-                    while !stop.load(ordering: .relaxed) {
-                        attempt += 1
-                        guard let connection = try? RawConnection(port: port, from: "127.0.0.2"),
-                            let status = try? connection.statusOf(
-                                rawGet("/api/notifications", user: "flood\(thread)-\(attempt)", password: "guess\(attempt)"))
-                        else { continue }
-                        statuses.withLock { $0[status, default: 0] += 1 }
-                    }
-                }
-            }
-            threads.forEach { $0.start() }
-            defer { stop.store(true, ordering: .relaxed) }
+            let attack = LoginFlood(port: backend.port, from: "127.0.0.2")
+            defer { attack.stop() }
             // Once the flood has spent its burst (its checks answered, or refused as busy while
             // they filled the lane), its requests are refused without a check.
-            for _ in 0..<300 where statuses.withLock({ ($0[401] ?? 0) + ($0[503] ?? 0) < flood.burst || ($0[429] ?? 0) < 50 }) {
+            for _ in 0..<300 where attack.statuses.withLock({ ($0[401] ?? 0) + ($0[503] ?? 0) < flood.burst || ($0[429] ?? 0) < 50 }) {
                 try await Task.sleep(for: .milliseconds(100))
             }
 
             let loginStarted = ContinuousClock.now
             let login = try await backend.call(.GET, "/api/notifications", as: "carol")
             let elapsed = ContinuousClock.now - loginStarted
-            stop.store(true, ordering: .relaxed)
+            attack.stop()
             #expect(login.status == 200, "a first login answered \(login.status) after \(elapsed) during the flood")
             #if !DEBUG
             // In a debug build (the sanitizer run) one scrypt check takes about 1.5 s, so the flood's
@@ -227,7 +210,7 @@ struct FloodTests {
             // something about the budgets only where checks run at their real speed.
             #expect(elapsed < .seconds(1), "a first login took \(elapsed) during the flood")
             #endif
-            let seen = statuses.withLock { $0 }
+            let seen = attack.statuses.withLock { $0 }
             #expect((seen[429] ?? 0) >= 50 && (seen[401] ?? 0) >= 1, "\(seen)")
             #expect(Set(seen.keys).isSubset(of: [401, 429, 503]), "\(seen)")
             try await Task.sleep(for: .milliseconds(500))  // the threads' last requests
@@ -370,24 +353,9 @@ struct LoginAttackTests {
     func loginFloodAtDefaults() async throws {
         try await withBackend(overSockets: true) { backend in
             let port = backend.port
-            let statuses = Mutex<[Int: Int]>([:])
-            let stop = Atomic<Bool>(false)
-            let threads = (0..<40).map { thread in
-                Thread {
-                    var attempt = 0
-                    while !stop.load(ordering: .relaxed) {
-                        attempt += 1
-                        guard let connection = try? RawConnection(port: port, from: "127.0.0.2"),
-                            let status = try? connection.statusOf(
-                                rawGet("/api/notifications", user: "flood\(thread)-\(attempt)", password: "guess\(attempt)"))
-                        else { continue }
-                        statuses.withLock { $0[status, default: 0] += 1 }
-                    }
-                }
-            }
-            threads.forEach { $0.start() }
-            defer { stop.store(true, ordering: .relaxed) }
-            for _ in 0..<300 where statuses.withLock({ ($0[429] ?? 0) < 50 }) { try await Task.sleep(for: .milliseconds(100)) }
+            let attack = LoginFlood(port: port, from: "127.0.0.2")
+            defer { attack.stop() }
+            for _ in 0..<300 where attack.statuses.withLock({ ($0[429] ?? 0) < 50 }) { try await Task.sleep(for: .milliseconds(100)) }
 
             let started = ContinuousClock.now
             let elsewhere = try await offPool {
@@ -397,14 +365,14 @@ struct LoginAttackTests {
             let sameNetwork = try await offPool {
                 try RawConnection(port: port, from: "127.0.0.1").statusOf(rawGet("/api/notifications", user: "alice", password: "alice-pw"))
             }
-            stop.store(true, ordering: .relaxed)
+            attack.stop()
             #expect(elsewhere == 200)
             #if !DEBUG
             // Under the sanitizer a check takes about 1.5 s: the time says something only at real speed.
             #expect(elapsed < .seconds(1), "a first login from another network took \(elapsed) during the flood")
             #endif
             #expect(sameNetwork == 200 || sameNetwork == 503, "\(sameNetwork)")
-            let seen = statuses.withLock { $0 }
+            let seen = attack.statuses.withLock { $0 }
             #expect((seen[429] ?? 0) >= 50 && Set(seen.keys).isSubset(of: [401, 429, 503]), "\(seen)")
         }
     }
@@ -962,4 +930,29 @@ struct EmulatorHookTests {
         process.terminate()
         process.waitUntilExit()
     }
+}
+
+/// Forty threads sending wrong-password logins from one address until stopped, each for a name
+/// nobody has (so each costs a full-strength scrypt run, the decoy hash), counting the statuses.
+final class LoginFlood: Sendable {
+    let statuses = Mutex<[Int: Int]>([:])
+    private let stopped = Atomic<Bool>(false)
+
+    init(port: Int, from source: String) {
+        for thread in 0..<40 {
+            Thread { [self] in
+                var attempt = 0
+                while !stopped.load(ordering: .relaxed) {
+                    attempt += 1
+                    guard let connection = try? RawConnection(port: port, from: source),
+                        let status = try? connection.statusOf(
+                            rawGet("/api/notifications", user: "flood\(thread)-\(attempt)", password: "guess\(attempt)"))
+                    else { continue }
+                    statuses.withLock { $0[status, default: 0] += 1 }
+                }
+            }.start()
+        }
+    }
+
+    func stop() { stopped.store(true, ordering: .relaxed) }
 }
