@@ -250,11 +250,23 @@ let payloadWorkloads: [Workload] = [
         implementations: [parsePushCore([silentRichBytes]), parseSerialization([silentRichData])] + parseSimdjson([silentRichBytes])),
 ]
 
+/// `model` with each custom value that is pre-encoded JSON (`.raw`) as a tree of typed values.
+func withTypedCustomValues(_ model: APNsPayload) -> APNsPayload {
+    var typed = model
+    typed.customKeys = model.customKeys.map { member in
+        guard case .raw(let raw) = member.value else { return member }
+        return JSONMember(member.key, try! JSON(try! parser.parse(raw.bytes).root))
+    }
+    return typed
+}
+
 /// The workloads over one corpus; their inputs are prepared here, outside the timed region.
 func corpusWorkloads(_ corpus: Corpus) -> [Workload] {
     let jsonFiles = corpus.jsonFiles, payloadFiles = corpus.payloadFiles
     let models = payloadFiles.map { try! APNsPayload(decoding: $0, parser: &parser) }
     let modelBytes = models.map { try! $0.encoded(limit: .max) }
+    let typedModels = models.map(withTypedCustomValues)
+    precondition(typedModels.map { try! $0.encoded(limit: .max) } == modelBytes, "a typed model encodes otherwise")
     let payloadData = payloadFiles.map { Data($0) }
     var workloads = [
         Workload(
@@ -267,6 +279,13 @@ func corpusWorkloads(_ corpus: Corpus) -> [Workload] {
             name: "build.corpus", corpus: corpus.name, operations: models.count, bytes: totalBytes(modelBytes),
             implementations: [
                 buildPushCore(models), buildSerialization(modelBytes.map(foundationObject)), buildEncoder(modelBytes.map(codable)),
+            ]),
+        // The same payloads with their custom values as typed trees, as an app that builds its
+        // payload from its own values has them (a decoded payload keeps them as encoded bytes).
+        Workload(
+            name: "build.corpus.typed", corpus: corpus.name, operations: typedModels.count, bytes: totalBytes(modelBytes),
+            implementations: [
+                buildPushCore(typedModels), buildSerialization(modelBytes.map(foundationObject)), buildEncoder(modelBytes.map(codable)),
             ]),
         Workload(
             name: "decode.corpus", corpus: corpus.name, operations: payloadFiles.count, bytes: totalBytes(payloadFiles),
