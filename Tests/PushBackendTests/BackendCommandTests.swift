@@ -304,7 +304,14 @@ struct BackendCommandTests {
         }
         let after = try #require(residentPeakKiB(process.processIdentifier))
         #expect(closed == 64, "\(64 - closed) connections still open")
-        #expect(after - before < 64 * 1024, "peak resident memory grew by \(after - before) KiB")
+        // Without the bound the server grew by some 800 MiB. Under AddressSanitizer (a debug
+        // build) freed memory waits in its quarantine and still counts as resident.
+        #if DEBUG
+        let allowedKiB = 256 * 1024
+        #else
+        let allowedKiB = 64 * 1024
+        #endif
+        #expect(after - before < allowedKiB, "peak resident memory grew by \(after - before) KiB")
         #expect(try await RemoteBackend(base: base).call(.GET, "/api/notifications", as: "alice").status == 200)
         try await expectGracefulStop(process)
     }
