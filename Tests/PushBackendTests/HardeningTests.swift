@@ -348,7 +348,7 @@ struct LoginAttackTests {
     }
 
     @Test(
-        "At the default budgets, during a wrong-password flood from 127.0.0.2: a first login from another network (127.0.1.1) succeeds within a second; one from the flood's own network (127.0.0.1) waits in the flood's lane and gets 200 or 503 loginBusy, never 429"
+        "At the default budgets, during a wrong-password flood from 127.0.0.2: a first login from another network (127.0.1.1) succeeds promptly (seconds, not a round of the flood); one from the flood's own network (127.0.0.1) waits in the flood's lane and gets 200 or 503 loginBusy, never 429"
     )
     func loginFloodAtDefaults() async throws {
         try await withBackend(overSockets: true) { backend in
@@ -368,8 +368,10 @@ struct LoginAttackTests {
             attack.stop()
             #expect(elsewhere == 200)
             #if !DEBUG
-            // Under the sanitizer a check takes about 1.5 s: the time says something only at real speed.
-            #expect(elapsed < .seconds(1), "a first login from another network took \(elapsed) during the flood")
+            // Under the sanitizer a check takes about 1.5 s: the time says something only at real
+            // speed. It is a bound against waiting out the flood (a round of its queued checks),
+            // with room for the rest of the suite running beside it on two cores (1.7 s seen).
+            #expect(elapsed < .seconds(5), "a first login from another network took \(elapsed) during the flood")
             #endif
             #expect(sameNetwork == 200 || sameNetwork == 503, "\(sameNetwork)")
             let seen = attack.statuses.withLock { $0 }
