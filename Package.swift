@@ -126,15 +126,25 @@ let package = Package(
                 serverProduct("HummingbirdCore", "hummingbird"), serverProduct("Logging", "swift-log"), serverProduct("NIOCore", "swift-nio"),
             ]
         ),
-        // The direct APNs client: HTTP/2 sends with per-device results, on a connection pool of its
-        // own (swift-nio-http2 frames, swift-nio-ssl), through an HTTP proxy when asked.
+        // The HTTP/2 transport the APNs and FCM clients share, and no product exports: a pool of
+        // connections to one origin (swift-nio-http2 frames, swift-nio-ssl), streams up to the
+        // server's limit, GOAWAY and PING handling, deadlines, an HTTP CONNECT proxy.
+        .target(
+            name: "HTTP2Transport",
+            dependencies: [
+                "PushInternals", serverProduct("Logging", "swift-log"), serverProduct("CoreMetrics", "swift-metrics"),
+                serverProduct("NIOCore", "swift-nio"), serverProduct("NIOHPACK", "swift-nio-http2"), serverProduct("NIOHTTP1", "swift-nio"),
+                serverProduct("NIOHTTP2", "swift-nio-http2"), serverProduct("NIOPosix", "swift-nio"), serverProduct("NIOSSL", "swift-nio-ssl"),
+                serverProduct("NIOTLS", "swift-nio"), serverProduct("NIOExtras", "swift-nio-extras"),
+            ]
+        ),
+        // The direct APNs client: HTTP/2 sends with per-device results, over the shared transport.
         .target(
             name: "APNs",
             dependencies: [
-                "PushAPNs", "PushAPNsTokens", "PushJSON", "PushInternals", serverProduct("Logging", "swift-log"),
+                "PushAPNs", "PushAPNsTokens", "PushJSON", "PushInternals", "HTTP2Transport", serverProduct("Logging", "swift-log"),
                 serverProduct("CoreMetrics", "swift-metrics"), serverProduct("NIOCore", "swift-nio"), serverProduct("NIOHPACK", "swift-nio-http2"),
-                serverProduct("NIOHTTP2", "swift-nio-http2"), serverProduct("NIOPosix", "swift-nio"), serverProduct("NIOSSL", "swift-nio-ssl"),
-                serverProduct("NIOTLS", "swift-nio"),
+                serverProduct("NIOSSL", "swift-nio-ssl"),
             ]
         ),
         // A local, verifying APNs provider API over HTTP/2 and TLS, for tests and `apns-emulator`.
@@ -155,6 +165,7 @@ let package = Package(
             name: "PushBackend",
             dependencies: [
                 "PushCore", "PushFCM", "NotificationHubs", "APNs", "PushAPNsTokens", "PushInternals", "RichPushImages",
+                .target(name: "HTTP2Transport", condition: server),
                 serverProduct("Hummingbird", "hummingbird"), serverProduct("HummingbirdCore", "hummingbird"),
                 serverProduct("HummingbirdAuth", "hummingbird-auth"),
                 serverProduct("NIOHTTPTypes", "swift-nio-extras"), serverProduct("SQLiteNIO", "sqlite-nio"),
@@ -190,6 +201,7 @@ let package = Package(
             name: "pushcore",
             dependencies: [
                 "PushCore", "PushFCM", "PushAPNsTokens", "PushInternals", "PushClient", .target(name: "APNs", condition: server),
+                .target(name: "HTTP2Transport", condition: server),
                 serverProduct("AsyncHTTPClient", "async-http-client"), serverProduct("NIOCore", "swift-nio"),
                 serverProduct("ArgumentParser", "swift-argument-parser"),
                 serverProduct("Logging", "swift-log"), serverProduct("NIOSSL", "swift-nio-ssl"),
@@ -315,7 +327,7 @@ let package = Package(
         .testTarget(
             name: "APNsTests",
             dependencies: [
-                "APNs", "APNsEmulator", "PushAPNs", "PushAPNsTokens", "PushCore", "PushTestSupport",
+                "APNs", "APNsEmulator", "HTTP2Transport", "PushAPNs", "PushAPNsTokens", "PushCore", "PushTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"), serverProduct("ServiceLifecycle", "swift-service-lifecycle"),
                 serverProduct("Logging", "swift-log"),
                 serverProduct("AsyncHTTPClient", "async-http-client"),

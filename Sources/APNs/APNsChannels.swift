@@ -1,3 +1,4 @@
+import HTTP2Transport
 import Logging
 import NIOCore
 import NIOHPACK
@@ -172,7 +173,7 @@ extension APNsClient {
             throw APNsClientError(.noProviderToken, "no provider token: \(error.code)")
         }
         let pool = try connectionPools().push
-        var request = APNsHTTPRequest(
+        var request = HTTP2Request(
             method: "POST", path: "/4/broadcasts/apps/" + bundleID,
             headers: HPACKHeaders(
                 headers.fields.map { ($0.name, $0.value) } + [("apns-channel-id", channelID), ("content-type", "application/json")]),
@@ -196,14 +197,14 @@ extension APNsClient {
         } catch {
             throw APNsChannelError(.unanswered(.other("no provider token: \(error.code)"), mayHaveBeenApplied: false))
         }
-        let pool: APNsConnectionPool
+        let pool: HTTP2ConnectionPool
         do throws(APNsClientError) {
             pool = try connectionPools().management
         } catch {
             throw APNsChannelError(.invalidRequest(error.message))
         }
         // A list of 10,000 channel ids is about 300 KB.
-        var request = APNsHTTPRequest(method: method, path: "/1/apps/" + bundleID + "/" + path, headers: [:], body: nil, responseLimit: 4 << 20)
+        var request = HTTP2Request(method: method, path: "/1/apps/" + bundleID + "/" + path, headers: [:], body: nil, responseLimit: 4 << 20)
         if let channelID { request.headers.add(name: "apns-channel-id", value: channelID) }
         if let body {
             request.headers.add(name: "content-type", value: "application/json")

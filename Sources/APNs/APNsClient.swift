@@ -1,4 +1,5 @@
 public import CoreMetrics
+public import HTTP2Transport
 public import Logging
 public import NIOCore
 import NIOHPACK
@@ -53,7 +54,7 @@ public struct APNsClientConfiguration: Sendable {
     /// written requests are reported unanswered (they may have been delivered), its unwritten ones
     /// go to another connection.
     public var pingTimeout: TimeAmount
-    /// An HTTP proxy to tunnel through (`CONNECT`); ``APNsProxy/fromEnvironment(for:environment:)`` reads `HTTPS_PROXY`.
+    /// An HTTP proxy to tunnel through (`CONNECT`); `APNsProxy.fromEnvironment(for:environment:)` reads `HTTPS_PROXY`.
     public var proxy: APNsProxy?
     /// Where the client's metrics go; swift-metrics' bootstrapped factory when nil.
     public var metricsFactory: (any MetricsFactory)?
@@ -114,9 +115,7 @@ public struct APNsRetryPolicy: Sendable {
 
     /// A random wait below `baseDelay × 2^(retry − 1)`, capped.
     func backoff(retry: Int) -> Duration {
-        let ceiling = min(baseDelay * (1 << min(retry - 1, 20)), maximumDelay)
-        let nanoseconds = ceiling.components.seconds * 1_000_000_000 + ceiling.components.attoseconds / 1_000_000_000
-        return .nanoseconds(Int64.random(in: 0...max(nanoseconds, 0)))
+        Backoff.fullJitter(retry: retry, base: baseDelay, maximum: maximumDelay)
     }
 }
 
@@ -173,8 +172,8 @@ public final class APNsClient: Sendable {
     let logger: Logger
 
     struct Pools {
-        let push: APNsConnectionPool
-        let management: APNsConnectionPool
+        let push: HTTP2ConnectionPool
+        let management: HTTP2ConnectionPool
     }
 
     /// Opens no connection: the first send does. An endpoint that is not `https://host[:port]`, or
@@ -204,16 +203,17 @@ public final class APNsClient: Sendable {
             pools = .failure(APNsClientError(.invalidTLSConfiguration, "TLS cannot be set up: \(error)"))
             return
         }
-        func pool(for endpoint: String) throws(APNsClientError) -> APNsConnectionPool {
-            guard let (host, port) = Self.origin(of: endpoint) else {
+        func pool(for endpoint: String) throws(APNsClientError) -> HTTP2ConnectionPool {
+            guard let origin = HTTPSOrigin(endpoint) else {
                 throw APNsClientError(.invalidEndpoint, "\(endpoint) is not https://host[:port]")
             }
-            return APNsConnectionPool(
+            return HTTP2ConnectionPool(
                 configuration: .init(
-                    host: host, port: port, connections: configuration.connections, connectTimeout: configuration.connectTimeout,
-                    requestTimeout: configuration.requestTimeout, pingInterval: configuration.pingInterval,
-                    pingTimeout: configuration.pingTimeout, proxy: configuration.proxy, maximumStreamsPerConnection: 1000),
-                sslContext: sslContext, logger: logger, metrics: metrics)
+                    service: "APNs", host: origin.host, port: origin.port, connections: configuration.connections,
+                    connectTimeout: configuration.connectTimeout, requestTimeout: configuration.requestTimeout,
+                    pingInterval: configuration.pingInterval, pingTimeout: configuration.pingTimeout, proxy: configuration.proxy,
+                    maximumStreamsPerConnection: 1000, goAwayReason: { parseErrorBody(Array($0.readableBytesView)).reason }),
+                sslContext: sslContext, logger: logger, metrics: metrics.transport)
         }
         do throws(APNsClientError) {
             let push = try pool(for: configuration.endpoint)
@@ -228,30 +228,6 @@ public final class APNsClient: Sendable {
     /// The connection pools, or why the client has none.
     func connectionPools() throws(APNsClientError) -> Pools {
         try pools.get()
-    }
-
-    /// The host and port of `https://host[:port]` (443 when none), a bracketed IPv6 address unbracketed.
-    static func origin(of endpoint: String) -> (host: String, port: Int)? {
-        guard endpoint.hasPrefix("https://") else { return nil }
-        let authority = endpoint.dropFirst("https://".count)
-        guard !authority.isEmpty, !authority.contains(where: { "/?#@ ".contains($0) }) else { return nil }
-        var host = Substring(authority)
-        var port = 443
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { return nil }
-            host = authority[authority.index(after: authority.startIndex)..<close]
-            let rest = authority[authority.index(after: close)...]
-            if !rest.isEmpty {
-                guard rest.hasPrefix(":"), let number = Int(rest.dropFirst()) else { return nil }
-                port = number
-            }
-        } else if let colon = authority.lastIndex(of: ":") {
-            guard let number = Int(authority[authority.index(after: colon)...]) else { return nil }
-            host = authority[..<colon]
-            port = number
-        }
-        guard !host.isEmpty, (1...65_535).contains(port) else { return nil }
-        return (String(host), port)
     }
 
     /// Closes the connections; requests still waiting or unanswered fail. Call once, when no send is running.
@@ -315,7 +291,7 @@ public final class APNsClient: Sendable {
     }
 
     private func sendOne(
-        to device: String, on pool: APNsConnectionPool, body: ByteBuffer, fields: HPACKHeaders, budget: RetryBudget
+        to device: String, on pool: HTTP2ConnectionPool, body: ByteBuffer, fields: HPACKHeaders, budget: RetryBudget
     ) async -> APNsSendResult {
         guard Self.isOnePathSegment(device) else {
             metrics.record(.failed(.invalidDeviceToken, mayHaveBeenDelivered: false))
@@ -331,7 +307,7 @@ public final class APNsClient: Sendable {
             metrics.record(outcome)
             return APNsSendResult(deviceToken: device, outcome: outcome, apnsID: nil, uniqueID: nil, attempts: 0)
         }
-        var request = APNsHTTPRequest(method: "POST", path: "/3/device/" + device, headers: fields, body: body, responseLimit: 64 << 10)
+        var request = HTTP2Request(method: "POST", path: "/3/device/" + device, headers: fields, body: body, responseLimit: 64 << 10)
         let exchange = await exchange(&request, on: pool, token: token, budget: budget, subject: ["device": "\(Self.shortened(device))"])
         metrics.record(exchange.outcome)
         return APNsSendResult(
@@ -375,7 +351,7 @@ public final class APNsClient: Sendable {
     /// where ``isRetryable(_:)`` allows and the budget lasts, and once more with a new token after
     /// APNs calls this one expired.
     func exchange(
-        _ request: inout APNsHTTPRequest, on pool: APNsConnectionPool, token: String?, budget: RetryBudget,
+        _ request: inout HTTP2Request, on pool: HTTP2ConnectionPool, token: String?, budget: RetryBudget,
         subject: @autoclosure () -> Logger.Metadata
     ) async -> Exchange {
         var token = token
@@ -414,7 +390,7 @@ public final class APNsClient: Sendable {
                     }
                 }
             case .failure(let failure):
-                exchange.outcome = .failed(failure.failure, mayHaveBeenDelivered: failure.mayHaveBeenWritten)
+                exchange.outcome = .failed(APNsTransportFailure(failure.failure), mayHaveBeenDelivered: failure.mayHaveBeenWritten)
             }
             let outcome = exchange.outcome
             // A request never written costs APNs nothing, so only answered ones spend the budget.
@@ -451,32 +427,12 @@ public final class APNsClient: Sendable {
         isWord(device, lengths: 1...512, punctuation: "-_")
     }
 
-    /// Whether `text` is `lengths` bytes of ASCII letters, digits and `punctuation` only: what may
-    /// go into a request's path or a header as it is.
     static func isWord(_ text: String, lengths: ClosedRange<Int>, punctuation: StaticString) -> Bool {
-        let allowed = UnsafeBufferPointer(start: punctuation.utf8Start, count: punctuation.utf8CodeUnitCount)
-        return lengths.contains(text.utf8.count)
-            && text.utf8.allSatisfy { byte in
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"): true
-                default: allowed.contains(byte)
-                }
-            }
+        isASCIIWord(text, lengths: lengths, punctuation: punctuation)
     }
 
     /// The first 8 characters and the length: enough to match logs to a device, too little to send to it.
     public static func shortened(_ deviceToken: String) -> String {
-        deviceToken.utf8.count <= 8 ? deviceToken : "\(deviceToken.prefix(8))…(\(deviceToken.utf8.count))"
-    }
-}
-
-/// Retries left for one send, shared by its devices' tasks.
-final class RetryBudget: Sendable {
-    private let remaining: Atomic<Int>
-
-    init(_ retries: Int) { remaining = Atomic(retries) }
-
-    func take() -> Bool {
-        remaining.subtract(1, ordering: .relaxed).newValue >= 0
+        shortenedToken(deviceToken)
     }
 }

@@ -1,4 +1,5 @@
 import CoreMetrics
+import HTTP2Transport
 import Synchronization
 
 /// The client's metrics, through swift-metrics: nothing is recorded unless a backend is bootstrapped
@@ -8,20 +9,15 @@ import Synchronization
 ///   `none` (no answer), `reason` one of Apple's reasons, `other` or `none`.
 /// - `apns_request_duration_seconds`: each request, from its start to its answer or failure.
 /// - `apns_retries_total`: requests made again by the retry policy.
-/// - `apns_resends_total`: requests sent again because a connection proved it had not processed
-///   them (above a GOAWAY's last stream, refused, or unwritten when it closed).
-/// - `apns_goaways_total`, `apns_pings_total` (sent), `apns_pings_failed_total`, `apns_connections_open`.
+/// - `apns_resends_total`, `apns_goaways_total`, `apns_pings_total`, `apns_pings_failed_total`,
+///   `apns_connections_open`: the connections' own (`HTTP2TransportMetrics`).
 /// - `apns_provider_tokens_minted_total`: new provider tokens this client took from its cache.
 final class APNsClientMetrics: Sendable {
     let factory: any MetricsFactory
     let duration: CoreMetrics.Timer
     let retries: Counter
-    let resends: Counter
-    let goAways: Counter
-    let pings: Counter
-    let pingsFailed: Counter
     let tokensMinted: Counter
-    private let connectionsOpen: Meter
+    let transport: HTTP2TransportMetrics
     private let delivered: Counter
     /// Counters by `status reason`, made as results come: Apple's list is fixed, so they stay few.
     private let sends = Mutex<[String: Counter]>([:])
@@ -30,17 +26,10 @@ final class APNsClientMetrics: Sendable {
         self.factory = factory
         duration = Timer(label: "apns_request_duration_seconds", dimensions: [], factory: factory)
         retries = Counter(label: "apns_retries_total", dimensions: [], factory: factory)
-        resends = Counter(label: "apns_resends_total", dimensions: [], factory: factory)
-        goAways = Counter(label: "apns_goaways_total", dimensions: [], factory: factory)
-        pings = Counter(label: "apns_pings_total", dimensions: [], factory: factory)
-        pingsFailed = Counter(label: "apns_pings_failed_total", dimensions: [], factory: factory)
         tokensMinted = Counter(label: "apns_provider_tokens_minted_total", dimensions: [], factory: factory)
-        connectionsOpen = Meter(label: "apns_connections_open", dimensions: [], factory: factory)
+        transport = HTTP2TransportMetrics(prefix: "apns", factory: factory)
         delivered = Counter(label: "apns_sends_total", dimensions: [("status", "200"), ("reason", "none")], factory: factory)
     }
-
-    func connectionOpened() { connectionsOpen.increment() }
-    func connectionClosed() { connectionsOpen.decrement() }
 
     /// Counts one device's (or broadcast's) final result.
     func record(_ outcome: APNsSendOutcome) {

@@ -1,3 +1,4 @@
+public import HTTP2Transport
 import PushInternals
 import PushJSON
 
@@ -107,7 +108,24 @@ public enum APNsTransportFailure: Hashable, Sendable, CustomStringConvertible {
         case .other(let text): text
         }
     }
+
+    init(_ failure: HTTP2Failure) {
+        self =
+            switch failure {
+            case .timeout: .timeout
+            case .connectionLost: .connectionLost
+            case .connectionRefused: .connectionRefused
+            case .tls: .tls
+            case .proxy(let problem): .proxy(problem)
+            case .goAway(let reason): .goAway(reason: reason)
+            case .other(let text): .other(text)
+            }
+    }
 }
+
+/// The proxy the client's connections tunnel through.
+public typealias APNsProxy = HTTPProxy
+public typealias APNsProxyError = HTTPProxyError
 
 /// One device's result of a send.
 public struct APNsSendResult: Hashable, Sendable, CustomStringConvertible {

@@ -1,4 +1,5 @@
 import APNs
+import HTTP2Transport
 package import Hummingbird
 package import Logging
 import Metrics

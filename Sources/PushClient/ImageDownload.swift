@@ -95,8 +95,7 @@ private final class ImageDownload: @unchecked Sendable {
 
     /// A random wait of up to 50 ms doubled for each failure before this one, at most 1 s.
     static func backoff(afterFailures failures: Int) -> Duration {
-        let ceiling = min(50 << min(failures - 1, 10), 1000)
-        return .milliseconds(Int.random(in: 0...ceiling))
+        Backoff.fullJitter(retry: failures, base: .milliseconds(50), maximum: .seconds(1))
     }
 
     /// One request: the whole image, or the rest of it from `received`.

@@ -1,6 +1,7 @@
 import APNs
 import ArgumentParser
 import Dispatch
+import HTTP2Transport
 import Logging
 import NIOCore
 import NIOSSL

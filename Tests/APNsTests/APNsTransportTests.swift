@@ -1,6 +1,7 @@
 import APNs
 import APNsEmulator
 import Foundation
+import HTTP2Transport
 import Metrics
 import MetricsTestKit
 import NIOCore
@@ -124,7 +125,7 @@ struct APNsTransportTests {
         }
     }
 
-    @Test("A proxy's status line is cut at a bare CR or LF and its control characters escaped; a reason and an apns-id print as one column each")
+    @Test("A proxy's status line with control characters and a bare CR is refused unread; a reason and an apns-id print as one column each")
     func peerWordsPrintSafely() async throws {
         // A proxy whose refusal tries to clear the screen, retitle the window and add a line.
         let answer = "HTTP/1.1 407 Denied\u{1b}[2J\u{1b}]0;owned\u{07}\rforged: delivered\r\nX: y\r\n\r\n"
@@ -142,7 +143,8 @@ struct APNsTransportTests {
                 Issue.record("not a proxy failure: \(results[0].outcome)")
                 return
             }
-            #expect(problem.hasSuffix(#"refused the tunnel: 407 Denied\u{1b}[2J\u{1b}]0;owned\u{7}"#), "\(problem)")
+            // HTTP/1.1's parser refuses the status line outright: none of its words reach the message.
+            #expect(problem.hasSuffix("did not answer CONNECT in HTTP/1.1") && !problem.contains("owned"), "\(problem)")
             #expect(!results[0].summary.contains(where: { $0.isNewline || $0.asciiValue.map { $0 < 0x20 } == true }))
             #expect(results[0].summary.hasPrefix("- proxy-127.0.0.1:") && !results[0].summary.contains("forged"))
         }

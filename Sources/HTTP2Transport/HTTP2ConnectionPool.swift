@@ -1,85 +1,141 @@
 import CoreMetrics
-import Logging
-import NIOCore
-import NIOHPACK
+package import Logging
+package import NIOCore
+package import NIOHPACK
 import NIOPosix
-import NIOSSL
+package import NIOSSL
 import Synchronization
 
 /// A request as a connection writes it; the pseudo-header fields come from the pool's origin.
-struct APNsHTTPRequest: Sendable {
-    var method: String
-    var path: String
+package struct HTTP2Request: Sendable {
+    package var method: String
+    package var path: String
     /// Lowercase names, without pseudo-header fields.
-    var headers: HPACKHeaders
-    var body: ByteBuffer?
+    package var headers: HPACKHeaders
+    package var body: ByteBuffer?
     /// The largest answer body taken; a longer one fails the request.
-    var responseLimit: Int
+    package var responseLimit: Int
+
+    package init(method: String, path: String, headers: HPACKHeaders, body: ByteBuffer?, responseLimit: Int) {
+        self.method = method
+        self.path = path
+        self.headers = headers
+        self.body = body
+        self.responseLimit = responseLimit
+    }
 }
 
-struct APNsHTTPResponse: Sendable {
-    var status: Int
-    var headers: HPACKHeaders
-    var body: ByteBuffer
+package struct HTTP2Response: Sendable {
+    package var status: Int
+    package var headers: HPACKHeaders
+    package var body: ByteBuffer
+}
+
+/// Why a request got no answer. Each client names these in its own public type.
+package enum HTTP2Failure: Hashable, Sendable, CustomStringConvertible {
+    case timeout
+    case connectionLost
+    case connectionRefused
+    case tls
+    /// The HTTP proxy would not open a tunnel (its address and answer, never its credentials).
+    case proxy(String)
+    /// The server retired the connection with a GOAWAY (its reason, when it gave one) before answering.
+    case goAway(reason: String?)
+    case other(String)
+
+    package var description: String {
+        switch self {
+        case .timeout: "timeout"
+        case .connectionLost: "connection lost"
+        case .connectionRefused: "connection refused"
+        case .tls: "TLS handshake failed"
+        case .proxy(let problem): problem
+        case .goAway(let reason): "GOAWAY \(reason ?? "without reason")"
+        case .other(let text): text
+        }
+    }
 }
 
 /// Why a request got no answer, and whether it may have reached the server.
-struct APNsExchangeFailure: Error, Hashable, Sendable {
-    var failure: APNsTransportFailure
-    var mayHaveBeenWritten: Bool
+package struct HTTP2ExchangeFailure: Error, Hashable, Sendable {
+    package var failure: HTTP2Failure
+    package var mayHaveBeenWritten: Bool
 }
 
 /// A request waiting for a stream or riding on one. It is in exactly one place at a time (the
 /// pool's queue or one connection's streams), and whichever holds it resumes it once.
-struct APNsPendingRequest: Sendable {
-    let request: APNsHTTPRequest
-    let continuation: CheckedContinuation<Result<APNsHTTPResponse, APNsExchangeFailure>, Never>
+struct HTTP2PendingRequest: Sendable {
+    let request: HTTP2Request
+    let continuation: CheckedContinuation<Result<HTTP2Response, HTTP2ExchangeFailure>, Never>
     /// When it fails `timeout`: the request timeout from when the pool took it, whether it is still
     /// waiting for a stream then or riding on one.
     let deadline: NIODeadline
     /// Times it came back unprocessed (above a GOAWAY's last stream, refused, never written).
     var resends = 0
 
-    func resume(_ result: Result<APNsHTTPResponse, APNsExchangeFailure>) {
+    func resume(_ result: Result<HTTP2Response, HTTP2ExchangeFailure>) {
         continuation.resume(returning: result)
     }
 }
 
-/// The HTTP/2 connections to one origin (APNs' push host, or its channel management host): opened
+/// The HTTP/2 connections to one origin (APNs' push host or its channel management host, FCM's
+/// API host or Google's token endpoint): opened
 /// when requests come, up to a number; each carries as many streams at once as the server's
 /// `SETTINGS_MAX_CONCURRENT_STREAMS` allows; requests wait in order for a free stream.
 ///
 /// Requests that a connection proves it never processed — above a GOAWAY's last stream id,
 /// refused with `REFUSED_STREAM`, or not yet written when it closed — go back to the front of the
 /// queue and are sent on another connection; they cost no attempt.
-final class APNsConnectionPool: Sendable {
-    struct Configuration: Sendable {
-        var host: String
-        var port: Int
-        var connections: Int
-        var connectTimeout: TimeAmount
-        var requestTimeout: TimeAmount
-        var pingInterval: TimeAmount
-        var pingTimeout: TimeAmount
-        var proxy: APNsProxy?
+package final class HTTP2ConnectionPool: Sendable {
+    package struct Configuration: Sendable {
+        /// The service's name in log lines: `APNs`, `FCM`.
+        package var service: String
+        package var host: String
+        package var port: Int
+        package var connections: Int
+        package var connectTimeout: TimeAmount
+        package var requestTimeout: TimeAmount
+        package var pingInterval: TimeAmount
+        package var pingTimeout: TimeAmount
+        package var proxy: HTTPProxy?
         /// Streams one connection carries at most, whatever the server allows.
-        var maximumStreamsPerConnection: Int
+        package var maximumStreamsPerConnection: Int
+        /// The reason in a GOAWAY's debug data, in the service's format.
+        package var goAwayReason: @Sendable (ByteBuffer) -> String?
+
+        package init(
+            service: String, host: String, port: Int, connections: Int, connectTimeout: TimeAmount, requestTimeout: TimeAmount,
+            pingInterval: TimeAmount, pingTimeout: TimeAmount, proxy: HTTPProxy?, maximumStreamsPerConnection: Int,
+            goAwayReason: @escaping @Sendable (ByteBuffer) -> String?
+        ) {
+            self.service = service
+            self.host = host
+            self.port = port
+            self.connections = connections
+            self.connectTimeout = connectTimeout
+            self.requestTimeout = requestTimeout
+            self.pingInterval = pingInterval
+            self.pingTimeout = pingTimeout
+            self.proxy = proxy
+            self.maximumStreamsPerConnection = maximumStreamsPerConnection
+            self.goAwayReason = goAwayReason
+        }
     }
 
     /// A request sent back this many times fails, not written: every connection kept refusing it.
     static let maximumResends = 8
 
-    let configuration: Configuration
+    package let configuration: Configuration
     /// `:authority`: the host, with the port when it is not 443.
     let authority: String
     let sslContext: NIOSSLContext
     let logger: Logger
-    let metrics: APNsClientMetrics
+    let metrics: HTTP2TransportMetrics
     private let state = Mutex(State())
 
     fileprivate struct State {
         var connections: [Entry] = []
-        var waiting = CircularBuffer<APNsPendingRequest>()
+        var waiting = CircularBuffer<HTTP2PendingRequest>()
         var nextConnectionID = 1
         var isShutDown = false
         /// A check of the waiting requests' deadlines is scheduled.
@@ -95,22 +151,22 @@ final class APNsConnectionPool: Sendable {
             case draining
         }
 
-        let connection: APNsConnection
+        let connection: HTTP2Connection
         var phase: Phase
         var inFlight = 0
     }
 
     /// What to do outside the lock after a change: start streams, open a connection, fail requests.
     private struct Work {
-        var starts: [(APNsConnection, [APNsPendingRequest])] = []
-        var open: APNsConnection?
-        var failures: [(APNsPendingRequest, APNsExchangeFailure)] = []
-        var closes: [APNsConnection] = []
+        var starts: [(HTTP2Connection, [HTTP2PendingRequest])] = []
+        var open: HTTP2Connection?
+        var failures: [(HTTP2PendingRequest, HTTP2ExchangeFailure)] = []
+        var closes: [HTTP2Connection] = []
         /// When to check the waiting requests' deadlines next.
         var checkExpiry: NIODeadline?
     }
 
-    init(configuration: Configuration, sslContext: NIOSSLContext, logger: Logger, metrics: APNsClientMetrics) {
+    package init(configuration: Configuration, sslContext: NIOSSLContext, logger: Logger, metrics: HTTP2TransportMetrics) {
         self.configuration = configuration
         authority = configuration.port == 443 ? configuration.host : "\(configuration.host):\(configuration.port)"
         self.sslContext = sslContext
@@ -119,13 +175,13 @@ final class APNsConnectionPool: Sendable {
     }
 
     /// Sends `request` on the next free stream and waits for its answer.
-    func execute(_ request: APNsHTTPRequest) async -> Result<APNsHTTPResponse, APNsExchangeFailure> {
+    package func execute(_ request: HTTP2Request) async -> Result<HTTP2Response, HTTP2ExchangeFailure> {
         let deadline = NIODeadline.now() + configuration.requestTimeout
         return await withCheckedContinuation { continuation in
-            let pending = APNsPendingRequest(request: request, continuation: continuation, deadline: deadline)
+            let pending = HTTP2PendingRequest(request: request, continuation: continuation, deadline: deadline)
             perform { state, work in
                 guard !state.isShutDown else {
-                    work.failures.append((pending, APNsExchangeFailure(failure: .other("the client is shut down"), mayHaveBeenWritten: false)))
+                    work.failures.append((pending, HTTP2ExchangeFailure(failure: .other("the client is shut down"), mayHaveBeenWritten: false)))
                     return
                 }
                 state.waiting.append(pending)
@@ -134,14 +190,14 @@ final class APNsConnectionPool: Sendable {
     }
 
     /// Closes every connection (their unanswered streams fail) and fails what waits.
-    func shutdown() async {
-        let connections = state.withLock { state -> [APNsConnection] in
+    package func shutdown() async {
+        let connections = state.withLock { state -> [HTTP2Connection] in
             state.isShutDown = true
             return state.connections.map(\.connection)
         }
         perform { state, work in
             while let pending = state.waiting.popFirst() {
-                work.failures.append((pending, APNsExchangeFailure(failure: .other("the client is shut down"), mayHaveBeenWritten: false)))
+                work.failures.append((pending, HTTP2ExchangeFailure(failure: .other("the client is shut down"), mayHaveBeenWritten: false)))
             }
         }
         for connection in connections { await connection.close() }
@@ -176,7 +232,7 @@ final class APNsConnectionPool: Sendable {
     }
 
     /// Requests the connection did not process, back to the front of the queue in their order.
-    func returned(_ id: Int, _ requests: [APNsPendingRequest], failure: APNsTransportFailure) {
+    func returned(_ id: Int, _ requests: [HTTP2PendingRequest], failure: HTTP2Failure) {
         guard !requests.isEmpty else { return }
         perform { state, work in
             state.update(id) { $0.inFlight -= requests.count }
@@ -187,7 +243,7 @@ final class APNsConnectionPool: Sendable {
     /// The connection is gone; `unwritten` were on it and go to another. One that never became
     /// ready failed with `failure`: what waits fails with it unless another connection may still
     /// take it.
-    func connectionClosed(_ id: Int, returning unwritten: [APNsPendingRequest], failure: APNsTransportFailure, wasReady: Bool) {
+    func connectionClosed(_ id: Int, returning unwritten: [HTTP2PendingRequest], failure: HTTP2Failure, wasReady: Bool) {
         perform { state, work in
             state.connections.removeAll { $0.connection.id == id }
             requeue(unwritten, failure: failure, &state, &work)
@@ -197,19 +253,19 @@ final class APNsConnectionPool: Sendable {
                 return true
             }
             if !othersMayServe {
-                let reason = APNsExchangeFailure(failure: failure, mayHaveBeenWritten: false)
+                let reason = HTTP2ExchangeFailure(failure: failure, mayHaveBeenWritten: false)
                 while let pending = state.waiting.popFirst() { work.failures.append((pending, reason)) }
             }
         }
     }
 
-    private func requeue(_ requests: [APNsPendingRequest], failure: APNsTransportFailure, _ state: inout State, _ work: inout Work) {
+    private func requeue(_ requests: [HTTP2PendingRequest], failure: HTTP2Failure, _ state: inout State, _ work: inout Work) {
         guard !requests.isEmpty else { return }
         metrics.resends.increment(by: requests.count)
         for var pending in requests.reversed() {
             pending.resends += 1
             if state.isShutDown || pending.resends > Self.maximumResends {
-                work.failures.append((pending, APNsExchangeFailure(failure: failure, mayHaveBeenWritten: false)))
+                work.failures.append((pending, HTTP2ExchangeFailure(failure: failure, mayHaveBeenWritten: false)))
             } else {
                 state.waiting.prepend(pending)
             }
@@ -245,10 +301,10 @@ final class APNsConnectionPool: Sendable {
             state.expiryScheduled = false
             let now = NIODeadline.now()
             guard state.waiting.contains(where: { $0.deadline <= now }) else { return }
-            var kept = CircularBuffer<APNsPendingRequest>(initialCapacity: state.waiting.count)
+            var kept = CircularBuffer<HTTP2PendingRequest>(initialCapacity: state.waiting.count)
             while let pending = state.waiting.popFirst() {
                 if pending.deadline <= now {
-                    work.failures.append((pending, APNsExchangeFailure(failure: .timeout, mayHaveBeenWritten: false)))
+                    work.failures.append((pending, HTTP2ExchangeFailure(failure: .timeout, mayHaveBeenWritten: false)))
                 } else {
                     kept.append(pending)
                 }
@@ -267,7 +323,7 @@ final class APNsConnectionPool: Sendable {
         guard !state.isShutDown else { return }
         var dispatched = false
         if !state.waiting.isEmpty {
-            var batches = [[APNsPendingRequest]](repeating: [], count: state.connections.count)
+            var batches = [[HTTP2PendingRequest]](repeating: [], count: state.connections.count)
             while !state.waiting.isEmpty {
                 // The ready connection with the most free streams, request by request: the load
                 // spreads over the connections and their event loops.
@@ -305,7 +361,7 @@ final class APNsConnectionPool: Sendable {
             work.checkExpiry = state.waiting.lazy.map(\.deadline).min()
         }
         if !opening, live < configuration.connections, !state.waiting.isEmpty || dispatched {
-            let connection = APNsConnection(id: state.nextConnectionID, pool: self)
+            let connection = HTTP2Connection(id: state.nextConnectionID, pool: self)
             state.nextConnectionID += 1
             state.connections.append(Entry(connection: connection, phase: .opening))
             work.open = connection
@@ -313,8 +369,8 @@ final class APNsConnectionPool: Sendable {
     }
 }
 
-extension APNsConnectionPool.State {
-    fileprivate mutating func update(_ id: Int, _ change: (inout APNsConnectionPool.Entry) -> Void) {
+extension HTTP2ConnectionPool.State {
+    fileprivate mutating func update(_ id: Int, _ change: (inout HTTP2ConnectionPool.Entry) -> Void) {
         guard let index = connections.firstIndex(where: { $0.connection.id == id }) else { return }
         change(&connections[index])
     }

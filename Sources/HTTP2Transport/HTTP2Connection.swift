@@ -1,24 +1,27 @@
 import CoreMetrics
 import Logging
 import NIOCore
+import NIOExtras
 import NIOHPACK
+import NIOHTTP1
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import NIOTLS
+import PushInternals
 
 /// One HTTP/2 connection of a pool: TCP (through an HTTP CONNECT proxy when one is configured),
 /// TLS with ALPN `h2`, and its streams' frames, all on one event loop.
-final class APNsConnection: @unchecked Sendable {
+final class HTTP2Connection: @unchecked Sendable {
     let id: Int
     let eventLoop: any EventLoop
     /// Touched on `eventLoop` only: the reason this type is `@unchecked Sendable`.
-    private let handler: APNsConnectionHandler
+    private let handler: HTTP2ConnectionHandler
 
-    init(id: Int, pool: APNsConnectionPool) {
+    init(id: Int, pool: HTTP2ConnectionPool) {
         self.id = id
         eventLoop = MultiThreadedEventLoopGroup.singleton.next()
-        handler = APNsConnectionHandler(id: id, pool: pool)
+        handler = HTTP2ConnectionHandler(id: id, pool: pool)
     }
 
     /// Connects; the pool hears `connectionReady` once the server's first SETTINGS arrive, or
@@ -45,7 +48,7 @@ final class APNsConnection: @unchecked Sendable {
     }
 
     /// Sends `requests`, each on a stream of its own, in one flush.
-    func start(_ requests: [APNsPendingRequest]) {
+    func start(_ requests: [HTTP2PendingRequest]) {
         if eventLoop.inEventLoop {
             handler.start(requests)
         } else {
@@ -60,16 +63,62 @@ final class APNsConnection: @unchecked Sendable {
     }
 
     private func configure(_ channel: any Channel) throws {
-        let pool = handler.pool
-        if let proxy = pool.configuration.proxy {
-            let tunnel = HTTPConnectTunnelHandler(
-                proxy: proxy, target: "\(pool.configuration.host):\(pool.configuration.port)",
-                established: { [self] pipeline in try addTLSAndHTTP2(to: pipeline) },
-                refused: { [handler] failure in handler.record(failure) })
-            try channel.pipeline.syncOperations.addHandler(tunnel)
-        } else {
-            try addTLSAndHTTP2(to: channel.pipeline.syncOperations)
+        let configuration = handler.pool.configuration
+        let pipeline = channel.pipeline.syncOperations
+        guard let proxy = configuration.proxy else {
+            try addTLSAndHTTP2(to: pipeline)
+            return
         }
+        // CONNECT in HTTP/1.1 first; once the proxy answers 2xx, its HTTP handlers leave and TLS
+        // runs end to end inside the tunnel.
+        let encoder = HTTPRequestEncoder()
+        let decoder = ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .forwardBytes))
+        var headers = HTTPHeaders()
+        if let credentials = proxy.basicCredentials { headers.add(name: "proxy-authorization", value: "Basic " + credentials) }
+        let tunnel = channel.eventLoop.makePromise(of: Void.self)
+        let connect = NIOHTTP1ProxyConnectHandler(
+            targetHost: configuration.host, targetPort: configuration.port, headers: headers,
+            deadline: .now() + configuration.connectTimeout, promise: tunnel)
+        let answer = ProxyAnswerHead()
+        try pipeline.addHandlers([encoder, decoder, answer, connect])
+        let handler = NIOLoopBound(handler, eventLoop: channel.eventLoop)
+        tunnel.futureResult.assumeIsolated().whenComplete { [self] result in
+            guard case .failure(let error) = result else {
+                // The HTTP handlers leave before TLS writes its first bytes, which the decoder,
+                // watching writes for request methods, would take for HTTP parts. The decoder is
+                // mid-read here and leaves once the read is done. A proxy says nothing more before
+                // the client speaks.
+                pipeline.removeHandler(answer, promise: nil)
+                pipeline.removeHandler(encoder, promise: nil)
+                let removed = channel.eventLoop.makePromise(of: Void.self)
+                pipeline.removeHandler(decoder, promise: removed)
+                removed.futureResult.assumeIsolated().whenComplete { [self] result in
+                    do {
+                        try result.get()
+                        try addTLSAndHTTP2(to: pipeline)
+                    } catch {
+                        handler.value.record(HTTP2ConnectionHandler.classify(error))
+                        channel.close(promise: nil)
+                    }
+                }
+                return
+            }
+            handler.value.record(proxy.failure(answer.isMalformed ? "did not answer CONNECT in HTTP/1.1" : Self.describe(error, head: answer.head)))
+        }
+    }
+
+    /// What a proxy did instead of opening the tunnel, in its own words where it gave some (its
+    /// status line, escaped and cut short), never the credentials sent to it.
+    static func describe(_ error: any Error, head: HTTPResponseHead?) -> String {
+        guard let error = error as? NIOHTTP1ProxyConnectHandler.Error else { return "did not answer CONNECT in HTTP/1.1" }
+        if error == .remoteConnectionClosed() || error == .channelUnexpectedlyInactive() {
+            return "closed the connection before the tunnel opened"
+        }
+        if error == .httpProxyHandshakeTimeout() { return "did not open the tunnel in time" }
+        if let head, error == .proxyAuthenticationRequired() || error == .invalidProxyResponseHead(head) {
+            return "refused the tunnel: \(escapingControls("\(head.status.code) \(head.status.reasonPhrase)".prefix(100)))"
+        }
+        return "did not answer CONNECT in HTTP/1.1"
     }
 
     private func addTLSAndHTTP2(to pipeline: ChannelPipeline.SynchronousOperations) throws {
@@ -83,7 +132,7 @@ final class APNsConnection: @unchecked Sendable {
                 HTTP2Setting(parameter: .maxConcurrentStreams, value: 0),
                 // An answer of up to the largest response limit fits a stream's window; streams
                 // are never reused, so their windows need no update.
-                HTTP2Setting(parameter: .initialWindowSize, value: APNsConnectionHandler.streamWindow),
+                HTTP2Setting(parameter: .initialWindowSize, value: HTTP2ConnectionHandler.streamWindow),
                 HTTP2Setting(parameter: .maxHeaderListSize, value: 1 << 16),
             ])
         try pipeline.addHandlers([tls, http2, handler])
@@ -93,7 +142,7 @@ final class APNsConnection: @unchecked Sendable {
 /// The frames of one connection's streams, on its event loop: no stream channels, no HTTP/1
 /// translation. A request's HEADERS and DATA leave in one write and one flush with the requests
 /// started beside it; an answer is its HEADERS (a 200 ends there) and the DATA that follow.
-final class APNsConnectionHandler: ChannelDuplexHandler {
+final class HTTP2ConnectionHandler: ChannelDuplexHandler {
     typealias InboundIn = HTTP2Frame
     typealias OutboundIn = Never
     typealias OutboundOut = HTTP2Frame
@@ -104,7 +153,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
     static let connectionWindow = 16 << 20
 
     let id: Int
-    let pool: APNsConnectionPool
+    let pool: HTTP2ConnectionPool
     private var context: ChannelHandlerContext?
     private var channel: (any Channel)?
     /// The client closes it: set before the channel exists, it closes the channel once it does.
@@ -124,12 +173,12 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
     /// Streams finished since the pool last heard, reported once per read burst.
     private var finishedSinceReport = 0
     /// Why the connection failed or is closing, for the streams it ends.
-    private var failure: APNsTransportFailure?
+    private var failure: HTTP2Failure?
     /// What the streams a GOAWAY left waiting end with, if the connection closes before their answers.
-    private var goAwayFailure: APNsTransportFailure?
+    private var goAwayFailure: HTTP2Failure?
     private var receivedSinceWindowUpdate = 0
     /// Streams refused unprocessed during the current read, to be sent again after it.
-    private var refused: [APNsPendingRequest] = []
+    private var refused: [HTTP2PendingRequest] = []
 
     private var tick: RepeatedTask?
     private var connectDeadline = NIODeadline.distantFuture
@@ -138,7 +187,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
     private var pingDeadline: NIODeadline?
 
     private struct Stream {
-        var pending: APNsPendingRequest
+        var pending: HTTP2PendingRequest
         /// Its last frame reached the socket: the server may have it.
         var written = false
         var status: Int?
@@ -146,7 +195,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
         var body: ByteBuffer?
     }
 
-    init(id: Int, pool: APNsConnectionPool) {
+    init(id: Int, pool: HTTP2ConnectionPool) {
         self.id = id
         self.pool = pool
     }
@@ -178,7 +227,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
     }
 
     /// Keeps the first reason the connection failed.
-    func record(_ failure: APNsTransportFailure) {
+    func record(_ failure: HTTP2Failure) {
         if self.failure == nil { self.failure = failure }
     }
 
@@ -218,7 +267,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
             } else {
                 finishedSinceReport += 1
                 stream.pending.resume(
-                    .failure(APNsExchangeFailure(failure: .other("stream reset (\(reason))"), mayHaveBeenWritten: stream.written)))
+                    .failure(HTTP2ExchangeFailure(failure: .other("stream reset (\(reason))"), mayHaveBeenWritten: stream.written)))
             }
             closeIfDrained(context: context)
         }
@@ -237,7 +286,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
         refused = []
         for (_, stream) in streams.sorted(by: { $0.key < $1.key }) {
             if stream.written {
-                stream.pending.resume(.failure(APNsExchangeFailure(failure: failure, mayHaveBeenWritten: true)))
+                stream.pending.resume(.failure(HTTP2ExchangeFailure(failure: failure, mayHaveBeenWritten: true)))
             } else {
                 unwritten.append(stream.pending)
             }
@@ -245,7 +294,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
         streams = [:]
         if !wasOpening {
             pool.metrics.connectionClosed()
-            pool.logger.debug("APNs connection closed", metadata: ["connection": "\(id)", "reason": "\(failure)"])
+            pool.logger.debug("\(pool.configuration.service) connection closed", metadata: ["connection": "\(id)", "reason": "\(failure)"])
         }
         // One report: the pool forgets the connection before it sends the unwritten requests again.
         pool.connectionClosed(id, returning: unwritten, failure: failure, wasReady: !wasOpening)
@@ -253,7 +302,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
 
     // MARK: Writing
 
-    func start(_ requests: [APNsPendingRequest]) {
+    func start(_ requests: [HTTP2PendingRequest]) {
         guard phase == .ready, let context, context.channel.isActive else {
             pool.returned(id, requests, failure: failure ?? .connectionLost)
             return
@@ -312,7 +361,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
             guard var stream = streams[frame.streamID] else { return }
             if stream.status == nil {
                 guard let status = headers.headers.first(name: ":status").flatMap({ Int($0) }) else { return }
-                // Informational answers (1xx) precede the real one; APNs sends none.
+                // Informational answers (1xx) precede the real one.
                 guard status >= 200 else { return }
                 stream.status = status
                 stream.headers = headers.headers
@@ -337,7 +386,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
                 context.write(wrapOutboundOut(HTTP2Frame(streamID: frame.streamID, payload: .rstStream(.cancel))), promise: nil)
                 stream.pending.resume(
                     .failure(
-                        APNsExchangeFailure(
+                        HTTP2ExchangeFailure(
                             failure: .other("answer larger than \(stream.pending.request.responseLimit) bytes"), mayHaveBeenWritten: true)))
             } else if data.endStream {
                 complete(frame.streamID, stream)
@@ -386,7 +435,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
     private func complete(_ streamID: HTTP2StreamID, _ stream: Stream) {
         streams[streamID] = nil
         finishedSinceReport += 1
-        stream.pending.resume(.success(APNsHTTPResponse(status: stream.status ?? 0, headers: stream.headers, body: stream.body ?? ByteBuffer())))
+        stream.pending.resume(.success(HTTP2Response(status: stream.status ?? 0, headers: stream.headers, body: stream.body ?? ByteBuffer())))
         if let context { closeIfDrained(context: context) }
     }
 
@@ -419,12 +468,12 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
     /// Streams above `lastStreamID` were not processed: they go back to the pool, to be sent on
     /// another connection. Those at or below it are answered, or end with the connection.
     private func goAwayReceived(lastStreamID: HTTP2StreamID, errorCode: HTTP2ErrorCode, debugData: ByteBuffer?, context: ChannelHandlerContext) {
-        let reason = debugData.flatMap { parseErrorBody(Array($0.readableBytesView)).reason } ?? (errorCode == .noError ? nil : "\(errorCode)")
+        let reason = debugData.flatMap(pool.configuration.goAwayReason) ?? (errorCode == .noError ? nil : "\(errorCode)")
         goAwayFailure = .goAway(reason: reason)
         let unprocessed = streams.keys.filter { $0 > lastStreamID }.sorted()
         // The answer to our own closing is no news.
         pool.logger.log(
-            level: closeRequested ? .debug : .notice, "APNs sent GOAWAY",
+            level: closeRequested ? .debug : .notice, "\(pool.configuration.service) sent GOAWAY",
             metadata: [
                 "connection": "\(id)", "reason": "\(reason ?? "-")", "error-code": "\(errorCode)", "last-stream-id": "\(lastStreamID)",
                 "resent": "\(unprocessed.count)", "awaited": "\(streams.count - unprocessed.count)",
@@ -473,12 +522,13 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
                 let stream = streams.removeValue(forKey: streamID)!
                 finishedSinceReport += 1
                 context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .rstStream(.cancel))), promise: nil)
-                stream.pending.resume(.failure(APNsExchangeFailure(failure: .timeout, mayHaveBeenWritten: stream.written)))
+                stream.pending.resume(.failure(HTTP2ExchangeFailure(failure: .timeout, mayHaveBeenWritten: stream.written)))
             }
             if let pingDeadline, now >= pingDeadline {
                 pool.metrics.pingsFailed.increment()
                 pool.logger.warning(
-                    "APNs connection did not answer a PING; closing it", metadata: ["connection": "\(id)", "streams": "\(streams.count)"])
+                    "\(pool.configuration.service) connection did not answer a PING; closing it",
+                    metadata: ["connection": "\(id)", "streams": "\(streams.count)"])
                 record(.timeout)
                 // A dead peer would hold TLS's closing handshake for seconds: settle the streams now.
                 closed()
@@ -503,7 +553,7 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
 
     /// What went wrong with a connection. Whether a request on it may have been written is the
     /// stream's own record (its write promise), not the error's.
-    static func classify(_ error: any Error) -> APNsTransportFailure {
+    static func classify(_ error: any Error) -> HTTP2Failure {
         if error is NIOHTTP2Errors.StreamClosed { return .connectionLost }
         if let error = error as? ChannelError {
             switch error {
@@ -516,5 +566,31 @@ final class APNsConnectionHandler: ChannelDuplexHandler {
         if let error = error as? IOError, error.errnoCode == 111 { return .connectionRefused }
         if error is NIOSSLError || error is BoringSSLError { return .tls }
         return .other(String(describing: type(of: error)))
+    }
+}
+
+/// Keeps the proxy's answer head, which `NIOHTTP1ProxyConnectHandler`'s errors do not show, for the
+/// failure that names what the proxy said.
+private final class ProxyAnswerHead: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias InboundOut = HTTPClientResponsePart
+
+    private(set) var head: HTTPResponseHead?
+    /// The answer was not HTTP/1.1 the decoder could read.
+    private(set) var isMalformed = false
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .head(let head) = unwrapInboundIn(data) { self.head = head }
+        context.fireChannelRead(data)
+    }
+
+    /// The decoder's error: nothing more will be read, so the connection closes now rather than
+    /// wait out the connect timeout.
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if error is HTTPParserError {
+            isMalformed = true
+            context.close(promise: nil)
+        }
+        context.fireErrorCaught(error)
     }
 }
