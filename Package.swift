@@ -26,6 +26,8 @@ let package = Package(
         .library(name: "RichPushImages", targets: ["RichPushImages"]),
         .library(name: "NotificationHubs", targets: ["NotificationHubs"]),
         .library(name: "APNs", targets: ["APNs"]),
+        .library(name: "FCM", targets: ["FCM"]),
+        .library(name: "FCMEmulator", targets: ["FCMEmulator"]),
         .library(name: "APNsEmulator", targets: ["APNsEmulator"]),
         .library(name: "HubEmulator", targets: ["HubEmulator"]),
         .library(name: "PushBackend", targets: ["PushBackend"]),
@@ -33,6 +35,7 @@ let package = Package(
         .executable(name: "pushcore", targets: ["pushcore"]),
         .executable(name: "hub-emulator", targets: ["hub-emulator"]),
         .executable(name: "apns-emulator", targets: ["apns-emulator"]),
+        .executable(name: "fcm-emulator", targets: ["fcm-emulator"]),
         .executable(name: "bench", targets: ["bench"]),
         .executable(name: "push-backend", targets: ["push-backend"]),
     ],
@@ -147,6 +150,17 @@ let package = Package(
                 serverProduct("NIOSSL", "swift-nio-ssl"),
             ]
         ),
+        // The direct FCM HTTP v1 client: a service account's OAuth 2 access tokens, sends per
+        // registration token, topic or condition over the shared HTTP/2 transport.
+        .target(
+            name: "FCM",
+            dependencies: [
+                "PushFCM", "PushJSON", "PushInternals", "HTTP2Transport", serverProduct("Logging", "swift-log"),
+                serverProduct("CoreMetrics", "swift-metrics"), serverProduct("NIOCore", "swift-nio"), serverProduct("NIOHPACK", "swift-nio-http2"),
+                serverProduct("NIOSSL", "swift-nio-ssl"), .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
         // A local, verifying APNs provider API over HTTP/2 and TLS, for tests and `apns-emulator`.
         .target(
             name: "APNsEmulator",
@@ -158,6 +172,18 @@ let package = Package(
                 serverProduct("NIOSSL", "swift-nio-ssl"), serverProduct("NIOHTTP2", "swift-nio-http2"),
                 serverProduct("NIOHTTPTypesHTTP2", "swift-nio-extras"), serverProduct("X509", "swift-certificates"),
                 serverProduct("SwiftASN1", "swift-asn1"), .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        // A local, verifying FCM HTTP v1 API and OAuth 2 token endpoint over TLS (HTTP/2 and
+        // HTTP/1.1), for tests and `fcm-emulator`; its TLS identity and connection faults are the
+        // APNs emulator's.
+        .target(
+            name: "FCMEmulator",
+            dependencies: [
+                "FCM", "APNsEmulator", "PushFCM", "PushJSON", "PushInternals", "PushServerSupport", serverProduct("Hummingbird", "hummingbird"),
+                serverProduct("HummingbirdCore", "hummingbird"), serverProduct("HummingbirdHTTP2", "hummingbird"),
+                serverProduct("HTTPTypes", "swift-http-types"), serverProduct("Logging", "swift-log"), serverProduct("NIOCore", "swift-nio"),
+                serverProduct("NIOSSL", "swift-nio-ssl"), serverProduct("ServiceLifecycle", "swift-service-lifecycle"),
             ]
         ),
         // The reference backend of the rich-push and secure-push flows, as a library so that tests run it in-process.
@@ -220,6 +246,13 @@ let package = Package(
                 "APNsEmulator", "PushAPNsTokens", "PushServerSupport", serverProduct("ArgumentParser", "swift-argument-parser"),
                 serverProduct("Logging", "swift-log"),
                 serverProduct("NIOSSL", "swift-nio-ssl"),
+            ]
+        ),
+        .executableTarget(
+            name: "fcm-emulator",
+            dependencies: [
+                "FCMEmulator", "FCM", "APNsEmulator", "PushServerSupport", serverProduct("ArgumentParser", "swift-argument-parser"),
+                serverProduct("Logging", "swift-log"),
             ]
         ),
         .executableTarget(
@@ -334,6 +367,14 @@ let package = Package(
                 serverProduct("NIOCore", "swift-nio"), serverProduct("NIOSSL", "swift-nio-ssl"),
                 serverProduct("NIOPosix", "swift-nio"), serverProduct("NIOHTTP2", "swift-nio-http2"),
                 serverProduct("NIOHPACK", "swift-nio-http2"), serverProduct("MetricsTestKit", "swift-metrics"),
+            ]
+        ),
+        .testTarget(
+            name: "FCMTests",
+            dependencies: [
+                "FCM", "FCMEmulator", "APNsEmulator", "PushFCM", .product(name: "_CryptoExtras", package: "swift-crypto"),
+                serverProduct("ServiceLifecycle", "swift-service-lifecycle"), serverProduct("Logging", "swift-log"),
+                serverProduct("NIOCore", "swift-nio"), serverProduct("NIOSSL", "swift-nio-ssl"),
             ]
         ),
         .testTarget(name: "pushcoreTests", dependencies: ["PushCore", "PushTestSupport"]),

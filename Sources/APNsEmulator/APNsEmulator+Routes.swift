@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 public import Hummingbird
-import NIOCore
+package import NIOCore
 import NIOSSL
 import PushAPNs
 import PushAPNsTokens
@@ -70,10 +70,10 @@ public struct APNsEmulatorRequestContext: RequestContext {
 
     /// Whether the request came on an HTTP/2 stream. A stream's parent is its connection, whose
     /// own parent is the listener; an HTTP/1 connection's parent is the listener itself.
-    var isHTTP2: Bool { channel.parent?.parent != nil }
+    package var isHTTP2: Bool { channel.parent?.parent != nil }
 
     /// The HTTP/2 connection (the stream's parent), or the channel itself over HTTP/1.
-    var connection: any Channel {
+    package var connection: any Channel {
         guard isHTTP2, let parent = channel.parent else { return channel }
         return parent
     }

@@ -1,4 +1,4 @@
-import NIOCore
+package import NIOCore
 import NIOHTTP2
 
 /// Retires a connection as APNs does: a GOAWAY that names the last stream the emulator took and
@@ -91,4 +91,26 @@ final class Silence: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
     func channelReadComplete(context: ChannelHandlerContext) {}
+}
+
+/// The connection faults an emulator applies from a request's handler, for the FCM emulator too:
+/// its streams get the same handlers as this emulator's.
+package enum EmulatorConnectionFaults {
+    /// For Hummingbird's `additionalChannelHandlers` of HTTP/2 streams.
+    package static func streamHandlers() -> [any RemovableChannelHandler] { [EndStreamCoalescer.Installer()] }
+
+    /// A graceful GOAWAY naming the last stream opened so far, with `{"reason": …}` as its debug data.
+    package static func retire(_ connection: any Channel, reason: String) {
+        connection.eventLoop.execute {
+            (try? connection.pipeline.syncOperations.handler(type: ConnectionRetirement.self))?.retire(reason: reason)
+        }
+    }
+
+    /// Reads nothing more from the connection (no request, no PING) until it closes.
+    package static func silence(_ connection: any Channel) async {
+        try? await connection.eventLoop.submit {
+            try connection.pipeline.syncOperations.addHandler(Silence(), position: .first)
+        }.get()
+        try? await connection.closeFuture.get()
+    }
 }

@@ -92,7 +92,9 @@ struct FCMField {
 /// The objects of FCM's v1 `Message`, as its reference lists them.
 enum FCMSchema {
     static let message = [
-        FCMField("token", .string), FCMField("topic", .string), FCMField("condition", .string), FCMField("name", .string),
+        // `fid`: a Firebase installation ID, the target FCM now offers beside the registration token.
+        FCMField("token", .string), FCMField("fid", .string), FCMField("topic", .string), FCMField("condition", .string),
+        FCMField("name", .string),
         FCMField("data", .data), FCMField("notification", .notification), FCMField("android", .android), FCMField("apns", .apns),
         FCMField("webpush", .webpush), FCMField("fcm_options", "fcmOptions", .messageOptions),
     ]
@@ -205,10 +207,12 @@ struct Linter {
         lintObject(message, FCMSchema.message, path: LintPath("message"))
         var targets = 0
         for member in message.members
-        where member.key.stringEquals("token") || member.key.stringEquals("topic") || member.key.stringEquals("condition") {
+        where member.key.stringEquals("token") || member.key.stringEquals("fid") || member.key.stringEquals("topic")
+            || member.key.stringEquals("condition")
+        {
             targets += 1
             if targets == 2 {
-                error(.multipleTargets, LintPath("message"), at: member.key.byteOffset, "give one of token, topic and condition")
+                error(.multipleTargets, LintPath("message"), at: member.key.byteOffset, "give one of token, fid, topic and condition")
             }
         }
     }

@@ -1,0 +1,446 @@
+public import CoreMetrics
+public import HTTP2Transport
+public import Logging
+public import NIOCore
+import NIOHPACK
+public import NIOSSL
+public import PushFCM
+import PushInternals
+import PushJSON
+
+/// Where and how the client talks to FCM.
+public struct FCMClientConfiguration: Sendable {
+    public static let production = "https://fcm.googleapis.com"
+
+    /// `https://host[:port]`: ``production``, or an emulator.
+    public var endpoint: String
+    public var serviceAccount: FCMServiceAccount
+    /// The project messages are sent in: the service account's, unless given.
+    public var projectID: String
+    /// Trust these roots instead of the system's (an emulator's certificate), for the endpoint and
+    /// the token URI alike; verification stays on.
+    public var trustRoots: [NIOSSLCertificate]?
+    /// Requests in flight at once, over all of a send's tokens: HTTP/2 streams on the connections.
+    public var maximumConcurrentRequests: Int
+    /// HTTP/2 connections to the endpoint at most, each on its own event loop, opened as requests come.
+    public var connections: Int
+    public var requestTimeout: TimeAmount
+    public var connectTimeout: TimeAmount
+    /// A connection that has read nothing for this long is sent a PING.
+    public var pingInterval: TimeAmount
+    /// A connection that reads nothing within this of its PING is closed.
+    public var pingTimeout: TimeAmount
+    /// An HTTP proxy to tunnel through (`CONNECT`), for the endpoint and the token URI;
+    /// `FCMProxy.fromEnvironment(for:environment:)` reads `HTTPS_PROXY` and `NO_PROXY`.
+    public var proxy: FCMProxy?
+    /// Where the client's metrics go; swift-metrics' bootstrapped factory when nil.
+    public var metricsFactory: (any MetricsFactory)?
+    public var retry: FCMRetryPolicy
+
+    public init(
+        endpoint: String = Self.production, serviceAccount: FCMServiceAccount, projectID: String? = nil,
+        trustRoots: [NIOSSLCertificate]? = nil, maximumConcurrentRequests: Int = 100, connections: Int = 1,
+        requestTimeout: TimeAmount = .seconds(10), connectTimeout: TimeAmount = .seconds(10), pingInterval: TimeAmount = .seconds(60),
+        pingTimeout: TimeAmount = .seconds(10), proxy: FCMProxy? = nil, metricsFactory: (any MetricsFactory)? = nil,
+        retry: FCMRetryPolicy = FCMRetryPolicy()
+    ) {
+        self.endpoint = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
+        self.serviceAccount = serviceAccount
+        self.projectID = projectID ?? serviceAccount.projectID
+        self.trustRoots = trustRoots
+        self.maximumConcurrentRequests = max(1, maximumConcurrentRequests)
+        self.connections = max(1, connections)
+        self.requestTimeout = requestTimeout
+        self.connectTimeout = connectTimeout
+        self.pingInterval = pingInterval
+        self.pingTimeout = pingTimeout
+        self.proxy = proxy
+        self.metricsFactory = metricsFactory
+        self.retry = retry
+    }
+}
+
+/// The proxy the client's connections tunnel through.
+public typealias FCMProxy = HTTPProxy
+
+/// When a request is sent again: after 429 and 5xx answers (FCM did not take the message), with
+/// full jitter or after the `Retry-After` FCM asks for, and when it was never written. A request
+/// that was written and got no answer may have been delivered: it goes again only when
+/// ``resendsUnanswered`` says so.
+public struct FCMRetryPolicy: Sendable {
+    /// Attempts per target, the first included (a new access token after a 401 is one more).
+    public var maximumAttempts: Int
+    /// The first backoff's ceiling; each retry doubles it, and the wait is random below it.
+    public var baseDelay: Duration
+    public var maximumDelay: Duration
+    /// A `Retry-After` longer than this is not waited for: the target's result is the refusal.
+    public var maximumRetryAfter: Duration
+    /// Retries one send may make over all its targets: `minimumRetries` plus this share of them.
+    public var retryBudgetRatio: Double
+    public var minimumRetries: Int
+    /// Send again a request that was written and got no answer (a timeout, a lost connection): the
+    /// device may then show the message twice.
+    public var resendsUnanswered: Bool
+
+    public init(
+        maximumAttempts: Int = 4, baseDelay: Duration = .milliseconds(200), maximumDelay: Duration = .seconds(10),
+        maximumRetryAfter: Duration = .seconds(60), retryBudgetRatio: Double = 0.2, minimumRetries: Int = 10,
+        resendsUnanswered: Bool = false
+    ) {
+        self.maximumAttempts = max(1, maximumAttempts)
+        self.baseDelay = baseDelay
+        self.maximumDelay = maximumDelay
+        self.maximumRetryAfter = maximumRetryAfter
+        self.retryBudgetRatio = retryBudgetRatio
+        self.minimumRetries = minimumRetries
+        self.resendsUnanswered = resendsUnanswered
+    }
+}
+
+/// A client that cannot be made (an endpoint or token URI that is not `https://host[:port]`, TLS
+/// settings BoringSSL refuses), or a send that could not start: the message breaks FCM's rules.
+public struct FCMClientError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// A stable error code, `rawValue` and `description` its name. Later versions may add codes.
+    @nonexhaustive
+    public enum Code: String, Hashable, Sendable, CustomStringConvertible {
+        case invalidEndpoint
+        case invalidTLSConfiguration
+        /// A message FCM would refuse (a reserved data key, a TTL out of range, …).
+        case invalidMessage
+        /// A message over FCM's 4,096 bytes.
+        case payloadTooLarge
+        /// A topic name or condition FCM would refuse.
+        case invalidTarget
+
+        public var description: String { rawValue }
+    }
+
+    public let code: Code
+    public let message: String
+
+    init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+/// Sends FCM HTTP v1 messages over HTTP/2: one `messages:send` request per token on a pool of
+/// connections, as many streams at once as FCM allows, a typed result per token, retries where FCM
+/// did not take the message, and an access token fetched once and renewed before it expires. Log
+/// lines carry shortened registration tokens, never keys, access tokens or messages.
+public final class FCMClient: Sendable {
+    public let configuration: FCMClientConfiguration
+    private let pools: Result<(send: HTTP2ConnectionPool, tokens: FCMAccessTokens), FCMClientError>
+    let metrics: FCMClientMetrics
+    let logger: Logger
+    /// `/v1/projects/{project}/messages:send`.
+    let sendPath: String
+
+    /// Opens no connection: the first send does. An endpoint or token URI that is not
+    /// `https://host[:port]` (the token URI may have a path), or TLS settings BoringSSL refuses,
+    /// make every send throw ``FCMClientError``.
+    public init(configuration: FCMClientConfiguration, logger: Logger = Logger(label: "fcm")) {
+        self.configuration = configuration
+        self.logger = logger
+        sendPath = "/v1/projects/\(configuration.projectID)/messages:send"
+        let metrics = FCMClientMetrics(factory: configuration.metricsFactory ?? MetricsSystem.factory)
+        self.metrics = metrics
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.applicationProtocols = ["h2"]
+        if let roots = configuration.trustRoots { tls.trustRoots = .certificates(roots) }
+        let sslContext: NIOSSLContext
+        do {
+            sslContext = try NIOSSLContext(configuration: tls)
+        } catch {
+            pools = .failure(FCMClientError(.invalidTLSConfiguration, "TLS cannot be set up: \(error)"))
+            return
+        }
+        guard isASCIIWord(configuration.projectID, lengths: 1...100, punctuation: "-.:") else {
+            pools = .failure(FCMClientError(.invalidEndpoint, "the project id is not letters, digits, '-', '.' and ':'"))
+            return
+        }
+        func pool(for origin: HTTPSOrigin) -> HTTP2ConnectionPool {
+            HTTP2ConnectionPool(
+                configuration: .init(
+                    service: "FCM", host: origin.host, port: origin.port, connections: configuration.connections,
+                    connectTimeout: configuration.connectTimeout, requestTimeout: configuration.requestTimeout,
+                    pingInterval: configuration.pingInterval, pingTimeout: configuration.pingTimeout, proxy: configuration.proxy,
+                    maximumStreamsPerConnection: 1000, goAwayReason: { _ in nil }),
+                sslContext: sslContext, logger: logger, metrics: metrics.transport)
+        }
+        guard let origin = HTTPSOrigin(configuration.endpoint) else {
+            pools = .failure(FCMClientError(.invalidEndpoint, "\(configuration.endpoint) is not https://host[:port]"))
+            return
+        }
+        let tokenURI = configuration.serviceAccount.tokenURI
+        let pathStart = tokenURI.dropFirst("https://".count).firstIndex(of: "/") ?? tokenURI.endIndex
+        guard let tokenOrigin = HTTPSOrigin(String(tokenURI[..<pathStart])) else {
+            pools = .failure(FCMClientError(.invalidEndpoint, "the token URI is not https://host[:port]/path"))
+            return
+        }
+        let send = pool(for: origin)
+        let tokenPool = tokenOrigin == origin ? send : pool(for: tokenOrigin)
+        let path = pathStart == tokenURI.endIndex ? "/" : String(tokenURI[pathStart...])
+        pools = .success(
+            (send, FCMAccessTokens(account: configuration.serviceAccount, pool: tokenPool, path: path, metrics: metrics, logger: logger)))
+    }
+
+    /// Closes the connections; requests still waiting or unanswered fail. Call once, when no send is running.
+    public func shutdown() async throws {
+        guard case .success(let pools) = pools else { return }
+        await pools.send.shutdown()
+        if pools.tokens.pool !== pools.send { await pools.tokens.pool.shutdown() }
+    }
+
+    /// Sends `message` to every registration token in `tokens` (its own target is ignored).
+    /// - Returns: One result per token, in the order of `tokens`.
+    /// - Throws: ``FCMClientError`` when the message breaks FCM's rules.
+    public func send(_ message: FCMMessage, to tokens: [String]) async throws(FCMClientError) -> [FCMSendResult] {
+        var untargeted = message
+        untargeted.target = nil
+        let body = try Self.encode(untargeted)
+        return try await send(Body(body, messageStart: #"{"message":"#.utf8.count), to: tokens)
+    }
+
+    /// Sends an encoded body, `{"message": {…}}` as FCM takes it (from `pushcore build --fcm`, say),
+    /// to every registration token in `tokens`: each request is the body with the token put first in
+    /// its message, the rest byte for byte.
+    /// - Throws: ``FCMClientError`` when the body is not JSON, breaks FCM's rules, or already has a target.
+    public func send(encodedMessage body: [UInt8], to tokens: [String]) async throws(FCMClientError) -> [FCMSendResult] {
+        try await send(try Self.checked(body), to: tokens)
+    }
+
+    /// Sends `message` to every device subscribed to `topic` (the name, without `/topics/`).
+    public func send(_ message: FCMMessage, toTopic topic: String) async throws(FCMClientError) -> FCMSendResult {
+        var untargeted = message
+        untargeted.target = nil
+        return try await send(Body(try Self.encode(untargeted), messageStart: #"{"message":"#.utf8.count), toTopic: topic)
+    }
+
+    /// Sends an encoded body without a target to the devices subscribed to `topic`.
+    public func send(encodedMessage body: [UInt8], toTopic topic: String) async throws(FCMClientError) -> FCMSendResult {
+        try await send(try Self.checked(body), toTopic: topic)
+    }
+
+    /// Sends `message` to the devices a condition over topics picks (`'a' in topics && 'b' in topics`).
+    public func send(_ message: FCMMessage, toCondition condition: String) async throws(FCMClientError) -> FCMSendResult {
+        var untargeted = message
+        untargeted.target = nil
+        return try await send(Body(try Self.encode(untargeted), messageStart: #"{"message":"#.utf8.count), toCondition: condition)
+    }
+
+    /// Sends an encoded body without a target to the devices a condition picks.
+    public func send(encodedMessage body: [UInt8], toCondition condition: String) async throws(FCMClientError) -> FCMSendResult {
+        try await send(try Self.checked(body), toCondition: condition)
+    }
+
+    /// A body whose message a target is put into: the bytes up to the message's `{`, and the rest.
+    struct Body: Sendable {
+        let bytes: [UInt8]
+        /// The offset of the message object's `{`.
+        let messageStart: Int
+
+        init(_ bytes: [UInt8], messageStart: Int) {
+            self.bytes = bytes
+            self.messageStart = messageStart
+        }
+
+        /// The body with `"key":value` first in its message.
+        func targeted(_ member: some Collection<UInt8>, into buffer: inout ByteBuffer) {
+            let afterBrace = messageStart + 1
+            let isEmpty = bytes[afterBrace...].first { !jsonWhitespace.contains($0) } == UInt8(ascii: "}")
+            buffer.reserveCapacity(bytes.count + member.count + 1)
+            buffer.writeBytes(bytes[..<afterBrace])
+            buffer.writeBytes(member)
+            if !isEmpty { buffer.writeInteger(UInt8(ascii: ",")) }
+            buffer.writeBytes(bytes[afterBrace...])
+        }
+    }
+
+    /// JSON whitespace: space, tab, LF, CR.
+    private static let jsonWhitespace: Set<UInt8> = [0x20, 0x09, 0x0A, 0x0D]
+
+    /// An encoded body FCM would take once a target is put in: JSON, clean under PushFCM's lint,
+    /// and without a target of its own.
+    static func checked(_ body: [UInt8]) throws(FCMClientError) -> Body {
+        var parser = JSONParser()
+        let document: JSONDocument
+        do {
+            document = try parser.parse(body)
+        } catch {
+            throw FCMClientError(.invalidMessage, "the body is not JSON: \(error)")
+        }
+        if let finding = FCMLinter.lint(document).first(where: { $0.severity == .error }) {
+            throw FCMClientError(finding.code == .payloadTooLarge ? .payloadTooLarge : .invalidMessage, finding.description)
+        }
+        guard let message = document.root["message"] else { throw FCMClientError(.invalidMessage, "the body has no message") }
+        for key in ["token", "fid", "topic", "condition"] where message[key] != nil {
+            throw FCMClientError(.invalidTarget, "the message already has a \(key); give the body without a target")
+        }
+        return Body(body, messageStart: message.byteOffset)
+    }
+
+    private func send(_ body: Body, to tokens: [String]) async throws(FCMClientError) -> [FCMSendResult] {
+        let (pool, accessTokens) = try pools.get()
+        let budget = RetryBudget(configuration.retry.minimumRetries + Int(Double(tokens.count) * configuration.retry.retryBudgetRatio))
+        let limit = configuration.maximumConcurrentRequests
+
+        @Sendable func sendOne(_ token: String) async -> FCMSendResult {
+            guard isASCIIWord(token, lengths: 1...4096, punctuation: "-_:") else {
+                let outcome = FCMSendOutcome.failed(.invalidToken, mayHaveBeenDelivered: false)
+                metrics.record(outcome)
+                return FCMSendResult(target: token, outcome: outcome, attempts: 0)
+            }
+            // Letters, digits and `-_:`: the token needs no escaping.
+            var buffer = ByteBuffer()
+            body.targeted((#""token":""# + token + "\"").utf8, into: &buffer)
+            return await exchange(buffer, target: token, on: pool, accessTokens: accessTokens, budget: budget)
+        }
+
+        var results = [FCMSendResult?](repeating: nil, count: tokens.count)
+        await withTaskGroup(of: (Int, FCMSendResult).self) { group in
+            var next = 0
+            while next < min(limit, tokens.count) {
+                let (index, token) = (next, tokens[next])
+                group.addTask { (index, await sendOne(token)) }
+                next += 1
+            }
+            for await (index, result) in group {
+                results[index] = result
+                if next < tokens.count {
+                    let (index, token) = (next, tokens[next])
+                    group.addTask { (index, await sendOne(token)) }
+                    next += 1
+                }
+            }
+        }
+        return results.map { $0! }
+    }
+
+    private func send(_ body: Body, toTopic topic: String) async throws(FCMClientError) -> FCMSendResult {
+        guard isASCIIWord(topic, lengths: 1...900, punctuation: "-_.~%") else {
+            throw FCMClientError(.invalidTarget, "a topic name is letters, digits and '-_.~%'")
+        }
+        return try await send(body, member: "topic", value: topic, label: "/topics/" + topic)
+    }
+
+    private func send(_ body: Body, toCondition condition: String) async throws(FCMClientError) -> FCMSendResult {
+        guard !condition.isEmpty, condition.utf8.count <= 1000, condition.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
+            throw FCMClientError(.invalidTarget, "a condition is printable ASCII, 1 to 1,000 bytes")
+        }
+        return try await send(body, member: "condition", value: condition, label: condition)
+    }
+
+    private func send(_ body: Body, member key: String, value: String, label: String) async throws(FCMClientError) -> FCMSendResult {
+        let (pool, accessTokens) = try pools.get()
+        var member = Array("\"\(key)\":".utf8)
+        try? JSON.string(value).write(into: &member)  // a string: always valid
+        var buffer = ByteBuffer()
+        body.targeted(member, into: &buffer)
+        return await exchange(
+            buffer, target: label, on: pool, accessTokens: accessTokens, budget: RetryBudget(configuration.retry.minimumRetries))
+    }
+
+    static func encode(_ message: FCMMessage) throws(FCMClientError) -> [UInt8] {
+        do throws(FCMMessageError) {
+            return try message.encoded()
+        } catch {
+            throw FCMClientError(error.code == .payloadTooLarge ? .payloadTooLarge : .invalidMessage, error.message)
+        }
+    }
+
+    /// Makes one target's request, again where ``isRetryable(_:resendsUnanswered:)`` allows and the
+    /// budget lasts, and once more with a new access token after a 401.
+    private func exchange(
+        _ body: ByteBuffer, target: String, on pool: HTTP2ConnectionPool, accessTokens: FCMAccessTokens, budget: RetryBudget
+    ) async -> FCMSendResult {
+        var headers = HPACKHeaders()
+        headers.add(name: "content-type", value: "application/json; charset=UTF-8")
+        var request = HTTP2Request(method: "POST", path: sendPath, headers: headers, body: body, responseLimit: 64 << 10)
+        var attempts = 0
+        var renewedToken = false
+        let policy = configuration.retry
+        while true {
+            guard !Task.isCancelled else {
+                return finish(FCMSendResult(target: target, outcome: .failed(.other("cancelled"), mayHaveBeenDelivered: false), attempts: attempts))
+            }
+            let accessToken: String
+            switch await accessTokens.current() {
+            case .success(let token): accessToken = token
+            case .failure(let failure):
+                return finish(FCMSendResult(target: target, outcome: .failed(failure, mayHaveBeenDelivered: false), attempts: attempts))
+            }
+            attempts += 1
+            if attempts > 1 { metrics.retries.increment() }
+            request.headers.replaceOrAdd(name: "authorization", value: "Bearer " + accessToken)
+            let started = NIODeadline.now()
+            let answer = await pool.execute(request)
+            metrics.duration.recordNanoseconds((NIODeadline.now() - started).nanoseconds)
+            let outcome: FCMSendOutcome
+            var retryAfter: Duration?
+            switch answer {
+            case .success(let response) where response.status == 200:
+                var parser = JSONParser()
+                let name = (try? parser.parse(Array(response.body.readableBytesView)))?.root["name"]?.string ?? ""
+                return finish(FCMSendResult(target: target, outcome: .delivered(name: name), attempts: attempts))
+            case .success(let response):
+                let (code, message) = parseFCMError(Array(response.body.readableBytesView))
+                outcome = .rejected(status: response.status, code: code ?? .other("HTTP \(response.status)"), message: message)
+                if response.status == 401, !renewedToken {
+                    // Revoked or expired early: one new token, and the request again.
+                    renewedToken = true
+                    accessTokens.invalidate(accessToken)
+                    logger.notice("FCM refused the access token; fetching a new one", metadata: ["token": "\(Self.shortened(target))"])
+                    continue
+                }
+                retryAfter = response.headers.first(name: "retry-after").flatMap { RetryAfter.parse($0, now: unixSeconds()) }
+            case .failure(let failure):
+                outcome = .failed(FCMTransportFailure(failure.failure), mayHaveBeenDelivered: failure.mayHaveBeenWritten)
+            }
+            let unwritten = if case .failed(_, mayHaveBeenDelivered: false) = outcome { true } else { false }
+            guard attempts < policy.maximumAttempts, Self.isRetryable(outcome, resendsUnanswered: policy.resendsUnanswered),
+                !Task.isCancelled, unwritten || budget.take()
+            else {
+                logger.debug(
+                    "FCM request failed",
+                    metadata: ["token": "\(Self.shortened(target))", "result": "\(outcome)", "attempts": "\(attempts)"])
+                return finish(FCMSendResult(target: target, outcome: outcome, attempts: attempts))
+            }
+            var wait = Backoff.fullJitter(retry: attempts, base: policy.baseDelay, maximum: policy.maximumDelay)
+            if let retryAfter {
+                guard retryAfter <= policy.maximumRetryAfter else {
+                    return finish(FCMSendResult(target: target, outcome: outcome, attempts: attempts))
+                }
+                wait = retryAfter
+            }
+            try? await Task.sleep(for: wait)
+        }
+    }
+
+    private func finish(_ result: FCMSendResult) -> FCMSendResult {
+        metrics.record(result.outcome)
+        return result
+    }
+
+    /// 429 and 5xx (FCM did not take the message), a request never written, and, when the caller
+    /// allows it, one written and unanswered. Not a connection that could not be made (refused,
+    /// TLS, proxy): the next attempt would fail alike.
+    static func isRetryable(_ outcome: FCMSendOutcome, resendsUnanswered: Bool) -> Bool {
+        switch outcome {
+        case .delivered: false
+        case .rejected(let status, _, _): status == 429 || (500...599).contains(status)
+        case .failed(let failure, let mayHaveBeenDelivered):
+            switch failure {
+            case .connectionLost, .goAway, .timeout: !mayHaveBeenDelivered || resendsUnanswered
+            default: false
+            }
+        }
+    }
+
+    /// The first 8 characters and the length: enough to match logs to a device, too little to send to it.
+    public static func shortened(_ token: String) -> String {
+        shortenedToken(token)
+    }
+}
