@@ -227,7 +227,7 @@ let package = Package(
             name: "pushcore",
             dependencies: [
                 "PushCore", "PushFCM", "PushAPNsTokens", "PushInternals", "PushClient", .target(name: "APNs", condition: server),
-                .target(name: "HTTP2Transport", condition: server),
+                .target(name: "HTTP2Transport", condition: server), .target(name: "FCM", condition: server),
                 serverProduct("AsyncHTTPClient", "async-http-client"), serverProduct("NIOCore", "swift-nio"),
                 serverProduct("ArgumentParser", "swift-argument-parser"),
                 serverProduct("Logging", "swift-log"), serverProduct("NIOSSL", "swift-nio-ssl"),
@@ -372,7 +372,7 @@ let package = Package(
         .testTarget(
             name: "FCMTests",
             dependencies: [
-                "FCM", "FCMEmulator", "APNsEmulator", "PushFCM", .product(name: "_CryptoExtras", package: "swift-crypto"),
+                "FCM", "FCMEmulator", "APNsEmulator", "PushFCM", "PushTestSupport", .product(name: "_CryptoExtras", package: "swift-crypto"),
                 serverProduct("ServiceLifecycle", "swift-service-lifecycle"), serverProduct("Logging", "swift-log"),
                 serverProduct("NIOCore", "swift-nio"), serverProduct("NIOSSL", "swift-nio-ssl"),
             ]

@@ -30,15 +30,9 @@ struct APNsConnectionOptions: ParsableArguments {
     /// The topic, from its flag or the environment.
     var topic: String { topicFlag ?? environment("APNS_TOPIC") ?? "" }
 
+    /// What every command checks; the credentials are each command's to ask for
+    /// (``requireAPNsCredentials()``): `send --fcm` reaches FCM with these options and none of APNs'.
     func validate() throws {
-        if topic.isEmpty { throw ValidationError("give --topic (or set APNS_TOPIC)") }
-        switch (certificate != nil || privateKey != nil, pkcs12 != nil) {
-        case (true, true): throw ValidationError("--certificate with --private-key, or --pkcs12: not both")
-        case (true, false):
-            if certificate == nil || privateKey == nil { throw ValidationError("--certificate and --private-key go together") }
-        case (false, true): break
-        case (false, false): try key.requireAll()
-        }
         if development && endpoint != nil { throw ValidationError("--development and --endpoint are exclusive") }
         if !(1...600).contains(connectTimeout) || !(1...600).contains(timeout) {
             throw ValidationError("--connect-timeout and --timeout take 1 to 600 seconds")
@@ -52,31 +46,47 @@ struct APNsConnectionOptions: ParsableArguments {
         }
     }
 
+    /// A topic, and a signing key or a client certificate: what an APNs request needs.
+    func requireAPNsCredentials() throws {
+        if topic.isEmpty { throw ValidationError("give --topic (or set APNS_TOPIC)") }
+        switch (certificate != nil || privateKey != nil, pkcs12 != nil) {
+        case (true, true): throw ValidationError("--certificate with --private-key, or --pkcs12: not both")
+        case (true, false):
+            if certificate == nil || privateKey == nil { throw ValidationError("--certificate and --private-key go together") }
+        case (false, true): break
+        case (false, false): try key.requireAll()
+        }
+    }
+
+    /// The roots `--ca-file` names, or nil for the system's; `.failure` after printing why the file is unusable.
+    func trustRoots() -> Result<[NIOSSLCertificate]?, CommandFailure> {
+        guard let caFile else { return .success(nil) }
+        do {
+            return .success(try NIOSSLCertificate.fromPEMFile(caFile))
+        } catch {
+            Terminal.writeError(caFile, code: "invalidCertificate", "not a readable PEM certificate")
+            return .failure(.invalid)
+        }
+    }
+
+    /// The proxy `--proxy` names, or `HTTPS_PROXY` for `endpoint`; `.failure` after printing why it is unusable.
+    func proxy(for endpoint: String) -> Result<HTTPProxy?, CommandFailure> {
+        do throws(HTTPProxyError) {
+            if let url = proxy { return .success(try HTTPProxy(url: url)) }
+            return .success(try HTTPProxy.fromEnvironment(for: endpoint))
+        } catch {
+            Terminal.writeError("HTTPS_PROXY", code: "invalidProxy", error.message)
+            return .failure(.invalid)
+        }
+    }
+
     /// A client for these options; nil after printing why the key or the certificate is unusable.
     /// Its log lines go to stderr: stdout holds the results.
     func makeClient(concurrency: Int = 100, connections: Int = 1) -> APNsClient? {
         guard let authentication = makeAuthentication() else { return nil }
-        var trustRoots: [NIOSSLCertificate]?
-        if let caFile {
-            do {
-                trustRoots = try NIOSSLCertificate.fromPEMFile(caFile)
-            } catch {
-                Terminal.writeError(caFile, code: "invalidCertificate", "not a readable PEM certificate")
-                return nil
-            }
-        }
+        guard case .success(let trustRoots) = trustRoots() else { return nil }
         let endpoint = endpoint ?? (development ? APNsClientConfiguration.development : APNsClientConfiguration.production)
-        var proxy: APNsProxy?
-        do throws(APNsProxyError) {
-            if let url = self.proxy {
-                proxy = try APNsProxy(url: url)
-            } else {
-                proxy = try APNsProxy.fromEnvironment(for: endpoint)
-            }
-        } catch {
-            Terminal.writeError("HTTPS_PROXY", code: "invalidProxy", error.message)
-            return nil
-        }
+        guard case .success(let proxy) = proxy(for: endpoint) else { return nil }
         let configuration = APNsClientConfiguration(
             endpoint: endpoint, authentication: authentication, trustRoots: trustRoots, maximumConcurrentRequests: concurrency,
             connections: connections, requestTimeout: .seconds(Int64(timeout)), connectTimeout: .seconds(Int64(connectTimeout)), proxy: proxy)

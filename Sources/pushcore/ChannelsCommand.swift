@@ -68,6 +68,10 @@ struct CreateChannelCommand: ParsableCommand {
     @Option(help: "What APNs keeps for offline devices: none (deliver now or never) or most-recent.")
     var storage: APNsMessageStoragePolicy = .noStorage
 
+    func validate() throws {
+        try apns.requireAPNsCredentials()
+    }
+
     func run() throws {
         try runChannelRequest(apns) { client throws(APNsChannelError) in
             let channel = try await client.createChannel(bundleID: apns.topic, storagePolicy: storage)
@@ -81,6 +85,10 @@ struct ListChannelsCommand: ParsableCommand {
 
     @OptionGroup var apns: APNsConnectionOptions
 
+    func validate() throws {
+        try apns.requireAPNsCredentials()
+    }
+
     func run() throws {
         try runChannelRequest(apns) { client throws(APNsChannelError) in
             for id in try await client.channelIDs(bundleID: apns.topic) { Terminal.write(id) }
@@ -93,6 +101,10 @@ struct ShowChannelCommand: ParsableCommand {
 
     @OptionGroup var apns: APNsConnectionOptions
     @Argument(help: "The channel's id.") var id: String
+
+    func validate() throws {
+        try apns.requireAPNsCredentials()
+    }
 
     func run() throws {
         try runChannelRequest(apns) { client throws(APNsChannelError) in
@@ -109,6 +121,7 @@ struct DeleteChannelCommand: ParsableCommand {
     @Argument(help: "The channels' ids.") var ids: [String]
 
     func validate() throws {
+        try apns.requireAPNsCredentials()
         if ids.isEmpty { throw ValidationError("give the id of at least one channel") }
     }
 

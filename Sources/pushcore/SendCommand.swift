@@ -12,7 +12,7 @@ import Darwin
 struct SendCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "send",
-        abstract: "Send a notification straight to APNs with a provider token; one line per device.",
+        abstract: "Send a notification straight to APNs (or, with --fcm, through FCM); one line per device.",
         discussion: """
             The payload is built from the same flags as `build`, or, when none is given, read from
             the file named by the first argument ('-' for stdin) and sent as it is. Every other
@@ -39,6 +39,17 @@ struct SendCommand: ParsableCommand {
             invalid, said on stderr), 2 a usage error. Logs go to stderr and never hold the key,
             the provider token or the payload.
 
+            With --fcm the message goes through FCM HTTP v1 instead, as the service account in
+            --service-account (or GOOGLE_APPLICATION_CREDENTIALS): from --title, --body, --data
+            KEY=VALUE and --priority normal|high, or a FILE holding {"message": {…}} without a
+            target; to registration tokens (arguments, --token, --device-file), or one --topic, or
+            one --condition. Each target gets a line, TARGET STATUS CODE NAME (shortened here):
+              dAAAAAAA…(162) 200 - projects/my-project/messages/0:1700000000%abc
+              eBBBBBBB…(162) 404 UNREGISTERED -
+            and --format json an object: {"token" (or "topic", "condition"), "status", "code",
+            "name", "message"?, "mayHaveBeenDelivered"?}. --endpoint, --ca-file, --token-uri (where
+            access tokens come from) and the proxy reach an emulator.
+
             Examples:
               pushcore send --key-file AuthKey_ABC123DEFG.p8 --key-id ABC123DEFG --team-id DEF123GHIJ \\
                 --topic com.example.app --development --title Hello --body 'From PushCore' "$DEVICE"
@@ -46,12 +57,15 @@ struct SendCommand: ParsableCommand {
                 --endpoint https://127.0.0.1:8443 --ca-file emulator.pem payload.json "$DEVICE1" "$DEVICE2"
               pushcore send --key-file AuthKey.p8 --key-id ABC123DEFG --team-id DEF123GHIJ --topic com.example.app \\
                 --development --channel "$CHANNEL" score-update.json
+              pushcore send --fcm --service-account service-account.json --title Hello --body 'From PushCore' "$TOKEN"
             """
     )
 
     @OptionGroup var apns: APNsConnectionOptions
+    @OptionGroup var fcmOptions: FCMSendOptions
     @Option(name: .customLong("push-type"), help: "apns-push-type; inferred from the payload when absent.") var pushType: APNsPushType?
-    @Option(help: "apns-priority: 10, 5 or 1 (default: the push type's).") var priority: Int?
+    @Option(help: "apns-priority: 10, 5 or 1 (default: the push type's); with --fcm, android.priority: normal or high.")
+    var priority: String?
     @Option(name: .customLong("collapse-id"), help: "apns-collapse-id (at most 64 bytes).") var collapseID: String?
     @Option(help: "apns-expiration (Unix seconds; 0 = deliver once).") var expiration: Int?
     @Option(help: "Requests in flight at once.") var concurrency: Int = 100
@@ -68,6 +82,9 @@ struct SendCommand: ParsableCommand {
         if concurrency < 1 || !(1...64).contains(connections) {
             throw ValidationError("--concurrency must be at least 1, --connections 1 to 64")
         }
+        if fcmOptions.fcm { return try validateFCM() }
+        try apns.requireAPNsCredentials()
+        if let priority, Int(priority) == nil { throw ValidationError("--priority is 10, 5 or 1") }
         let devicesGiven = arguments.count - (content.isEmpty ? 1 : 0)
         if content.isEmpty && arguments.isEmpty { throw ValidationError("give a payload: build's flags or a FILE") }
         if deviceFile == "-" && content.isEmpty && arguments.first == "-" {
@@ -84,7 +101,7 @@ struct SendCommand: ParsableCommand {
     }
 
     func run() throws {
-        try waitForTask { try await send() }
+        try waitForTask { fcmOptions.fcm ? try await sendFCM() : try await send() }
     }
 
     private func send() async throws {
@@ -160,7 +177,7 @@ struct SendCommand: ParsableCommand {
     }
 
     /// The tokens in `--device-file`, one per line; blank lines and surrounding spaces ignored.
-    private func readDeviceFile() throws -> [String] {
+    func readDeviceFile() throws -> [String] {
         guard let deviceFile else { return [] }
         // 64 MiB: a million tokens with room to spare; the bound keeps a wrong path cheap.
         guard let input = InputText.read(deviceFile == "-" ? nil : deviceFile, limit: 64 << 20) else { throw CommandFailure.invalid }
@@ -177,7 +194,8 @@ struct SendCommand: ParsableCommand {
     private func makeHeaders(for payload: APNsPayload, size: Int) throws -> APNsHeaders {
         let type = pushType ?? APNsHeaders.inferredPushType(for: payload)
         let headers = APNsHeaders(
-            pushType: type, priority: priority, expiration: expiration, collapseID: collapseID, topic: APNsHeaders.topic(apns.topic, for: type))
+            pushType: type, priority: priority.flatMap { Int($0) }, expiration: expiration, collapseID: collapseID,
+            topic: APNsHeaders.topic(apns.topic, for: type))
         do throws(APNsHeaders.ValidationError) {
             try headers.validate()
         } catch {
