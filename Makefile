@@ -17,17 +17,18 @@ deps:
 build: deps
 	$(SWIFT) build -c release
 
-# `apns.send.client` runs the `apns-emulator` built beside `bench`. The run's JSON lines go to
-# Benchmarks/results/latest.jsonl and its picture to latest.svg; `make bench COMPARE=old.jsonl`
-# also compares each row with an earlier run and draws the two side by side.
+# `apns.send.client` and `fcm.send.client` run the `apns-emulator` and `fcm-emulator` built
+# beside `bench`. The run's JSON lines go to Benchmarks/results/latest.jsonl and its picture to
+# latest.svg; `make bench COMPARE=old.jsonl` also compares each row with an earlier run and draws
+# the two side by side.
 bench: deps
-	$(SWIFT) build -c release --product apns-emulator
+	$(SWIFT) build -c release --product apns-emulator --product fcm-emulator
 	$(SWIFT) run -c release bench --save Benchmarks/results/latest.jsonl $(if $(COMPARE),--compare $(COMPARE))
 	scripts/bench-chart.py Benchmarks/results/latest.jsonl $(COMPARE) > Benchmarks/results/latest.svg
 
 # A short run of every workload: proves the benchmark builds and runs, measures nothing to quote.
 bench-quick: deps
-	$(SWIFT) build -c release $(RELEASE_FLAGS) --product apns-emulator
+	$(SWIFT) build -c release $(RELEASE_FLAGS) --product apns-emulator --product fcm-emulator
 	$(SWIFT) run -c release $(RELEASE_FLAGS) bench --quick
 
 # The tests run the built `pushcore`, `hub-emulator` and `push-backend` binaries, so everything is

@@ -287,8 +287,10 @@ let package = Package(
             dependencies: [
                 "PushCore", "PushFCM", "PushAPNsTokens", "CXXHash", "CAllocationCounter", "SimdjsonAnchor",
                 .product(name: "Crypto", package: "swift-crypto"),
-                // apns.send: the client against the emulator, in one process.
+                // apns.send and fcm.send: each client against its emulator, in one process.
                 .target(name: "APNs", condition: server), .target(name: "APNsEmulator", condition: server),
+                .target(name: "FCM", condition: server), .target(name: "FCMEmulator", condition: server),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 serverProduct("Logging", "swift-log"), serverProduct("NIOSSL", "swift-nio-ssl"),
             ],
             path: "Benchmarks/bench"

@@ -50,7 +50,6 @@ private final class MeasurementsBox: @unchecked Sendable {
 }
 
 private let deviceCount = 1000
-private let callers = 100
 private let benchTopic = "com.example.bench"
 private let benchPayload = Array(#"{"aps":{"alert":{"title":"Game Request","body":"Bob wants to play poker"},"badge":3},"gameID":"12345678"}"#.utf8)
 private let benchDevices = (0..<deviceCount).map { index in
@@ -78,15 +77,15 @@ private func runAPNsSend(samples: Int, sendsPerSample: Int) async throws -> [Mea
             configuration: APNsClientConfiguration(
                 endpoint: "https://127.0.0.1:\(port)", authentication: .token(APNsTokenCache(key: signingKey)),
                 trustRoots: [try NIOSSLCertificate(bytes: Array(identity.certificatePEM.utf8), format: .pem)],
-                maximumConcurrentRequests: callers),
+                maximumConcurrentRequests: sendCallers),
             logger: quiet)
         do {
             var measurements: [Measurement] = []
             for (name, oneDevicePerCall) in [("apns.send", true), ("apns.send.bulk", false)] {
                 measurements.append(
-                    try await measure(
-                        name, oneDevicePerCall: oneDevicePerCall, client: client, emulator: emulator, devices: devices, payload: benchPayload,
-                        headers: headers, samples: samples, sendsPerSample: sendsPerSample))
+                    try await measureSends(
+                        name, oneDevicePerCall: oneDevicePerCall, target: .apns(client, headers: headers, emulator: emulator), devices: devices,
+                        bytesPerSend: benchPayload.count, samples: samples, sendsPerSample: sendsPerSample))
             }
             try await client.shutdown()
             return measurements
@@ -109,43 +108,27 @@ private func runAPNsSendToProcess(samples: Int, sendsPerSample: Int) async throw
     let certificatePath = folder.appendingPathComponent("certificate.pem").path
     try privateKey.publicKey.pemRepresentation.write(toFile: keyPath, atomically: true, encoding: .utf8)
 
-    let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("apns-emulator").path
-    guard FileManager.default.isExecutableFile(atPath: executable) else {
-        throw BenchFailure("\(executable) is missing: build every product (swift build -c release)")
-    }
-    let emulatorArguments = [
-        executable, "--benchmark", "--port", "0", "--team-id", "BENCHTEAM1", "--key-id", "BENCHKEY01", "--key-file", keyPath, "--topic",
-        benchTopic, "--certificate-out", certificatePath,
-    ]
-    // Each side on its own core, when there are two and taskset is there to pin the emulator.
-    let pinned = ProcessInfo.processInfo.activeProcessorCount >= 2 && FileManager.default.isExecutableFile(atPath: "/usr/bin/taskset")
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: pinned ? "/usr/bin/taskset" : executable)
-    process.arguments = pinned ? ["-c", "1"] + emulatorArguments : Array(emulatorArguments.dropFirst())
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
-    try process.run()
+    let (process, port, restoreAffinity) = try startBenchmarkEmulator(
+        "apns-emulator",
+        [
+            "--benchmark", "--port", "0", "--team-id", "BENCHTEAM1", "--key-id", "BENCHKEY01", "--key-file", keyPath, "--topic", benchTopic,
+            "--certificate-out", certificatePath,
+        ])
     defer {
+        restoreAffinity?()
         process.terminate()
         process.waitUntilExit()
     }
-    var line: [UInt8] = []
-    while let byte = try output.fileHandleForReading.read(upToCount: 1)?.first, byte != UInt8(ascii: "\n") { line.append(byte) }
-    guard let text = String(bytes: line, encoding: .utf8), let port = text.split(separator: ":").last.flatMap({ Int($0) }) else {
-        throw BenchFailure("apns-emulator did not say where it listens")
-    }
-    let restoreAffinity = pinned ? pinProcess(toCPU: 0) : nil
-    defer { restoreAffinity?() }
     let client = APNsClient(
         configuration: APNsClientConfiguration(
             endpoint: "https://127.0.0.1:\(port)", authentication: .token(APNsTokenCache(key: signingKey)),
-            trustRoots: try NIOSSLCertificate.fromPEMFile(certificatePath), maximumConcurrentRequests: callers),
+            trustRoots: try NIOSSLCertificate.fromPEMFile(certificatePath), maximumConcurrentRequests: sendCallers),
         logger: quiet)
     do {
-        let measurement = try await measure(
-            "apns.send.client", oneDevicePerCall: true, client: client, emulator: nil, devices: benchDevices, payload: benchPayload,
-            headers: APNsHeaders(pushType: .alert, topic: benchTopic), samples: samples, sendsPerSample: sendsPerSample)
+        let measurement = try await measureSends(
+            "apns.send.client", oneDevicePerCall: true,
+            target: .apns(client, headers: APNsHeaders(pushType: .alert, topic: benchTopic), emulator: nil),
+            devices: benchDevices, bytesPerSend: benchPayload.count, samples: samples, sendsPerSample: sendsPerSample)
         try await client.shutdown()
         return measurement
     } catch {
@@ -154,22 +137,8 @@ private func runAPNsSendToProcess(samples: Int, sendsPerSample: Int) async throw
     }
 }
 
-/// Pins every thread of this process to one CPU, with `taskset`; returns what frees them again.
-private func pinProcess(toCPU cpu: Int) -> () -> Void {
-    func taskset(_ cpus: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/taskset")
-        process.arguments = ["-a", "-p", "-c", cpus, String(getpid())]
-        process.standardOutput = FileHandle.nullDevice
-        try? process.run()
-        process.waitUntilExit()
-    }
-    taskset(String(cpu))
-    return { taskset("0-\(ProcessInfo.processInfo.activeProcessorCount - 1)") }
-}
-
 /// CPU time this process has used, user and system, in nanoseconds.
-private func processCPUNanoseconds() -> Double {
+func processCPUNanoseconds() -> Double {
     var usage = rusage()
     #if os(Linux)
     getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
@@ -180,88 +149,10 @@ private func processCPUNanoseconds() -> Double {
     return nanoseconds(usage.ru_utime) + nanoseconds(usage.ru_stime)
 }
 
-/// One workload: a warm-up round, then `samples` rounds of `sendsPerSample` requests each.
-private func measure(
-    _ name: String, oneDevicePerCall: Bool, client: APNsClient, emulator: APNsEmulator?, devices: [String], payload: [UInt8],
-    headers: APNsHeaders, samples: Int, sendsPerSample: Int
-) async throws -> Measurement {
-    /// One round: its nanoseconds, the process's allocations and CPU time, and (one device per
-    /// call) each request's latency.
-    func round() async throws -> (nanoseconds: Double, allocations: UInt64, cpu: Double, latencies: [Double]) {
-        emulator?.reset()
-        pushcore_count_process_allocations(true)
-        let allocationsBefore = pushcore_process_allocation_count()
-        let cpuBefore = processCPUNanoseconds()
-        let start = monotonicNanoseconds()
-        var latencies: [Double] = []
-        var delivered = 0
-        if oneDevicePerCall {
-            latencies.reserveCapacity(sendsPerSample)
-            try await withThrowingTaskGroup(of: ([Double], Int).self) { group in
-                for caller in 0..<callers {
-                    group.addTask {
-                        var own: [Double] = []
-                        var ok = 0
-                        own.reserveCapacity(sendsPerSample / callers)
-                        for call in 0..<(sendsPerSample / callers) {
-                            let device = devices[(caller * 10 + call) % devices.count]
-                            let sent = monotonicNanoseconds()
-                            let results = try await client.send(encodedPayload: payload, headers: headers, to: [device])
-                            own.append(Double(monotonicNanoseconds() - sent))
-                            if results[0].isDelivered { ok += 1 }
-                        }
-                        return (own, ok)
-                    }
-                }
-                for try await (own, ok) in group {
-                    latencies += own
-                    delivered += ok
-                }
-            }
-        } else {
-            for _ in 0..<(sendsPerSample / devices.count) {
-                delivered += try await client.send(encodedPayload: payload, headers: headers, to: devices).count(where: { $0.isDelivered })
-            }
-        }
-        let elapsed = Double(monotonicNanoseconds() - start)
-        let cpu = processCPUNanoseconds() - cpuBefore
-        let allocations = pushcore_process_allocation_count() - allocationsBefore
-        pushcore_count_process_allocations(false)
-        // A refused send would make the figures meaningless: every request must have been delivered.
-        guard delivered == sendsPerSample, emulator.map({ $0.deliveries.count == sendsPerSample }) ?? true else {
-            throw BenchFailure("\(delivered) of \(sendsPerSample) sends delivered")
-        }
-        return (elapsed, allocations, cpu, latencies)
+extension SendTarget {
+    static func apns(_ client: APNsClient, headers: APNsHeaders, emulator: APNsEmulator?) -> SendTarget {
+        SendTarget(
+            send: { devices in try await client.send(encodedPayload: benchPayload, headers: headers, to: devices).count { $0.isDelivered } },
+            reset: { emulator?.reset() }, deliveries: { emulator?.deliveries.count })
     }
-
-    _ = try await round()  // warm-up: connection, token, caches
-    var perSend: [Double] = []
-    var cpuPerSend: [Double] = []
-    var allocations: UInt64 = 0
-    var latencies: [Double] = []
-    for _ in 0..<samples {
-        let sample = try await round()
-        perSend.append(sample.nanoseconds / Double(sendsPerSample))
-        cpuPerSend.append(sample.cpu / Double(sendsPerSample))
-        allocations += sample.allocations
-        latencies += sample.latencies
-    }
-    perSend.sort()
-    cpuPerSend.sort()
-    latencies.sort()
-    var measurement = Measurement(
-        workload: name, corpus: nil, implementation: "pushcore", bytesPerOperation: payload.count,
-        nanoseconds: (perSend[perSend.count / 2], perSend.first!, perSend.last!),
-        allocationsPerOperation: pushcore_allocation_counting_available() ? Double(allocations) / Double(samples * sendsPerSample) : nil)
-    if !latencies.isEmpty {
-        measurement.latency = (latencies[latencies.count / 2], latencies[min(latencies.count - 1, latencies.count * 99 / 100)])
-    }
-    measurement.cpuPerOperation = (cpuPerSend[cpuPerSend.count / 2], cpuPerSend.first!, cpuPerSend.last!)
-    measurement.allocationsCountProcess = true
-    return measurement
-}
-
-struct BenchFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

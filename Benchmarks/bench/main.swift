@@ -436,12 +436,18 @@ for workload in workloads {
         )
     }
 }
-let apnsSendNames = Set(
-    ["apns.send", "apns.send.bulk", "apns.send.client"].filter { name in filter.map { (try? $0.firstMatch(in: name)) != nil } ?? true })
-if !apnsSendNames.isEmpty {
+let sendNames = Set(
+    ["apns.send", "apns.send.bulk", "apns.send.client", "fcm.send", "fcm.send.client"].filter { name in
+        filter.map { (try? $0.firstMatch(in: name)) != nil } ?? true
+    })
+if !sendNames.isEmpty {
     let sendsPerSample = arguments.quick ? 1000 : 10_000
-    for var measurement in measureAPNsSend(samples: arguments.quick ? 1 : 5, sendsPerSample: sendsPerSample, names: apnsSendNames)
-    where apnsSendNames.contains(measurement.workload) {
+    let samples = arguments.quick ? 1 : 5
+    let apnsNames = sendNames.filter { $0.hasPrefix("apns.") }, fcmNames = sendNames.filter { $0.hasPrefix("fcm.") }
+    let measurements =
+        (apnsNames.isEmpty ? [] : measureAPNsSend(samples: samples, sendsPerSample: sendsPerSample, names: apnsNames))
+        + (fcmNames.isEmpty ? [] : measureFCMSend(samples: samples, sendsPerSample: sendsPerSample, names: fcmNames))
+    for var measurement in measurements where sendNames.contains(measurement.workload) {
         measurement.earlierMedian = earlier[rowKey(measurement.workload, nil, measurement.implementation)]
         print(arguments.json ? measurement.jsonLine : measurement.tableRow)
         savedLines.append(measurement.jsonLine)
@@ -450,7 +456,7 @@ if !apnsSendNames.isEmpty {
             let cpu =
                 measurement.cpuPerOperation.map { ", CPU \(format($0.median / 1000)) µs/send (\(format($0.min / 1000))–\(format($0.max / 1000)))" }
                 ?? ""
-            let scope = measurement.workload == "apns.send.client" ? "the client's process" : "client and emulator"
+            let scope = measurement.workload.hasSuffix(".send.client") ? "the client's process" : "client and emulator"
             print("  \(measurement.workload): \(format(measurement.operationsPerSecond, 0)) sends/s\(latency)\(cpu); CPU and allocs/op over \(scope)")
         }
         fflush(nil)
