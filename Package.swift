@@ -377,6 +377,8 @@ let package = Package(
                 "FCM", "FCMEmulator", "APNsEmulator", "PushFCM", "PushTestSupport", .product(name: "_CryptoExtras", package: "swift-crypto"),
                 serverProduct("ServiceLifecycle", "swift-service-lifecycle"), serverProduct("Logging", "swift-log"),
                 serverProduct("NIOCore", "swift-nio"), serverProduct("NIOSSL", "swift-nio-ssl"),
+                serverProduct("AsyncHTTPClient", "async-http-client"), serverProduct("MetricsTestKit", "swift-metrics"),
+                serverProduct("NIOPosix", "swift-nio"), serverProduct("NIOHTTP1", "swift-nio"),
             ]
         ),
         .testTarget(name: "pushcoreTests", dependencies: ["PushCore", "PushTestSupport"]),

@@ -7,11 +7,16 @@ import PushInternals
 import PushJSON
 import Synchronization
 
+/// The OAuth 2 scopes the client asks for.
+package enum FCMAccessScope {
+    /// Sending with FCM, and nothing else.
+    package static let messaging = "https://www.googleapis.com/auth/firebase.messaging"
+}
+
 /// The OAuth 2 access token FCM requests carry, from the service account's token URI: a signed
 /// assertion exchanged for a token (RFC 7523), kept until shortly before it expires, fetched once
 /// however many sends need it at the same time, and dropped when FCM calls it invalid.
 final class FCMAccessTokens: Sendable {
-    static let scope = "https://www.googleapis.com/auth/firebase.messaging"
     static let grantType = "urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer"
 
     struct Token: Sendable {
@@ -80,7 +85,7 @@ final class FCMAccessTokens: Sendable {
     private func fetch() async -> Result<Token, FCMTransportFailure> {
         let assertion: String
         do {
-            assertion = try account.assertion(scope: Self.scope, issuedAt: unixSeconds())
+            assertion = try account.assertion(scope: FCMAccessScope.messaging, issuedAt: unixSeconds())
         } catch {
             return .failure(.noAccessToken("the service account's key cannot sign"))
         }

@@ -85,7 +85,7 @@ public struct FCMServiceAccount: Sendable, CustomStringConvertible {
 
     /// A signed JWT asking `tokenURI` for an access token (RFC 7523): RS256, `iss` the account,
     /// `aud` the token URI, for an hour from `issuedAt` (Unix seconds).
-    func assertion(scope: String, issuedAt: Int64) throws -> String {
+    package func assertion(scope: String, issuedAt: Int64) throws -> String {
         var header = [JSONMember("alg", .string("RS256")), JSONMember("typ", .string("JWT"))]
         if let privateKeyID { header.append(JSONMember("kid", .string(privateKeyID))) }
         let claims = JSON.object([

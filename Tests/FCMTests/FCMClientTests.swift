@@ -3,6 +3,7 @@ import FCM
 import FCMEmulator
 import Foundation
 import Logging
+import MetricsTestKit
 import NIOCore
 import NIOSSL
 import PushFCM
@@ -108,9 +109,10 @@ func withFCM<R: Sendable>(
 
 @Suite("FCM client against the emulator (HTTP/2, TLS, OAuth 2)", .serialized)
 struct FCMClientTests {
-    @Test("1,000 tokens through three GOAWAYs: each token answered once, nothing sent twice")
+    @Test("1,000 tokens through three GOAWAYs: each token answered once, nothing sent twice; the metrics count it")
     func goAways() async throws {
-        try await withFCM { emulator, client in
+        let metrics = TestMetrics()
+        try await withFCM(configure: { $0.metricsFactory = metrics }) { emulator, client in
             emulator.inject([.goAway], after: 150)
             emulator.inject([.goAway], after: 300)
             emulator.inject([.goAway], after: 300)
@@ -126,6 +128,10 @@ struct FCMClientTests {
             let document = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]
             let sent = try #require(document?["message"] as? [String: Any])
             #expect(sent["token"] as? String != nil && (sent["data"] as? [String: String]) == ["richId": "42"])
+            #expect(try metrics.expectCounter("fcm_sends_total", [("status", "200"), ("code", "none")]).totalValue == 1000)
+            #expect(try metrics.expectCounter("fcm_goaways_total").totalValue == 3)
+            #expect(try metrics.expectCounter("fcm_access_tokens_fetched_total").totalValue == 1)
+            #expect(try metrics.expectMeter("fcm_connections_open").lastValue ?? 0 >= 1)
         }
     }
 
