@@ -1,6 +1,6 @@
 SWIFT ?= swift
 
-.PHONY: deps build bench bench-quick cross-check-tokens check-contract check-core-alone check-generated check-client test test-debug test-release test-asan test-tsan fuzz fuzz-smoke robustness check-modules format-lint docs load clean
+.PHONY: deps build bench bench-quick cross-check-tokens cross-check-firebase-admin check-contract check-core-alone check-generated check-client test test-debug test-release test-asan test-tsan fuzz fuzz-smoke robustness check-modules format-lint docs load clean
 
 FUZZ_SECONDS ?= 300
 # Extra flags for the release builds of `bench-quick` and `test-release`, and for the ASan build;
@@ -10,9 +10,9 @@ ASAN_FLAGS ?=
 
 # Installs the system packages the build needs (libxxhash-dev, pkg-config) when missing, the
 # openssl command the client-certificate tests make their authority with, the PostgreSQL server the
-# store tests start for themselves, and tinyproxy for the proxy tests.
+# store tests start for themselves, tinyproxy for the proxy tests, and curl for the emulators' hooks.
 deps:
-	@scripts/install-system-deps openssl postgresql tinyproxy
+	@scripts/install-system-deps openssl postgresql tinyproxy curl
 
 build: deps
 	$(SWIFT) build -c release
@@ -60,6 +60,12 @@ test test-release: deps
 cross-check-tokens: deps
 	$(SWIFT) build -c release $(RELEASE_FLAGS) --product pushcore
 	scripts/cross-check-provider-tokens "$$($(SWIFT) build -c release $(RELEASE_FLAGS) --show-bin-path)/pushcore"
+
+# Firebase Admin for Python (pip installs it when missing) through `fcm-emulator`, and `pushcore
+# send --fcm` beside it, with the binaries of `make test`'s release build.
+cross-check-firebase-admin: deps
+	$(SWIFT) build -c release $(RELEASE_FLAGS) --product fcm-emulator --product pushcore
+	scripts/cross-check-firebase-admin "$$($(SWIFT) build -c release $(RELEASE_FLAGS) --show-bin-path)"
 
 # schemathesis (pip installs it when missing) against `push-backend serve --demo`, with hub
 # delivery and with APNs delivery, with the `push-backend` of `make test`'s release build.
