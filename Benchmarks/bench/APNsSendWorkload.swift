@@ -24,29 +24,16 @@ import PushAPNsTokens
 /// (the client, the in-process emulator, the event loops), per request; so is the CPU time per
 /// request (user and system, from the process's own usage).
 func measureAPNsSend(samples: Int, sendsPerSample: Int, names: Set<String>) -> [Measurement] {
-    let box = MeasurementsBox()
-    let done = DispatchSemaphore(value: 0)
-    Task {
-        do {
-            if names.contains("apns.send") || names.contains("apns.send.bulk") {
-                box.measurements += try await runAPNsSend(samples: samples, sendsPerSample: sendsPerSample)
-            }
-            if names.contains("apns.send.client") {
-                box.measurements.append(try await runAPNsSendToProcess(samples: samples, sendsPerSample: sendsPerSample))
-            }
-        } catch {
-            box.failure = "\(error)"
+    waitForSends("apns.send") {
+        var measurements: [Measurement] = []
+        if names.contains("apns.send") || names.contains("apns.send.bulk") {
+            measurements += try await runAPNsSend(samples: samples, sendsPerSample: sendsPerSample)
         }
-        done.signal()
+        if names.contains("apns.send.client") {
+            measurements.append(try await runAPNsSendToProcess(samples: samples, sendsPerSample: sendsPerSample))
+        }
+        return measurements
     }
-    done.wait()
-    if let failure = box.failure { usage("apns.send could not run: \(failure)") }
-    return box.measurements
-}
-
-private final class MeasurementsBox: @unchecked Sendable {
-    var measurements: [Measurement] = []
-    var failure: String?
 }
 
 private let deviceCount = 1000

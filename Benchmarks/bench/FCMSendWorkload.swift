@@ -17,31 +17,18 @@ import _CryptoExtras
 /// - `fcm.send.client`: against `fcm-emulator --benchmark` in another process pinned to the second
 ///   core while this one keeps to the first: the client's own cost, to set beside `apns.send.client`'s.
 func measureFCMSend(samples: Int, sendsPerSample: Int, names: Set<String>) -> [Measurement] {
-    let box = FCMMeasurementsBox()
-    let done = DispatchSemaphore(value: 0)
-    Task {
-        do {
-            let (account, keyFile) = try benchServiceAccount()
-            if names.contains("fcm.send") {
-                box.measurements.append(try await runFCMSend(account: account, samples: samples, sendsPerSample: sendsPerSample))
-            }
-            if names.contains("fcm.send.client") {
-                box.measurements.append(
-                    try await runFCMSendToProcess(account: account, keyFile: keyFile, samples: samples, sendsPerSample: sendsPerSample))
-            }
-        } catch {
-            box.failure = "\(error)"
+    waitForSends("fcm.send") {
+        var measurements: [Measurement] = []
+        let (account, keyFile) = try benchServiceAccount()
+        if names.contains("fcm.send") {
+            measurements.append(try await runFCMSend(account: account, samples: samples, sendsPerSample: sendsPerSample))
         }
-        done.signal()
+        if names.contains("fcm.send.client") {
+            measurements.append(
+                try await runFCMSendToProcess(account: account, keyFile: keyFile, samples: samples, sendsPerSample: sendsPerSample))
+        }
+        return measurements
     }
-    done.wait()
-    if let failure = box.failure { usage("fcm.send could not run: \(failure)") }
-    return box.measurements
-}
-
-private final class FCMMeasurementsBox: @unchecked Sendable {
-    var measurements: [Measurement] = []
-    var failure: String?
 }
 
 /// Two sentences and a data entry, as `apns.send`'s payload: 142 bytes encoded, before the token.

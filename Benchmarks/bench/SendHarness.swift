@@ -12,7 +12,30 @@ struct SendTarget: Sendable {
     let deliveries: @Sendable () -> Int?
 }
 
-/// How many sendCallers send at once, each to one device at a time: requests in flight.
+/// Runs `body` to its end on this thread, which is not one of the concurrency pool's; a failure
+/// ends the bench with `name` and its error.
+func waitForSends(_ name: String, _ body: @escaping @Sendable () async throws -> [Measurement]) -> [Measurement] {
+    final class Outcome: @unchecked Sendable {
+        var result: Result<[Measurement], any Error> = .success([])
+    }
+    let outcome = Outcome()
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        do {
+            outcome.result = .success(try await body())
+        } catch {
+            outcome.result = .failure(error)
+        }
+        done.signal()
+    }
+    done.wait()
+    switch outcome.result {
+    case .success(let measurements): return measurements
+    case .failure(let error): usage("\(name) could not run: \(error)")
+    }
+}
+
+/// How many callers send at once, each to one device at a time: requests in flight.
 let sendCallers = 100
 
 /// Starts `name` (built beside this executable) with `arguments`, pinned to the second core while

@@ -270,24 +270,9 @@ public final class APNsClient: Sendable {
         let budget = RetryBudget(configuration.retry.minimumRetries + Int(Double(devices.count) * configuration.retry.retryBudgetRatio))
         let limit = configuration.maximumConcurrentRequests
 
-        var results = [APNsSendResult?](repeating: nil, count: devices.count)
-        await withTaskGroup(of: (Int, APNsSendResult).self) { group in
-            var next = 0
-            while next < min(limit, devices.count) {
-                let (index, device) = (next, devices[next])
-                group.addTask { (index, await self.sendOne(to: device, on: pool, body: body, fields: fields, budget: budget)) }
-                next += 1
-            }
-            for await (index, result) in group {
-                results[index] = result
-                if next < devices.count {
-                    let (index, device) = (next, devices[next])
-                    group.addTask { (index, await self.sendOne(to: device, on: pool, body: body, fields: fields, budget: budget)) }
-                    next += 1
-                }
-            }
+        return await boundedConcurrentMap(count: devices.count, limit: limit) { index in
+            await self.sendOne(to: devices[index], on: pool, body: body, fields: fields, budget: budget)
         }
-        return results.map { $0! }
     }
 
     private func sendOne(

@@ -80,7 +80,7 @@ extension APNsEmulator {
     private func createChannel(_ request: Request, context: APNsEmulatorRequestContext) async throws -> Response {
         let (requestID, bundleID, _, _) = try await admit(request, context: context)
         func refuse(_ reason: String) -> APNsRefusal { APNsRefusal(400, reason, apnsID: requestID, idHeader: .apnsRequestID) }
-        guard let body = try await body(of: request, limit: 4096) else {
+        guard let body = try await request.collectBytes(upTo: 4096) else {
             throw APNsRefusal(413, "PayloadTooLarge", apnsID: requestID, idHeader: .apnsRequestID)
         }
         var parser = JSONParser()
@@ -144,7 +144,7 @@ extension APNsEmulator {
             guard let value = Int(text), value >= 0, channel.storagePolicy == 1 || value == 0 else { throw refuse("BadExpirationDate") }
             expiration = value
         }
-        guard let payload = try await body(of: request, limit: APNsPushType.liveactivity.payloadLimit) else {
+        guard let payload = try await request.collectBytes(upTo: APNsPushType.liveactivity.payloadLimit) else {
             throw APNsRefusal(413, "PayloadTooLarge", apnsID: requestID, idHeader: .apnsRequestID)
         }
         guard !payload.isEmpty else { throw refuse("PayloadEmpty") }
@@ -168,7 +168,7 @@ extension APNsEmulator {
     private func changeSubscriptions(_ request: Request, subscribing: Bool) async throws -> Response {
         let usage = "the body is {\"channel\": ID, \"devices\": [TOKEN, …]}"
         var parser = JSONParser()
-        guard let document = try? parser.parse(try await hookBody(of: request, limit: 4 << 20)), document.root.kind == .object,
+        guard let document = try? parser.parse(try await request.hookBody(upTo: 4 << 20)), document.root.kind == .object,
             let channelID = document.root["channel"]?.string, let list = document.root["devices"], list.kind == .array
         else { throw HookRefusal(400, usage) }
         var devices: [String] = []

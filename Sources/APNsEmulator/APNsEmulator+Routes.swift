@@ -107,16 +107,16 @@ extension APNsEmulator {
             reset()
             return Response(status: .noContent)
         }
-        hooks.get("requests") { [self] _, _ in json(Array(String(requestCount).utf8)) }
+        hooks.get("requests") { [self] _, _ in Response.json(Array(String(requestCount).utf8)) }
         guard allowsFaultInjection else { return router }
         hooks.put("devices/:device") { [self] request, context in
             let device = try context.parameters.require("device")
             guard Self.isWellFormedDeviceToken(device) else { throw HookRefusal(400, "a device token is 64 to 200 hexadecimal digits") }
-            setState(try Self.deviceState(from: try await hookBody(of: request, limit: 1024)), for: device)
+            setState(try Self.deviceState(from: try await request.hookBody(upTo: 1024)), for: device)
             return Response(status: .noContent)
         }
         hooks.post("faults") { [self] request, _ in
-            let (faults, after) = try Self.faults(from: try await hookBody(of: request, limit: 4096))
+            let (faults, after) = try Self.faults(from: try await request.hookBody(upTo: 4096))
             let queued = state.withLock { storage in
                 guard storage.faults.count + faults.count <= Self.maximumQueuedFaults else { return false }
                 for (index, fault) in faults.enumerated() {
@@ -128,27 +128,6 @@ extension APNsEmulator {
             return Response(status: .noContent)
         }
         return router
-    }
-
-    /// At most `limit` bytes; `nil` when there were more (declared up front or counted).
-    func body(of request: Request, limit: Int) async throws -> [UInt8]? {
-        var request = request
-        do {
-            return Array(try await request.collectBody(upTo: limit).readableBytesView)
-        } catch is NIOTooManyBytesError {
-            return nil
-        } catch let error as HTTPError where error.status == .contentTooLarge {
-            return nil
-        }
-    }
-
-    func hookBody(of request: Request, limit: Int) async throws -> [UInt8] {
-        guard let bytes = try await body(of: request, limit: limit) else { throw HookRefusal(413, "the body is too large") }
-        return bytes
-    }
-
-    func json(_ bytes: [UInt8], status: HTTPResponse.Status = .ok) -> Response {
-        Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
     // MARK: Sends
@@ -242,7 +221,7 @@ extension APNsEmulator {
         }
 
         // The payload.
-        guard let payload: [UInt8] = try await body(of: request, limit: pushType.payloadLimit) else {
+        guard let payload: [UInt8] = try await request.collectBytes(upTo: pushType.payloadLimit) else {
             throw APNsRefusal(413, "PayloadTooLarge", apnsID: apnsID)
         }
         guard !payload.isEmpty else { throw APNsRefusal(400, "PayloadEmpty", apnsID: apnsID) }
@@ -296,7 +275,7 @@ extension APNsEmulator {
         }
         guard let topic = headers[.apnsTopic], !topic.isEmpty else { throw APNsRefusal(400, "MissingTopic", apnsID: apnsID) }
         guard Self.isWellFormedDeviceToken(deviceToken) else { throw APNsRefusal(400, "BadDeviceToken", apnsID: apnsID) }
-        guard let payload = try await body(of: request, limit: pushType.payloadLimit) else {
+        guard let payload = try await request.collectBytes(upTo: pushType.payloadLimit) else {
             throw APNsRefusal(413, "PayloadTooLarge", apnsID: apnsID)
         }
         guard !payload.isEmpty else { throw APNsRefusal(400, "PayloadEmpty", apnsID: apnsID) }
@@ -414,7 +393,7 @@ extension APNsEmulator {
             })
         var bytes: [UInt8] = []
         try? list.write(into: &bytes)
-        return json(bytes)
+        return Response.json(bytes)
     }
 
     static func deviceState(from body: [UInt8]) throws(HookRefusal) -> APNsDeviceState {

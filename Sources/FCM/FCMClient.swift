@@ -198,10 +198,7 @@ public final class FCMClient: Sendable {
     /// - Returns: One result per token, in the order of `tokens`.
     /// - Throws: ``FCMClientError`` when the message breaks FCM's rules.
     public func send(_ message: FCMMessage, to tokens: [String]) async throws(FCMClientError) -> [FCMSendResult] {
-        var untargeted = message
-        untargeted.target = nil
-        let body = try Self.encode(untargeted)
-        return try await send(Body(body, messageStart: #"{"message":"#.utf8.count), to: tokens)
+        try await send(try Self.untargetedBody(message), to: tokens)
     }
 
     /// Sends an encoded body, `{"message": {…}}` as FCM takes it (from `pushcore build --fcm`, say),
@@ -214,9 +211,7 @@ public final class FCMClient: Sendable {
 
     /// Sends `message` to every device subscribed to `topic` (the name, without `/topics/`).
     public func send(_ message: FCMMessage, toTopic topic: String) async throws(FCMClientError) -> FCMSendResult {
-        var untargeted = message
-        untargeted.target = nil
-        return try await send(Body(try Self.encode(untargeted), messageStart: #"{"message":"#.utf8.count), toTopic: topic)
+        try await send(try Self.untargetedBody(message), toTopic: topic)
     }
 
     /// Sends an encoded body without a target to the devices subscribed to `topic`.
@@ -226,9 +221,7 @@ public final class FCMClient: Sendable {
 
     /// Sends `message` to the devices a condition over topics picks (`'a' in topics && 'b' in topics`).
     public func send(_ message: FCMMessage, toCondition condition: String) async throws(FCMClientError) -> FCMSendResult {
-        var untargeted = message
-        untargeted.target = nil
-        return try await send(Body(try Self.encode(untargeted), messageStart: #"{"message":"#.utf8.count), toCondition: condition)
+        try await send(try Self.untargetedBody(message), toCondition: condition)
     }
 
     /// Sends an encoded body without a target to the devices a condition picks.
@@ -299,24 +292,7 @@ public final class FCMClient: Sendable {
             return await exchange(buffer, target: token, on: pool, accessTokens: accessTokens, budget: budget)
         }
 
-        var results = [FCMSendResult?](repeating: nil, count: tokens.count)
-        await withTaskGroup(of: (Int, FCMSendResult).self) { group in
-            var next = 0
-            while next < min(limit, tokens.count) {
-                let (index, token) = (next, tokens[next])
-                group.addTask { (index, await sendOne(token)) }
-                next += 1
-            }
-            for await (index, result) in group {
-                results[index] = result
-                if next < tokens.count {
-                    let (index, token) = (next, tokens[next])
-                    group.addTask { (index, await sendOne(token)) }
-                    next += 1
-                }
-            }
-        }
-        return results.map { $0! }
+        return await boundedConcurrentMap(count: tokens.count, limit: limit) { index in await sendOne(tokens[index]) }
     }
 
     private func send(_ body: Body, toTopic topic: String) async throws(FCMClientError) -> FCMSendResult {
@@ -343,9 +319,12 @@ public final class FCMClient: Sendable {
             buffer, target: label, on: pool, accessTokens: accessTokens, budget: RetryBudget(configuration.retry.minimumRetries))
     }
 
-    static func encode(_ message: FCMMessage) throws(FCMClientError) -> [UInt8] {
+    /// `message` encoded without its target: `{"message":{`, then its members.
+    static func untargetedBody(_ message: FCMMessage) throws(FCMClientError) -> Body {
+        var untargeted = message
+        untargeted.target = nil
         do throws(FCMMessageError) {
-            return try message.encoded()
+            return Body(try untargeted.encoded(), messageStart: #"{"message":"#.utf8.count)
         } catch {
             throw FCMClientError(error.code == .payloadTooLarge ? .payloadTooLarge : .invalidMessage, error.message)
         }

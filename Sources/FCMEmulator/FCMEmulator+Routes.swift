@@ -2,7 +2,7 @@ package import APNsEmulator
 import FCM
 import Foundation
 import HTTPTypes
-public import Hummingbird
+package import Hummingbird
 import NIOCore
 import PushFCM
 import PushInternals
@@ -120,14 +120,14 @@ extension FCMEmulator {
             reset()
             return Response(status: .noContent)
         }
-        hooks.get("requests") { [self] _, _ in json(Array(String(requestCount).utf8)) }
-        hooks.get("token-requests") { [self] _, _ in json(Array(String(tokenRequestCount).utf8)) }
+        hooks.get("requests") { [self] _, _ in Response.json(Array(String(requestCount).utf8)) }
+        hooks.get("token-requests") { [self] _, _ in Response.json(Array(String(tokenRequestCount).utf8)) }
         guard allowsFaultInjection else { return router }
         hooks.put("tokens/:token") { [self] request, context in
             let token = try context.parameters.require("token")
             guard Self.isWellFormedToken(token) else { throw HookRefusal(400, "a registration token is 20 to 4,096 of A-Z a-z 0-9 - _ :") }
             var parser = JSONParser()
-            guard let document = try? parser.parse(try await hookBody(of: request, limit: 1024)), let name = document.root["state"]?.string else {
+            guard let document = try? parser.parse(try await request.hookBody(upTo: 1024)), let name = document.root["state"]?.string else {
                 throw HookRefusal(400, #"give {"state": "unregistered" | "senderIdMismatch" | "active"}"#)
             }
             let tokenState: FCMTokenState
@@ -145,7 +145,7 @@ extension FCMEmulator {
             return Response(status: .noContent)
         }
         hooks.post("faults") { [self] request, _ in
-            let (faults, after) = try Self.faults(from: try await hookBody(of: request, limit: 4096))
+            let (faults, after) = try Self.faults(from: try await request.hookBody(upTo: 4096))
             let queued = state.withLock { storage in
                 guard storage.faults.count + faults.count <= Self.maximumQueuedFaults else { return false }
                 for (index, fault) in faults.enumerated() { storage.faults.append((index == 0 ? after : 0, fault)) }
@@ -157,32 +157,11 @@ extension FCMEmulator {
         return router
     }
 
-    /// At most `limit` bytes; nil when there were more.
-    func body(of request: Request, limit: Int) async throws -> [UInt8]? {
-        var request = request
-        do {
-            return Array(try await request.collectBody(upTo: limit).readableBytesView)
-        } catch is NIOTooManyBytesError {
-            return nil
-        } catch let error as HTTPError where error.status == .contentTooLarge {
-            return nil
-        }
-    }
-
-    func hookBody(of request: Request, limit: Int) async throws -> [UInt8] {
-        guard let bytes = try await body(of: request, limit: limit) else { throw HookRefusal(413, "the body is too large") }
-        return bytes
-    }
-
-    func json(_ bytes: [UInt8], status: HTTPResponse.Status = .ok) -> Response {
-        Response(status: status, headers: [.contentType: "application/json; charset=UTF-8"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
-    }
-
     // MARK: The token endpoint
 
     private func grant(_ request: Request, context: APNsEmulatorRequestContext) async throws -> Response {
         state.withLock { $0.tokenRequests += 1 }
-        guard let body = try await body(of: request, limit: 16 << 10) else { throw TokenRefusal("invalid_request", "The request is too large.") }
+        guard let body = try await request.collectBytes(upTo: 16 << 10) else { throw TokenRefusal("invalid_request", "The request is too large.") }
         var form: [String: String] = [:]
         for pair in body.split(separator: UInt8(ascii: "&")) {
             let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
@@ -214,7 +193,7 @@ extension FCMEmulator {
             JSONMember("access_token", .string(token)), JSONMember("expires_in", .number(JSONNumber(Int(lifetime.components.seconds)))),
             JSONMember("token_type", .string("Bearer")),
         ]).write(into: &json)
-        return self.json(json)
+        return Response.json(json)
     }
 
     /// Checks an assertion as Google does: RS256 by the account's key, the account as `iss`, the
@@ -304,7 +283,7 @@ extension FCMEmulator {
 
     private func send(_ request: Request, context: APNsEmulatorRequestContext, project: String) async throws -> Response {
         try authorise(request, project: project)
-        guard let body = try await body(of: request, limit: 64 << 10) else {
+        guard let body = try await request.collectBytes(upTo: 64 << 10) else {
             throw GoogleError(status: .contentTooLarge, canonical: "INVALID_ARGUMENT", message: "Request payload size exceeds the limit.")
         }
         var parser = JSONParser()
@@ -350,17 +329,17 @@ extension FCMEmulator {
             }
         var json: [UInt8] = []
         try JSON.object([JSONMember("name", .string(name))]).write(into: &json)
-        return self.json(json)
+        return Response.json(json)
     }
 
     /// `--benchmark`: the bearer token checked, then 200 to every send, nothing parsed or recorded.
     private func benchmarkSend(_ request: Request, project: String) async throws -> Response {
         try authorise(request, project: project)
-        guard try await body(of: request, limit: 64 << 10) != nil else {
+        guard try await request.collectBytes(upTo: 64 << 10) != nil else {
             throw GoogleError(status: .contentTooLarge, canonical: "INVALID_ARGUMENT", message: "Request payload size exceeds the limit.")
         }
         let sequence = benchmarkSequence.add(1, ordering: .relaxed).newValue
-        return json(Array(#"{"name":"projects/\#(projectID)/messages/\#(sequence)"}"#.utf8))
+        return Response.json(Array(#"{"name":"projects/\#(projectID)/messages/\#(sequence)"}"#.utf8))
     }
 
     /// What FCM's tokens are made of; long enough that a typo is not one.
@@ -386,7 +365,7 @@ extension FCMEmulator {
         }
         var bytes: [UInt8] = []
         try JSON.array(items).write(into: &bytes)
-        return json(bytes)
+        return Response.json(bytes)
     }
 
     static func faults(from bytes: [UInt8]) throws -> ([FCMFault], after: Int) {

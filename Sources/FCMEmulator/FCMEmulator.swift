@@ -3,7 +3,7 @@ public import FCM
 import Foundation
 import HTTPTypes
 public import Hummingbird
-public import HummingbirdCore
+import HummingbirdCore
 import HummingbirdHTTP2
 public import Logging
 import NIOCore

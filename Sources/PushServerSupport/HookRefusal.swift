@@ -20,3 +20,30 @@ package struct HookRefusal: HTTPResponseError {
         return Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: json)))
     }
 }
+
+extension Request {
+    /// The body, at most `limit` bytes; nil when there were more (declared up front or counted).
+    package func collectBytes(upTo limit: Int) async throws -> [UInt8]? {
+        var request = self
+        do {
+            return Array(try await request.collectBody(upTo: limit).readableBytesView)
+        } catch is NIOTooManyBytesError {
+            return nil
+        } catch let error as HTTPError where error.status == .contentTooLarge {
+            return nil
+        }
+    }
+
+    /// A test hook's body, at most `limit` bytes; a longer one is refused 413.
+    package func hookBody(upTo limit: Int) async throws -> [UInt8] {
+        guard let bytes = try await collectBytes(upTo: limit) else { throw HookRefusal(413, "the body is too large") }
+        return bytes
+    }
+}
+
+extension Response {
+    /// JSON bytes as an answer.
+    package static func json(_ bytes: [UInt8], status: HTTPResponse.Status = .ok) -> Response {
+        Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+}
