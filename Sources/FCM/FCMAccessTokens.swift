@@ -48,15 +48,23 @@ final class FCMAccessTokens: Sendable {
 
     /// A token valid for a while yet: the one kept, or a new one.
     func current() async -> Result<String, FCMTransportFailure> {
+        enum Next {
+            case use(String)
+            case wait(Task<Result<Token, FCMTransportFailure>, Never>)
+        }
         let now = ContinuousClock.now
-        let fetch = state.withLock { state -> Task<Result<Token, FCMTransportFailure>, Never>? in
-            if let token = state.token, now < token.renewal { return nil }
-            if let fetch = state.fetch { return fetch }
+        let next = state.withLock { state -> Next in
+            if let token = state.token, now < token.renewal { return .use(token.value) }
+            if let fetch = state.fetch { return .wait(fetch) }
             let fetch = Task { await self.fetchAndKeep() }
             state.fetch = fetch
-            return fetch
+            return .wait(fetch)
         }
-        guard let fetch else { return .success(state.withLock { $0.token!.value }) }
+        let fetch: Task<Result<Token, FCMTransportFailure>, Never>
+        switch next {
+        case .use(let token): return .success(token)
+        case .wait(let task): fetch = task
+        }
         switch await fetch.value {
         case .success(let token): return .success(token.value)
         case .failure(let failure):
