@@ -232,28 +232,30 @@ public final class FCMClient: Sendable {
     /// A body whose message a target is put into: the bytes up to the message's `{`, and the rest.
     struct Body: Sendable {
         let bytes: [UInt8]
-        /// The offset of the message object's `{`.
-        let messageStart: Int
+        /// Just after the message object's `{`.
+        let afterBrace: Int
+        /// The message has members, which the target's must be separated from.
+        let hasMembers: Bool
 
+        /// - Parameter messageStart: The offset of the message object's `{`.
         init(_ bytes: [UInt8], messageStart: Int) {
             self.bytes = bytes
-            self.messageStart = messageStart
+            afterBrace = messageStart + 1
+            // JSON's whitespace is space, tab, LF and CR.
+            hasMembers = bytes[afterBrace...].first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) } != UInt8(ascii: "}")
         }
 
-        /// The body with `"key":value` first in its message.
-        func targeted(_ member: some Collection<UInt8>, into buffer: inout ByteBuffer) {
-            let afterBrace = messageStart + 1
-            let isEmpty = bytes[afterBrace...].first { !jsonWhitespace.contains($0) } == UInt8(ascii: "}")
-            buffer.reserveCapacity(bytes.count + member.count + 1)
+        /// The body with a member `writeMember` writes (`"key":value`) first in its message.
+        func targeted(_ writeMember: (inout ByteBuffer) -> Void) -> ByteBuffer {
+            var buffer = ByteBuffer()
+            buffer.reserveCapacity(bytes.count + 300)
             buffer.writeBytes(bytes[..<afterBrace])
-            buffer.writeBytes(member)
-            if !isEmpty { buffer.writeInteger(UInt8(ascii: ",")) }
+            writeMember(&buffer)
+            if hasMembers { buffer.writeInteger(UInt8(ascii: ",")) }
             buffer.writeBytes(bytes[afterBrace...])
+            return buffer
         }
     }
-
-    /// JSON whitespace: space, tab, LF, CR.
-    private static let jsonWhitespace: Set<UInt8> = [0x20, 0x09, 0x0A, 0x0D]
 
     /// An encoded body FCM would take once a target is put in: JSON, clean under PushFCM's lint,
     /// and without a target of its own.
@@ -287,9 +289,12 @@ public final class FCMClient: Sendable {
                 return FCMSendResult(target: token, outcome: outcome, attempts: 0)
             }
             // Letters, digits and `-_:`: the token needs no escaping.
-            var buffer = ByteBuffer()
-            body.targeted((#""token":""# + token + "\"").utf8, into: &buffer)
-            return await exchange(buffer, target: token, on: pool, accessTokens: accessTokens, budget: budget)
+            let request = body.targeted { buffer in
+                buffer.writeStaticString(#""token":""#)
+                buffer.writeString(token)
+                buffer.writeInteger(UInt8(ascii: "\""))
+            }
+            return await exchange(request, target: token, on: pool, accessTokens: accessTokens, budget: budget)
         }
 
         return await boundedConcurrentMap(count: tokens.count, limit: limit) { index in await sendOne(tokens[index]) }
@@ -313,10 +318,9 @@ public final class FCMClient: Sendable {
         let (pool, accessTokens) = try pools.get()
         var member = Array("\"\(key)\":".utf8)
         try? JSON.string(value).write(into: &member)  // a string: always valid
-        var buffer = ByteBuffer()
-        body.targeted(member, into: &buffer)
         return await exchange(
-            buffer, target: label, on: pool, accessTokens: accessTokens, budget: RetryBudget(configuration.retry.minimumRetries))
+            body.targeted { $0.writeBytes(member) }, target: label, on: pool, accessTokens: accessTokens,
+            budget: RetryBudget(configuration.retry.minimumRetries))
     }
 
     /// `message` encoded without its target: `{"message":{`, then its members.
