@@ -17,7 +17,8 @@ struct APNsConnectionOptions: ParsableArguments {
     var certificate: String?
     @Option(name: .customLong("private-key"), help: "The client certificate's private key (PEM).") var privateKey: String?
     @Option(help: "A client identity in a PKCS#12 (.p12) file instead; its password in APNS_PKCS12_PASSWORD.") var pkcs12: String?
-    @Option(name: .customLong("topic"), help: "The app's bundle ID (apns-topic); or APNS_TOPIC.") var topicFlag: String?
+    @Option(name: .customLong("topic"), help: "The app's bundle ID (apns-topic); or APNS_TOPIC. With send --fcm, the FCM topic to send to.")
+    var topicFlag: String?
     @Flag(help: "Use the development environment (api.sandbox.push.apple.com).") var development = false
     @Option(help: "Use this endpoint instead, https://host[:port] (an emulator).") var endpoint: String?
     @Option(name: .customLong("ca-file"), help: "Trust the endpoint's certificate from this PEM file instead of the system's roots.")
