@@ -75,9 +75,13 @@ final class FCMAccessTokens: Sendable {
     }
 
     /// Forgets `rejected` (FCM answered 401 to it), so that the next caller fetches a new one.
-    func invalidate(_ rejected: String) {
+    /// - Returns: Whether it was the token kept: the first of the requests refused with it says so.
+    @discardableResult
+    func invalidate(_ rejected: String) -> Bool {
         state.withLock { state in
-            if state.token?.value == rejected { state.token = nil }
+            guard state.token?.value == rejected else { return false }
+            state.token = nil
+            return true
         }
     }
 

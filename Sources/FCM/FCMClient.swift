@@ -374,8 +374,8 @@ public final class FCMClient: Sendable {
                 if response.status == 401, !renewedToken {
                     // Revoked or expired early: one new token, and the request again.
                     renewedToken = true
-                    accessTokens.invalidate(accessToken)
-                    logger.notice("FCM refused the access token; fetching a new one", metadata: ["token": "\(Self.shortened(target))"])
+                    let level: Logger.Level = accessTokens.invalidate(accessToken) ? .notice : .debug
+                    logger.log(level: level, "FCM refused the access token; fetching a new one", metadata: ["token": "\(Self.shortened(target))"])
                     continue
                 }
                 retryAfter = response.headers.first(name: "retry-after").flatMap { RetryAfter.parse($0, now: unixSeconds()) }
