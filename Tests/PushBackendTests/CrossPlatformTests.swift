@@ -152,8 +152,9 @@ struct CrossPlatformTests {
             #expect(try iPhone.lastPush().root["secureId"]?.string == id)
             #expect(backend.emulator.scheduledSendCount == 0)
 
-            // The backend's own clock decides what the recipient sees: hidden until its time, then listed.
-            let soon = Int64(Date().timeIntervalSince1970 * 1000) + 4000
+            // The backend's own clock decides what the recipient sees: hidden until its time, then
+            // listed. Ten seconds ahead: under the sanitizer a send and a list took over four.
+            let soon = Int64(Date().timeIntervalSince1970 * 1000) + 10_000
             let soonID = try await backend.notify(as: "alice", #"{"kind": "secure", "payload": "soon", "sendAt": \#(soon)}"#)
             #expect(try await backend.call(.GET, "/api/notifications", as: "alice").json().root["notifications"]?.count == 0)
             try await Task.sleep(for: .milliseconds(max(0, soon - Int64(Date().timeIntervalSince1970 * 1000)) + 50))
