@@ -202,14 +202,16 @@ struct APNsClientTests {
             #expect(one[0].isDelivered && emulator.deliveries.map(\.connection) == [1])
             emulator.reset()
             // Rounds of 1,000, 100 at a time: each connection takes a share.
-            for _ in 0..<3 {
+            for round in 0..<3 {
                 let results = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: (0..<1000).map(deviceToken))
                 #expect(results.allSatisfy { $0.isDelivered })
+                // The first round starts on one connection while the others open (slowly, under
+                // the sanitizer): the shares are counted over the rounds after it.
+                if round == 0 { emulator.reset() }
             }
             #expect(try metrics.expectMeter("apns_connections_open").values.max() == 3)
             try await client.shutdown()
-            // A fair share: the busiest connection carries at most twice the quietest's load (the
-            // first round starts on one connection while the others open).
+            // A fair share: the busiest connection carries at most twice the quietest's load.
             let perConnection = Dictionary(grouping: emulator.deliveries, by: \.connection).mapValues(\.count)
             let (least, most) = (perConnection.values.min() ?? 0, perConnection.values.max() ?? 0)
             #expect(perConnection.count == 3 && most <= 2 * least, "\(perConnection)")
