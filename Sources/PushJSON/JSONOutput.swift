@@ -1,6 +1,7 @@
 /// Where encoded JSON goes. The encoders are generic over it, so the exact size of a payload is
 /// computed by the same code that writes it (`ByteCountOutput`) and cannot drift from it.
-public protocol JSONOutput {
+@usableFromInline
+package protocol JSONOutput {
     mutating func append(_ byte: UInt8)
     mutating func append(_ bytes: UnsafeRawBufferPointer)
 }

@@ -103,7 +103,7 @@ public struct JSONParser: Sendable {
 
     /// Checks that `bytes` are one valid JSON text without recording anything: no copy, no tape,
     /// and no allocation unless the text nests deeper than ``validationStackDepth``.
-    public func validate(_ bytes: UnsafeRawBufferPointer) throws(JSONError) {
+    package func validate(_ bytes: UnsafeRawBufferPointer) throws(JSONError) {
         guard bytes.count <= options.effectiveInputSize else { throw Self.tooLarge(options.effectiveInputSize) }
         guard let base = bytes.baseAddress, !bytes.isEmpty else {
             throw JSONError(.unexpectedEnd, at: 0, "empty input, expected a value")
@@ -123,7 +123,7 @@ public struct JSONParser: Sendable {
     }
 
     /// Nesting that ``validate(_:)-(UnsafeRawBufferPointer)`` checks without allocating.
-    public static let validationStackDepth = 256
+    package static let validationStackDepth = 256
 
     /// Scans with a stack of `depth` slots, which is also the nesting limit.
     private static func validate(_ input: UnsafePointer<UInt8>, count: Int, depth: Int) throws(JSONError) {
@@ -133,7 +133,8 @@ public struct JSONParser: Sendable {
         }
     }
 
-    /// Checks that `bytes` are one valid JSON text without recording anything.
+    /// Checks that `bytes` are one valid JSON text without recording anything: no copy, no tape,
+    /// and no allocation unless the text nests more than 256 deep.
     public func validate(_ bytes: [UInt8]) throws(JSONError) {
         try bytes.withUnsafeBufferPointer { (buffer) throws(JSONError) in try validate(UnsafeRawBufferPointer(buffer)) }
     }

@@ -59,7 +59,7 @@ public enum XXH3 {
     }
 
     /// Whether the x86-64 runtime-dispatched entry points (best of SSE2/AVX2/AVX-512) are in use.
-    public static var usesRuntimeDispatch: Bool { pushcore_xxh_uses_dispatch() != 0 }
+    package static var usesRuntimeDispatch: Bool { pushcore_xxh_uses_dispatch() != 0 }
 
     /// The canonical text of a 64-bit digest: 16 lowercase hex digits, most significant first (what
     /// `xxhsum -H3` prints).
