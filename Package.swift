@@ -1,4 +1,4 @@
-// swift-tools-version:6.2
+// swift-tools-version:6.2.3
 import PackageDescription
 
 // The server side (the Notification Hubs client, the emulator, the reference backend and the
