@@ -77,10 +77,10 @@ let package = Package(
         // The core: four modules by concern and an umbrella that re-exports them.
         // Lifetimes: the non-escaping views (`JSONView`, `APNsPayloadView`) declare what they depend on.
         .target(name: "PushJSON", dependencies: ["PushInternals"], swiftSettings: [.enableExperimentalFeature("Lifetimes")]),
-        .target(name: "PushAPNs", dependencies: ["PushJSON"], swiftSettings: [.enableExperimentalFeature("Lifetimes")]),
+        .target(name: "PushAPNs", dependencies: ["PushJSON", "PushInternals"], swiftSettings: [.enableExperimentalFeature("Lifetimes")]),
         // FCM HTTP v1 messages (Android, through Notification Hubs' fcmv1 format or FCM itself):
         // model, writer, size and lint, on the codec alone.
-        .target(name: "PushFCM", dependencies: ["PushJSON"]),
+        .target(name: "PushFCM", dependencies: ["PushJSON", "PushInternals"]),
         .target(name: "PushSAS", dependencies: ["PushInternals", .product(name: "Crypto", package: "swift-crypto")]),
         // APNs provider tokens (ES256 JWTs): signing key, cache, verifier.
         .target(

@@ -140,12 +140,14 @@ extension APNsClient {
     public func broadcast(
         _ payload: APNsPayload, to channelID: String, bundleID: String, priority: Int? = nil, expiration: Int? = nil
     ) async throws(APNsClientError) -> APNsBroadcastResult {
-        guard payload.aps.event != nil else { throw APNsClientError(.invalidPayload, "a broadcast carries a Live Activity event (aps.event)") }
+        guard payload.aps.event != nil else {
+            throw APNsClientError(code: .invalidPayload, message: "a broadcast carries a Live Activity event (aps.event)")
+        }
         let body: [UInt8]
         do throws(APNsPayloadError) {
             body = try payload.encoded(limit: APNsPushType.liveactivity.payloadLimit)
         } catch {
-            throw APNsClientError(.invalidPayload, "the payload cannot be encoded: \(error)")
+            throw APNsClientError(code: .invalidPayload, message: "the payload cannot be encoded: \(error)")
         }
         return try await broadcast(encodedPayload: body, to: channelID, bundleID: bundleID, priority: priority, expiration: expiration)
     }
@@ -154,23 +156,24 @@ extension APNsClient {
     public func broadcast(
         encodedPayload: [UInt8], to channelID: String, bundleID: String, priority: Int? = nil, expiration: Int? = nil
     ) async throws(APNsClientError) -> APNsBroadcastResult {
-        guard Self.isBundleID(bundleID) else { throw APNsClientError(.invalidChannel, "not a bundle ID") }
-        guard Self.isChannelID(channelID) else { throw APNsClientError(.invalidChannel, "not a channel id (base64)") }
+        guard Self.isBundleID(bundleID) else { throw APNsClientError(code: .invalidChannel, message: "not a bundle ID") }
+        guard Self.isChannelID(channelID) else { throw APNsClientError(code: .invalidChannel, message: "not a channel id (base64)") }
         let headers = APNsHeaders(pushType: .liveactivity, priority: priority, expiration: expiration)
         do throws(APNsHeaders.ValidationError) {
             try headers.validate()
         } catch {
-            throw APNsClientError(.invalidHeaders, "invalid header: \(error)")
+            throw APNsClientError(code: .invalidHeaders, message: "invalid header: \(error)")
         }
         guard encodedPayload.count <= APNsPushType.liveactivity.payloadLimit else {
             throw APNsClientError(
-                .payloadTooLarge, "the payload is \(encodedPayload.count) bytes; broadcasts take at most \(APNsPushType.liveactivity.payloadLimit)")
+                code: .payloadTooLarge,
+                message: "the payload is \(encodedPayload.count) bytes; broadcasts take at most \(APNsPushType.liveactivity.payloadLimit)")
         }
         let token: String?
         do throws(APNsTokenError) {
             token = try providerToken()
         } catch {
-            throw APNsClientError(.noProviderToken, "no provider token: \(error.code)")
+            throw APNsClientError(code: .noProviderToken, message: "no provider token: \(error.code)")
         }
         let pool = try connectionPools().push
         var request = HTTP2Request(

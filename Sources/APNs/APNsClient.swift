@@ -119,44 +119,6 @@ public struct APNsRetryPolicy: Sendable {
     }
 }
 
-/// A client that cannot be made (an endpoint that is not `https://host[:port]`, a TLS setting
-/// BoringSSL refuses), or a send that could not start: the headers or the payload break APNs' rules.
-public struct APNsClientError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// A stable error code, `rawValue` and `description` its name. Later versions may add codes:
-    /// a `switch` over one outside this package needs a `default` case.
-    @nonexhaustive
-    public enum Code: String, Hashable, Sendable, CustomStringConvertible {
-        // Making the client.
-        /// An endpoint that is not `https://host[:port]`.
-        case invalidEndpoint
-        /// TLS settings BoringSSL refuses, such as a certificate and a key that do not match.
-        case invalidTLSConfiguration
-        // Starting a send.
-        /// A header APNs would refuse, or no `apns-topic`.
-        case invalidHeaders
-        /// A payload that cannot be encoded, or a broadcast without a Live Activity event.
-        case invalidPayload
-        /// A payload over its push type's limit.
-        case payloadTooLarge
-        /// A bundle ID or channel id that is not well formed.
-        case invalidChannel
-        /// The signing key could not mint a provider token.
-        case noProviderToken
-
-        public var description: String { rawValue }
-    }
-
-    public let code: Code
-    public let message: String
-
-    init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
-
-    public var description: String { message }
-}
-
 /// Sends notifications straight to APNs over HTTP/2: one encoded body shared by every device of
 /// a send, a bounded number of requests in flight, a typed result per device, retries only where
 /// they cannot duplicate a notification, and a provider token re-minted once after APNs calls it
@@ -200,12 +162,12 @@ public final class APNsClient: Sendable {
         do {
             sslContext = try NIOSSLContext(configuration: tls)
         } catch {
-            pools = .failure(APNsClientError(.invalidTLSConfiguration, "TLS cannot be set up: \(error)"))
+            pools = .failure(APNsClientError(code: .invalidTLSConfiguration, message: "TLS cannot be set up: \(error)"))
             return
         }
         func pool(for endpoint: String) throws(APNsClientError) -> HTTP2ConnectionPool {
             guard let origin = HTTPSOrigin(endpoint) else {
-                throw APNsClientError(.invalidEndpoint, "\(endpoint) is not https://host[:port]")
+                throw APNsClientError(code: .invalidEndpoint, message: "\(endpoint) is not https://host[:port]")
             }
             return HTTP2ConnectionPool(
                 configuration: .init(
@@ -246,7 +208,7 @@ public final class APNsClient: Sendable {
         do throws(APNsPayloadError) {
             body = try payload.encoded()
         } catch {
-            throw APNsClientError(.invalidPayload, "the payload cannot be encoded: \(error)")
+            throw APNsClientError(code: .invalidPayload, message: "the payload cannot be encoded: \(error)")
         }
         return try await send(encodedPayload: body, headers: headers, to: devices)
     }
@@ -256,13 +218,14 @@ public final class APNsClient: Sendable {
         do throws(APNsHeaders.ValidationError) {
             try headers.validate()
         } catch {
-            throw APNsClientError(.invalidHeaders, "invalid header: \(error)")
+            throw APNsClientError(code: .invalidHeaders, message: "invalid header: \(error)")
         }
-        guard headers.topic != nil else { throw APNsClientError(.invalidHeaders, "apns-topic is required") }
+        guard headers.topic != nil else { throw APNsClientError(code: .invalidHeaders, message: "apns-topic is required") }
         guard encodedPayload.count <= headers.pushType.payloadLimit else {
             throw APNsClientError(
-                .payloadTooLarge,
-                "the payload is \(encodedPayload.count) bytes; \(headers.pushType.rawValue) pushes take at most \(headers.pushType.payloadLimit)")
+                code: .payloadTooLarge,
+                message:
+                    "the payload is \(encodedPayload.count) bytes; \(headers.pushType.rawValue) pushes take at most \(headers.pushType.payloadLimit)")
         }
         let pool = try connectionPools().push
         let body = ByteBuffer(bytes: encodedPayload)

@@ -97,35 +97,6 @@ public struct FCMRetryPolicy: Sendable {
     }
 }
 
-/// A client that cannot be made (an endpoint or token URI that is not `https://host[:port]`, TLS
-/// settings BoringSSL refuses), or a send that could not start: the message breaks FCM's rules.
-public struct FCMClientError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// A stable error code, `rawValue` and `description` its name. Later versions may add codes.
-    @nonexhaustive
-    public enum Code: String, Hashable, Sendable, CustomStringConvertible {
-        case invalidEndpoint
-        case invalidTLSConfiguration
-        /// A message FCM would refuse (a reserved data key, a TTL out of range, …).
-        case invalidMessage
-        /// A message over FCM's 4,096 bytes.
-        case payloadTooLarge
-        /// A topic name or condition FCM would refuse.
-        case invalidTarget
-
-        public var description: String { rawValue }
-    }
-
-    public let code: Code
-    public let message: String
-
-    init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
-
-    public var description: String { message }
-}
-
 /// Sends FCM HTTP v1 messages over HTTP/2: one `messages:send` request per token on a pool of
 /// connections, as many streams at once as FCM allows, a typed result per token, retries where FCM
 /// did not take the message, and an access token fetched once and renewed before it expires. Log
@@ -154,11 +125,11 @@ public final class FCMClient: Sendable {
         do {
             sslContext = try NIOSSLContext(configuration: tls)
         } catch {
-            pools = .failure(FCMClientError(.invalidTLSConfiguration, "TLS cannot be set up: \(error)"))
+            pools = .failure(FCMClientError(code: .invalidTLSConfiguration, message: "TLS cannot be set up: \(error)"))
             return
         }
         guard isASCIIWord(configuration.projectID, lengths: 1...100, punctuation: "-.:") else {
-            pools = .failure(FCMClientError(.invalidEndpoint, "the project id is not letters, digits, '-', '.' and ':'"))
+            pools = .failure(FCMClientError(code: .invalidEndpoint, message: "the project id is not letters, digits, '-', '.' and ':'"))
             return
         }
         func pool(for origin: HTTPSOrigin) -> HTTP2ConnectionPool {
@@ -171,13 +142,13 @@ public final class FCMClient: Sendable {
                 sslContext: sslContext, logger: logger, metrics: metrics.transport)
         }
         guard let origin = HTTPSOrigin(configuration.endpoint) else {
-            pools = .failure(FCMClientError(.invalidEndpoint, "\(configuration.endpoint) is not https://host[:port]"))
+            pools = .failure(FCMClientError(code: .invalidEndpoint, message: "\(configuration.endpoint) is not https://host[:port]"))
             return
         }
         let tokenURI = configuration.serviceAccount.tokenURI
         let pathStart = tokenURI.dropFirst("https://".count).firstIndex(of: "/") ?? tokenURI.endIndex
         guard let tokenOrigin = HTTPSOrigin(String(tokenURI[..<pathStart])) else {
-            pools = .failure(FCMClientError(.invalidEndpoint, "the token URI is not https://host[:port]/path"))
+            pools = .failure(FCMClientError(code: .invalidEndpoint, message: "the token URI is not https://host[:port]/path"))
             return
         }
         let send = pool(for: origin)
@@ -265,14 +236,14 @@ public final class FCMClient: Sendable {
         do {
             document = try parser.parse(body)
         } catch {
-            throw FCMClientError(.invalidMessage, "the body is not JSON: \(error)")
+            throw FCMClientError(code: .invalidMessage, message: "the body is not JSON: \(error)")
         }
         if let finding = FCMLinter.lint(document).first(where: { $0.severity == .error }) {
-            throw FCMClientError(finding.code == .payloadTooLarge ? .payloadTooLarge : .invalidMessage, finding.description)
+            throw FCMClientError(code: finding.code == .payloadTooLarge ? .payloadTooLarge : .invalidMessage, message: finding.description)
         }
-        guard let message = document.root["message"] else { throw FCMClientError(.invalidMessage, "the body has no message") }
+        guard let message = document.root["message"] else { throw FCMClientError(code: .invalidMessage, message: "the body has no message") }
         for key in ["token", "fid", "topic", "condition"] where message[key] != nil {
-            throw FCMClientError(.invalidTarget, "the message already has a \(key); give the body without a target")
+            throw FCMClientError(code: .invalidTarget, message: "the message already has a \(key); give the body without a target")
         }
         return Body(body, messageStart: message.byteOffset)
     }
@@ -302,14 +273,14 @@ public final class FCMClient: Sendable {
 
     private func send(_ body: Body, toTopic topic: String) async throws(FCMClientError) -> FCMSendResult {
         guard isASCIIWord(topic, lengths: 1...900, punctuation: "-_.~%") else {
-            throw FCMClientError(.invalidTarget, "a topic name is letters, digits and '-_.~%'")
+            throw FCMClientError(code: .invalidTarget, message: "a topic name is letters, digits and '-_.~%'")
         }
         return try await send(body, member: "topic", value: topic, label: "/topics/" + topic)
     }
 
     private func send(_ body: Body, toCondition condition: String) async throws(FCMClientError) -> FCMSendResult {
         guard !condition.isEmpty, condition.utf8.count <= 1000, condition.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
-            throw FCMClientError(.invalidTarget, "a condition is printable ASCII, 1 to 1,000 bytes")
+            throw FCMClientError(code: .invalidTarget, message: "a condition is printable ASCII, 1 to 1,000 bytes")
         }
         return try await send(body, member: "condition", value: condition, label: condition)
     }
@@ -330,7 +301,7 @@ public final class FCMClient: Sendable {
         do throws(FCMMessageError) {
             return Body(try untargeted.encoded(), messageStart: #"{"message":"#.utf8.count)
         } catch {
-            throw FCMClientError(error.code == .payloadTooLarge ? .payloadTooLarge : .invalidMessage, error.message)
+            throw FCMClientError(code: error.code == .payloadTooLarge ? .payloadTooLarge : .invalidMessage, message: error.message)
         }
     }
 

@@ -1,5 +1,5 @@
 import Crypto
-import PushInternals
+public import PushInternals
 import PushJSON
 import _CryptoExtras
 
@@ -27,25 +27,28 @@ public struct FCMServiceAccount: Sendable, CustomStringConvertible {
     public init(json: some Collection<UInt8>) throws(FCMCredentialsError) {
         var parser = JSONParser()
         guard let document = try? parser.parse(Array(json)), document.root.kind == .object else {
-            throw FCMCredentialsError("the service account is not a JSON object")
+            throw FCMCredentialsError(code: .notServiceAccount, message: "the service account is not a JSON object")
         }
         let root = document.root
         if let type = root["type"]?.string, type != "service_account" {
-            throw FCMCredentialsError("the credentials are of type \(escapingControls(type.prefix(40))), not service_account")
+            throw FCMCredentialsError(
+                code: .notServiceAccount, message: "the credentials are of type \(escapingControls(type.prefix(40))), not service_account")
         }
-        guard let projectID = root["project_id"]?.string, !projectID.isEmpty else { throw FCMCredentialsError("project_id is missing") }
+        guard let projectID = root["project_id"]?.string, !projectID.isEmpty else {
+            throw FCMCredentialsError(code: .missingField, message: "project_id is missing")
+        }
         guard let clientEmail = root["client_email"]?.string, !clientEmail.isEmpty else {
-            throw FCMCredentialsError("client_email is missing")
+            throw FCMCredentialsError(code: .missingField, message: "client_email is missing")
         }
-        guard let pem = root["private_key"]?.string else { throw FCMCredentialsError("private_key is missing") }
+        guard let pem = root["private_key"]?.string else { throw FCMCredentialsError(code: .missingField, message: "private_key is missing") }
         do {
             privateKey = try _RSA.Signing.PrivateKey(pemRepresentation: pem)
         } catch {
             // Never the key, nor BoringSSL's words about it.
-            throw FCMCredentialsError("private_key is not an RSA private key of 2048 bits or more in PEM")
+            throw FCMCredentialsError(code: .invalidKey, message: "private_key is not an RSA private key of 2048 bits or more in PEM")
         }
         let tokenURI = root["token_uri"]?.string ?? Self.defaultTokenURI
-        guard tokenURI.hasPrefix("https://") else { throw FCMCredentialsError("token_uri is not an https URL") }
+        guard tokenURI.hasPrefix("https://") else { throw FCMCredentialsError(code: .invalidTokenURI, message: "token_uri is not an https URL") }
         self.projectID = projectID
         self.clientEmail = clientEmail
         self.tokenURI = tokenURI
@@ -58,9 +61,9 @@ public struct FCMServiceAccount: Sendable, CustomStringConvertible {
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw FCMCredentialsError("cannot read the service account file \(escapingControls(path))")
+            throw FCMCredentialsError(code: .unreadable, message: "cannot read the service account file \(escapingControls(path))")
         }
-        guard data.count <= 64 << 10 else { throw FCMCredentialsError("the service account file is over 64 KiB") }
+        guard data.count <= 64 << 10 else { throw FCMCredentialsError(code: .unreadable, message: "the service account file is over 64 KiB") }
         try self.init(json: data)
     }
 
@@ -104,8 +107,23 @@ public struct FCMServiceAccount: Sendable, CustomStringConvertible {
 
 /// A service account that cannot be used: its file cannot be read or is not a service account
 /// key. The message names what is wrong, never the key.
-public struct FCMCredentialsError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct FCMCredentialsError: CodedError {
+    @nonexhaustive
+    public enum Code: String, ErrorCode {
+        /// The file cannot be read, or is over 64 KiB.
+        case unreadable
+        /// Not a JSON object, or credentials of another type than `service_account`.
+        case notServiceAccount
+        /// `project_id`, `client_email` or `private_key` is missing.
+        case missingField
+        /// `private_key` is not an RSA key of 2048 bits or more in PEM.
+        case invalidKey
+        /// `token_uri` is not an `https` URL.
+        case invalidTokenURI
+    }
+
+    public let code: Code
     public let message: String
-    init(_ message: String) { self.message = message }
+
     public var description: String { message }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import PushInternals
+public import PushInternals
 
 #if canImport(FoundationEssentials)
 public import FoundationEssentials
@@ -27,8 +27,10 @@ public struct HTTPProxy: Sendable, Hashable, CustomStringConvertible {
     public init(url: String) throws(HTTPProxyError) {
         guard let components = URLComponents(string: url), components.scheme?.lowercased() == "http",
             let host = components.host, !host.isEmpty, components.path.isEmpty || components.path == "/", components.query == nil
-        else { throw HTTPProxyError("a proxy is http://[user:password@]host[:port]") }
-        guard (1...65_535).contains(components.port ?? 80) else { throw HTTPProxyError("the proxy's port is 1 to 65535") }
+        else { throw HTTPProxyError(code: .invalidURL, message: "a proxy is http://[user:password@]host[:port]") }
+        guard (1...65_535).contains(components.port ?? 80) else {
+            throw HTTPProxyError(code: .invalidPort, message: "the proxy's port is 1 to 65535")
+        }
         self.init(host: host, port: components.port ?? 80, username: components.user, password: components.password)
     }
 
@@ -55,7 +57,7 @@ public struct HTTPProxy: Sendable, Hashable, CustomStringConvertible {
         do {
             return try HTTPProxy(url: url)
         } catch {
-            throw HTTPProxyError("HTTPS_PROXY: \(error.message)")
+            throw HTTPProxyError(code: error.code, message: "HTTPS_PROXY: \(error.message)")
         }
     }
 
@@ -76,9 +78,18 @@ public struct HTTPProxy: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A proxy setting that cannot be used.
-public struct HTTPProxyError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct HTTPProxyError: CodedError {
+    @nonexhaustive
+    public enum Code: String, ErrorCode {
+        /// Not `http://[user:password@]host[:port]`.
+        case invalidURL
+        /// A port outside 1 to 65535.
+        case invalidPort
+    }
+
+    public let code: Code
     public let message: String
-    init(_ message: String) { self.message = message }
+
     public var description: String { message }
 }
 

@@ -1,10 +1,10 @@
+public import PushInternals
+
 /// An error from the Notification Hubs client: a refused request (with the hub's tracking id), a
 /// transport failure, or input refused before anything was sent.
-public struct NotificationHubError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// A stable error code, `rawValue` and `description` its name. Later versions may add codes:
-    /// a `switch` over one outside this package needs a `default` case.
+public struct NotificationHubError: CodedError {
     @nonexhaustive
-    public enum Code: String, Hashable, Sendable, CustomStringConvertible {
+    public enum Code: String, ErrorCode {
         // Refused before sending.
         /// A tag longer than 120 characters, with a character outside `A-Z a-z 0-9 _ @ # . : -`, or starting with `$`.
         case invalidTag
@@ -33,8 +33,6 @@ public struct NotificationHubError: Error, Hashable, Sendable, CustomStringConve
         /// The connection failed or the answer did not come in time; `status` is nil. The message
         /// says whether the request may have reached the hub.
         case transportFailed
-
-        public var description: String { rawValue }
     }
 
     public let code: Code

@@ -1,3 +1,4 @@
+public import PushInternals
 public import PushJSON
 
 /// The fields of a Live Activity's `ContentState` (or of its attributes) as the app declares
@@ -26,7 +27,18 @@ public struct APNsFieldSchema: Sendable, Hashable {
     }
 
     /// A schema file or text that is not a declaration.
-    public struct ParseError: Error, Hashable, Sendable, CustomStringConvertible {
+    public struct ParseError: CodedError {
+        @nonexhaustive
+        public enum Code: String, ErrorCode {
+            /// The text is not JSON, or not a JSON object.
+            case notAnObject
+            /// A field is declared twice.
+            case duplicateField
+            /// A field's type is not one of the types a schema knows.
+            case invalidType
+        }
+
+        public let code: Code
         /// Byte offset in the declaration of what is wrong.
         public let offset: Int
         public let message: String
@@ -49,28 +61,29 @@ public struct APNsFieldSchema: Sendable, Hashable {
         do throws(JSONError) {
             document = try parser.parse(bytes)
         } catch {
-            throw ParseError(offset: error.offset, message: "not JSON: \(error.message)")
+            throw ParseError(code: .notAnObject, offset: error.offset, message: "not JSON: \(error.message)")
         }
         let root = document.root
         guard root.kind == .object else {
-            throw ParseError(offset: root.byteOffset, message: "a schema is an object mapping each field to its type")
+            throw ParseError(code: .notAnObject, offset: root.byteOffset, message: "a schema is an object mapping each field to its type")
         }
         var fields: [Field] = []
         var names: Set<String> = []
         for member in root.members {
             let name = member.key.string ?? ""
             guard names.insert(name).inserted else {
-                throw ParseError(offset: member.key.byteOffset, message: "field \(name.debugDescription) is declared twice")
+                throw ParseError(code: .duplicateField, offset: member.key.byteOffset, message: "field \(name.debugDescription) is declared twice")
             }
             guard var spelling = member.value.string else {
-                throw ParseError(offset: member.value.byteOffset, message: "the type of \(name.debugDescription) is not a string")
+                throw ParseError(code: .invalidType, offset: member.value.byteOffset, message: "the type of \(name.debugDescription) is not a string")
             }
             let isOptional = spelling.hasSuffix("?")
             if isOptional { spelling.removeLast() }
             guard let type = FieldType(rawValue: spelling) else {
                 let names = FieldType.allCases.map(\.rawValue).joined(separator: ", ")
                 throw ParseError(
-                    offset: member.value.byteOffset, message: "the type of \(name.debugDescription) is one of \(names), with ? when optional")
+                    code: .invalidType, offset: member.value.byteOffset,
+                    message: "the type of \(name.debugDescription) is one of \(names), with ? when optional")
             }
             fields.append(Field(name, type, optional: isOptional))
         }

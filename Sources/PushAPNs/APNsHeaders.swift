@@ -1,3 +1,4 @@
+public import PushInternals
 import PushJSON
 
 /// The APNs request headers that follow from a payload, and their validation.
@@ -124,14 +125,10 @@ public struct APNsHeaders: Sendable, Hashable {
         return true
     }
 
-    public struct ValidationError: Error, Hashable, Sendable, CustomStringConvertible {
-        /// A stable error code, `rawValue` and `description` its name. Later versions may add codes:
-        /// a `switch` over one outside this package needs a `default` case.
+    public struct ValidationError: CodedError {
         @nonexhaustive
-        public enum Code: String, Hashable, Sendable, CustomStringConvertible {
+        public enum Code: String, ErrorCode {
             case invalidPriority, invalidExpiration, invalidCollapseID, invalidID, invalidTopic
-
-            public var description: String { rawValue }
         }
 
         public let code: Code

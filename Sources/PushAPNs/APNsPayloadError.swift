@@ -1,14 +1,13 @@
+public import PushInternals
 public import PushJSON
 
 /// Why a payload is not one APNs accepts or an app can read, or does not fit its limit; also
 /// what lint warns about. Syntax errors in the bytes are `JSONError`s.
 ///
 /// `code` is stable and safe to match on. Messages never quote a value, only key names.
-public struct APNsPayloadError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// A stable error code, `rawValue` and `description` its name. Later versions may add codes:
-    /// a `switch` over one outside this package needs a `default` case.
+public struct APNsPayloadError: CodedError {
     @nonexhaustive
-    public enum Code: String, Hashable, Sendable, CustomStringConvertible {
+    public enum Code: String, ErrorCode {
         // The model.
         /// A key holds the wrong JSON type (`aps.badge` as a string).
         case typeMismatch
@@ -33,8 +32,6 @@ public struct APNsPayloadError: Error, Hashable, Sendable, CustomStringConvertib
         /// A Live Activity's `content-state` or `attributes` does not match the app's declared
         /// fields (``APNsFieldSchema``): the device would drop the push.
         case schemaMismatch
-
-        public var description: String { rawValue }
     }
 
     public let code: Code

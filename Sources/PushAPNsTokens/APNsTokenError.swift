@@ -1,18 +1,16 @@
+public import PushInternals
+
 /// An error from loading a signing key, minting a provider token or verifying one. Messages name
 /// the part concerned and never contain a key, a token or a signature.
-public struct APNsTokenError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// A stable error code, `rawValue` and `description` its name. Later versions may add codes:
-    /// a `switch` over one outside this package needs a `default` case.
+public struct APNsTokenError: CodedError {
     @nonexhaustive
-    public enum Code: String, Hashable, Sendable, CustomStringConvertible {
+    public enum Code: String, ErrorCode {
         // Keys.
         case invalidKey, invalidKeyID, invalidTeamID
         // Minting.
         case invalidIssuedAt, signingFailed
         // Verifying, in the order they are checked.
         case malformed, unsupportedAlgorithm, unknownKeyID, teamMismatch, badSignature, expired, issuedInFuture
-
-        public var description: String { rawValue }
     }
 
     public let code: Code
@@ -22,6 +20,4 @@ public struct APNsTokenError: Error, Hashable, Sendable, CustomStringConvertible
         self.code = code
         self.message = message
     }
-
-    public var description: String { "\(code): \(message)" }
 }

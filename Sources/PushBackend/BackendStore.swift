@@ -233,31 +233,3 @@ package struct NotificationRecord: Sendable, Hashable {
         }
     }
 }
-
-public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// A stable error code, `rawValue` and `description` its name. Later versions may add codes:
-    /// a `switch` over one outside this package needs a `default` case.
-    @nonexhaustive
-    public enum Code: String, Hashable, Sendable, CustomStringConvertible {
-        /// The name or id is taken.
-        case conflict
-        /// The data directory cannot be created or opened.
-        case unavailable
-        /// The database was written by a newer version of this program.
-        case schemaTooNew
-        /// The engine failed a statement.
-        case storage
-
-        public var description: String { rawValue }
-    }
-
-    public let code: Code
-    public let message: String
-
-    public init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
-
-    public var description: String { "\(code): \(message)" }
-}

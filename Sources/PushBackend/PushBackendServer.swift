@@ -6,6 +6,7 @@ public import NIOSSL
 import NotificationHubs
 public import PushAPNsTokens
 public import PushCore
+public import PushInternals
 import RichPushImages
 public import ServiceLifecycle
 
@@ -64,8 +65,20 @@ public struct APNsSettings: Sendable {
 
 /// The APNs settings cannot work: the key does not sign, or the check device's push was refused
 /// for a reason that blames the settings. The message names the setting to look at, never the key.
-public struct APNsConfigurationError: Error, CustomStringConvertible {
+public struct APNsConfigurationError: CodedError {
+    @nonexhaustive
+    public enum Code: String, ErrorCode {
+        /// The key cannot sign a provider token.
+        case keyCannotSign
+        /// The check device's push could not be sent, or APNs did not answer it.
+        case checkNotSent
+        /// APNs refused the check device's push for a reason that blames the settings.
+        case checkRefused
+    }
+
+    public let code: Code
     public let message: String
+
     public var description: String { message }
 }
 
@@ -202,7 +215,7 @@ public struct PushBackendService: Service, CustomStringConvertible {
         do throws(APNsTokenError) {
             _ = try tokens.token()
         } catch {
-            throw APNsConfigurationError(message: "the APNs key cannot sign a provider token: \(error.message)")
+            throw APNsConfigurationError(code: .keyCannotSign, message: "the APNs key cannot sign a provider token: \(error.message)")
         }
         guard let device else { return }
         let headers = APNsHeaders(for: DirectAPNs.probe, topic: apns.topic)
@@ -210,7 +223,7 @@ public struct PushBackendService: Service, CustomStringConvertible {
         do throws(APNsClientError) {
             result = try await apns.client.send(DirectAPNs.probe, headers: headers, to: [device])[0]
         } catch {
-            throw APNsConfigurationError(message: "the check device's push could not be sent: \(error.message)")
+            throw APNsConfigurationError(code: .checkNotSent, message: "the check device's push could not be sent: \(error.message)")
         }
         let shortened = APNsClient.shortened(device)
         switch result.outcome {
@@ -223,22 +236,26 @@ public struct PushBackendService: Service, CustomStringConvertible {
             let other = await apns.secondOpinions(on: [result])[0]
             if other?.isDelivered == true {
                 throw APNsConfigurationError(
+                    code: .checkRefused,
                     message:
                         "APNs answered BadDeviceToken for the check device \(shortened), and the other environment took it: the server points at the wrong environment (--apns-development)"
                 )
             }
             guard apns.otherEnvironment != nil else {
                 throw APNsConfigurationError(
+                    code: .checkRefused,
                     message: "APNs answered BadDeviceToken for the check device \(shortened), and no other environment is configured to ask")
             }
             throw APNsConfigurationError(
+                code: .checkRefused,
                 message:
                     "APNs answered BadDeviceToken for the check device \(shortened) in this environment and the other: it is not a token of this app")
         case .rejected(let status, let reason, _):
             throw APNsConfigurationError(
+                code: .checkRefused,
                 message: "APNs refused the check device's push with \(status) \(reason): check the topic (\(apns.topic)), key id and team id")
         case .failed(let failure, _):
-            throw APNsConfigurationError(message: "APNs did not answer the check device's push (\(failure)): check the endpoint")
+            throw APNsConfigurationError(code: .checkNotSent, message: "APNs did not answer the check device's push (\(failure)): check the endpoint")
         }
     }
 }

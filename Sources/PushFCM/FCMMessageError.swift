@@ -1,14 +1,13 @@
+public import PushInternals
 import PushJSON
 
 /// Why a message is not one FCM's HTTP v1 API accepts, or does not fit its limit; also what
 /// ``FCMLinter`` reports. Syntax errors in the bytes are `JSONError`s.
 ///
 /// `code` is stable and safe to match on. Messages never quote a value, only key names.
-public struct FCMMessageError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// A stable error code, `rawValue` and `description` its name. Later versions may add codes:
-    /// a `switch` over one outside this package needs a `default` case.
+public struct FCMMessageError: CodedError {
     @nonexhaustive
-    public enum Code: String, Hashable, Sendable, CustomStringConvertible {
+    public enum Code: String, ErrorCode {
         /// The document is not `{"message": {…}}`.
         case missingMessage
         /// A key holds the wrong JSON type (`notification.title` as a number).
@@ -32,8 +31,6 @@ public struct FCMMessageError: Error, Hashable, Sendable, CustomStringConvertibl
         case invalidValue
         /// The encoded message is over the limit; ``size`` and ``limit`` say by how much.
         case payloadTooLarge
-
-        public var description: String { rawValue }
     }
 
     public let code: Code

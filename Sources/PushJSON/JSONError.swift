@@ -1,13 +1,13 @@
+public import PushInternals
+
 /// An error from parsing JSON, or from writing a value JSON cannot express.
 ///
 /// `code` is stable and safe to match on; `offset` is the byte offset in the input (0 for a value
 /// being written). Line and column are not stored: compute them with ``location(in:)`` or
 /// ``rendered(in:fileName:)`` when a message is shown.
-public struct JSONError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// A stable error code, `rawValue` and `description` its name. Later versions may add codes:
-    /// a `switch` over one outside this package needs a `default` case.
+public struct JSONError: CodedError {
     @nonexhaustive
-    public enum Code: String, Hashable, Sendable, CustomStringConvertible {
+    public enum Code: String, ErrorCode {
         // Syntax (RFC 8259).
         case unexpectedByte, unexpectedEnd, invalidEscape, invalidUnicodeEscape, loneSurrogate, invalidUTF8, controlCharacterInString, trailingData
         /// A malformed number, or NaN or an infinity, which JSON cannot spell.
@@ -16,8 +16,6 @@ public struct JSONError: Error, Hashable, Sendable, CustomStringConvertible {
         case duplicateKey
         // Limits.
         case depthLimitExceeded, inputTooLarge
-
-        public var description: String { rawValue }
     }
 
     public let code: Code

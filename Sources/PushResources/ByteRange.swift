@@ -1,11 +1,9 @@
-import PushInternals
+public import PushInternals
 
 /// Why a `Range` header value was not understood.
-public struct ByteRangeError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// A stable error code, `rawValue` and `description` its name. Later versions may add codes:
-    /// a `switch` over one outside this package needs a `default` case.
+public struct ByteRangeError: CodedError {
     @nonexhaustive
-    public enum Code: String, Hashable, Sendable, CustomStringConvertible {
+    public enum Code: String, ErrorCode {
         /// The range unit is not `bytes` (RFC 9110 says to ignore such a header).
         case unsupportedUnit
         /// The value does not follow `bytes=first-last, first-, -suffix`, or a last is below its first.
@@ -14,8 +12,6 @@ public struct ByteRangeError: Error, Hashable, Sendable, CustomStringConvertible
         case tooManyRanges
         /// Longer than ``ByteRangeSet/maximumHeaderLength`` bytes.
         case tooLong
-
-        public var description: String { rawValue }
     }
 
     public let code: Code
@@ -27,7 +23,9 @@ public struct ByteRangeError: Error, Hashable, Sendable, CustomStringConvertible
         self.offset = offset
     }
 
-    public var description: String { "\(code) at byte \(offset) of the Range header" }
+    public var message: String { "at byte \(offset) of the Range header" }
+
+    public var description: String { "\(code) \(message)" }
 }
 
 /// What a request's `Range` header asks of a resource of a given length.

@@ -1,3 +1,5 @@
+public import PushInternals
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -6,11 +8,9 @@ import Darwin
 
 /// An error from looking up, opening or streaming a resource. Messages name the resource; a stream
 /// that ends with one of these has not delivered the whole resource.
-public struct ResourceError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// A stable error code, `rawValue` and `description` its name. Later versions may add codes:
-    /// a `switch` over one outside this package needs a `default` case.
+public struct ResourceError: CodedError {
     @nonexhaustive
-    public enum Code: String, Hashable, Sendable, CustomStringConvertible {
+    public enum Code: String, ErrorCode {
         /// The name is empty, too long, or uses a character outside `A-Z a-z 0-9 . _ -` (or starts with `.`).
         case invalidName
         /// No resource has this name (or no file exists at this path).
@@ -29,8 +29,6 @@ public struct ResourceError: Error, Hashable, Sendable, CustomStringConvertible 
         case rangeOutOfBounds
         /// The operating system refused an operation; the message carries its reason.
         case ioError
-
-        public var description: String { rawValue }
     }
 
     public let code: Code
