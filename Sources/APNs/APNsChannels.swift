@@ -25,6 +25,8 @@ public struct APNsChannel: Sendable, Hashable {
 
 /// A channel management request that did not succeed.
 public struct APNsChannelError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// Later versions may add failures: a `switch` outside this package needs a `default` case.
+    @nonexhaustive
     public enum Failure: Hashable, Sendable {
         /// APNs answered with an error (`ChannelNotRegistered`, `BadChannelId`, `CannotCreateChannelConfig`, …).
         case rejected(status: Int, reason: APNsRejectionReason)

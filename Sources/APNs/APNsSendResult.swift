@@ -8,7 +8,10 @@ public import struct FoundationEssentials.Date
 import struct Foundation.Date
 #endif
 
-/// Why APNs refused a notification: every reason in Apple's table, and any other it sends.
+/// Why APNs refused a notification: every reason in Apple's table, and any other it sends. Later
+/// versions may name a reason that is `other` today: a `switch` outside this package needs a
+/// `default` case.
+@nonexhaustive
 public enum APNsRejectionReason: Hashable, Sendable, CustomStringConvertible {
     case badCollapseId, badDeviceToken, badExpirationDate, badMessageId, badPriority, badTopic, deviceTokenNotForTopic
     case duplicateHeaders, idleTimeout, invalidPushType, missingDeviceToken, missingTopic, payloadEmpty, topicDisallowed
@@ -82,7 +85,9 @@ public enum APNsSendOutcome: Hashable, Sendable {
     case failed(APNsTransportFailure, mayHaveBeenDelivered: Bool)
 }
 
-/// Why a request got no answer.
+/// Why a request got no answer. Later versions may tell more failures apart: a `switch` outside
+/// this package needs a `default` case.
+@nonexhaustive
 public enum APNsTransportFailure: Hashable, Sendable, CustomStringConvertible {
     case timeout
     case connectionLost

@@ -1,5 +1,7 @@
 /// Why a ``PushBackendClient`` call failed, as an app acts on it. Descriptions never hold a
-/// password, a secure body or a credential header.
+/// password, a secure body or a credential header. Later versions may add cases: a `switch` in an
+/// app needs a `default` case.
+@nonexhaustive
 public enum PushClientError: Error, Sendable, Hashable, CustomStringConvertible {
     /// No credentials, or the backend refused them: ask the user to sign in again.
     case unauthorized
