@@ -134,8 +134,9 @@ format-lint:
 # What CI runs after `make test`.
 robustness: test-asan fuzz-smoke
 
-# DocC archives of the four core modules, in .build/plugins/Swift-DocC/outputs/ (swift-docc-plugin).
-DOC_TARGETS = PushJSON PushAPNs PushSAS PushResources
+# DocC archives of the core modules and the products an adopter types against, in
+# .build/plugins/Swift-DocC/outputs/ (swift-docc-plugin).
+DOC_TARGETS = PushJSON PushAPNs PushSAS PushResources PushFCM APNs NotificationHubs PushClient
 docs: deps
 	PUSHCORE_DOCS=1 $(SWIFT) package generate-documentation $(addprefix --target ,$(DOC_TARGETS)) --warnings-as-errors
 	@ls -d .build/plugins/Swift-DocC/outputs/*.doccarchive

@@ -399,7 +399,8 @@ for target in package.targets where [.regular, .executable, .test].contains(targ
         ]
 }
 
-// `make docs` builds the DocC catalogues of the four core modules with swift-docc-plugin. The plugin
+// `make docs` builds the DocC catalogues (the core modules, and the products an adopter types
+// against: PushFCM, APNs, NotificationHubs, PushClient) with swift-docc-plugin. The plugin
 // is a dependency only then, so nothing that depends on PushCore ever resolves it.
 if Context.environment["PUSHCORE_DOCS"] == "1" {
     package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"))

@@ -136,6 +136,9 @@ extension APNsClient {
 
     /// Broadcasts a Live Activity update or end to every device subscribed to a channel: one request.
     /// - Parameters:
+    ///   - payload: A Live Activity event (`aps.event`), within the push type's limit.
+    ///   - channelID: The channel's id, as APNs gave it.
+    ///   - bundleID: The app's bundle ID, which owns the channel.
     ///   - priority: 10, 5 or 1 (10 when nil); APNs budgets priority 10 broadcasts.
     ///   - expiration: Unix seconds; only 0 on a ``APNsMessageStoragePolicy/noStorage`` channel.
     /// - Throws: ``APNsClientError`` when the payload is not a Live Activity event or the request cannot be made.

@@ -200,7 +200,10 @@ public final class APNsClient: Sendable {
     }
 
     /// Sends `payload` to every device in `devices`.
-    /// - Parameter headers: Push type, topic, priority, …; derived from the payload when nil (the topic must then be given).
+    /// - Parameters:
+    ///   - payload: Encoded once, within its push type's limit, for every device.
+    ///   - headers: Push type, topic, priority, …; derived from the payload when nil (the topic must then be given).
+    ///   - devices: Device tokens in hex.
     /// - Returns: One result per device, in the order of `devices`.
     /// - Throws: ``APNsClientError`` when the headers are invalid or the payload does not fit.
     public func send(_ payload: APNsPayload, headers: APNsHeaders, to devices: [String]) async throws(APNsClientError) -> [APNsSendResult] {

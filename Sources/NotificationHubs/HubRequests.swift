@@ -14,6 +14,9 @@ public struct HubEndpoint: Sendable {
     public let apiVersion: String
 
     /// - Parameters:
+    ///   - connection: The namespace's parsed connection string.
+    ///   - hubName: The hub inside the namespace.
+    ///   - apiVersion: The REST API version sent with every request.
     ///   - endpointOverride: send here instead (e.g. `http://127.0.0.1:8080/`); tokens are still
     ///     signed for the namespace, exactly as for Azure.
     /// - Throws: ``NotificationHubError`` `badRequest` for a hub name outside `A-Z a-z 0-9 . _ -`.

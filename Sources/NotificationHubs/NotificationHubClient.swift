@@ -18,7 +18,7 @@ import Darwin
 /// Sends APNs notifications through Azure Notification Hubs and manages installations, over one
 /// shared, pooled `HTTPClient`. Safe to share between tasks.
 ///
-/// Every request carries a SAS token from a ``SASTokenCache`` (one token per hub, refreshed before
+/// Every request carries a SAS token from a `SASTokenCache` (one token per hub, refreshed before
 /// it expires; dropped and re-minted once if the hub still answers 401). Refused requests throw a
 /// typed ``NotificationHubError``; throttling and unavailability are retried by ``RetryPolicy``.
 /// The SAS key and tokens are never logged.
@@ -38,8 +38,11 @@ public final class NotificationHubClient: Sendable {
     ///   - connectionString: the hub's connection string (a rule with Send rights to send, Manage for installations).
     ///   - hubName: the hub inside the namespace.
     ///   - endpointOverride: where to send instead of the namespace (the hub emulator); tokens are signed for the namespace all the same.
+    ///   - retryPolicy: what is retried (throttling, the service's 5xx) and how long it waits.
+    ///   - timeout: each request's deadline, an attempt at a time.
     ///   - clock: the time tokens are minted against.
     ///   - httpClient: defaults to AsyncHTTPClient's process-wide shared client.
+    ///   - logger: for retries and refusals; never a key or a token.
     /// - Throws: ``NotificationHubError`` `badRequest` for a malformed connection string or hub name.
     public init(
         connectionString: String, hubName: String, endpointOverride: String? = nil, retryPolicy: RetryPolicy = RetryPolicy(),
@@ -66,7 +69,10 @@ public final class NotificationHubClient: Sendable {
     // attempt; each attempt only puts a current token into the `Authorization` header.
 
     /// Sends `payload` to a target: a tag, tags, an expression, or (by name only) everybody.
-    /// - Parameter headers: the APNs headers; derived from the payload when nil.
+    /// - Parameters:
+    ///   - payload: the APNs payload, encoded once before the first attempt.
+    ///   - headers: the APNs headers; derived from the payload when nil.
+    ///   - target: who gets it.
     @discardableResult
     public func send(_ payload: APNsPayload, headers: APNsHeaders? = nil, to target: SendTarget) async throws(NotificationHubError) -> SendResult {
         let request = try endpoint.sendRequest(payload, headers: headers ?? APNsHeaders(for: payload), to: target, authorization: "")

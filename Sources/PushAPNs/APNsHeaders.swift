@@ -28,8 +28,13 @@ public struct APNsHeaders: Sendable, Hashable {
     }
 
     /// Headers for `payload`: the push type it implies and that type's priority.
-    /// - Parameter topic: The app's bundle ID; the push type's suffix (``APNsPushType/topicSuffix``)
-    ///   is added when it is not there yet.
+    /// - Parameters:
+    ///   - payload: The payload the headers go with.
+    ///   - topic: The app's bundle ID; the push type's suffix (``APNsPushType/topicSuffix``) is
+    ///     added when it is not there yet.
+    ///   - collapseID: `apns-collapse-id`: notifications with the same one show as one.
+    ///   - expiration: `apns-expiration`, Unix seconds; 0 for one attempt only.
+    ///   - id: `apns-id`, a UUID; APNs makes one when nil.
     public init(for payload: APNsPayload, topic: String? = nil, collapseID: String? = nil, expiration: Int? = nil, id: String? = nil) {
         let pushType = Self.inferredPushType(for: payload)
         self.init(

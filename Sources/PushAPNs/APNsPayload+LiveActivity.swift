@@ -13,6 +13,8 @@ extension APNsPayload {
     ///   - alert: Shown when the activity starts (a start needs one to light the screen).
     ///   - inputPushToken: Ask the new activity for its own push token (sent to the app's server by the app).
     ///   - inputPushChannel: Subscribe the new activity to this broadcast channel (iOS 18).
+    ///   - staleDate: Unix seconds after which the system shows the activity as out of date.
+    ///   - relevanceScore: Which of the app's activities the system shows first (higher first).
     public static func liveActivityStart(
         attributesType: String, attributes: JSON, contentState: JSON, timestamp: Int, alert: APNsAlert? = nil,
         staleDate: Int? = nil, relevanceScore: Double? = nil, inputPushToken: Bool = false, inputPushChannel: String? = nil
@@ -24,6 +26,12 @@ extension APNsPayload {
     }
 
     /// Updates a running Live Activity (sent to its push token, or broadcast on its channel).
+    /// - Parameters:
+    ///   - contentState: Its new `ContentState`, an object.
+    ///   - timestamp: Unix seconds; the device ignores a push older than the last one it applied.
+    ///   - alert: Shown with the update, when it should light the screen.
+    ///   - staleDate: Unix seconds after which the system shows the activity as out of date.
+    ///   - relevanceScore: Which of the app's activities the system shows first (higher first).
     public static func liveActivityUpdate(
         contentState: JSON, timestamp: Int, alert: APNsAlert? = nil, staleDate: Int? = nil, relevanceScore: Double? = nil
     ) -> APNsPayload {
@@ -33,8 +41,12 @@ extension APNsPayload {
     }
 
     /// Ends a Live Activity, with its final content when given.
-    /// - Parameter dismissalDate: Unix seconds at which the ended activity leaves the Lock Screen
-    ///   (at most four hours on; the system's default when nil, a past time for at once).
+    /// - Parameters:
+    ///   - contentState: Its final `ContentState`, an object; the last one stays when nil.
+    ///   - timestamp: Unix seconds; the device ignores a push older than the last one it applied.
+    ///   - dismissalDate: Unix seconds at which the ended activity leaves the Lock Screen (at most
+    ///     four hours on; the system's default when nil, a past time for at once).
+    ///   - alert: Shown with the end, when it should light the screen.
     public static func liveActivityEnd(
         contentState: JSON? = nil, timestamp: Int, dismissalDate: Int? = nil, alert: APNsAlert? = nil
     ) -> APNsPayload {

@@ -3,7 +3,7 @@ public import PushJSON
 /// A valid payload read in place: every `aps` field as a typed value and every custom key as a
 /// JSON view, straight from the parser's tape and the input bytes. Making one checks the payload
 /// as lint does and finds each key once; reading a field is then a lookup, and nothing is
-/// allocated until a string is asked for as a `String` (``JSONStringView/string``).
+/// allocated until a string is asked for as a `String` (`JSONStringView.string`).
 ///
 /// ```swift
 /// var parser = JSONParser()
@@ -97,7 +97,7 @@ public struct APNsPayloadView: ~Escapable {
 }
 
 /// The `aps` dictionary of an ``APNsPayloadView``: each field typed as in ``APNsAPS``, strings as
-/// ``JSONStringView``s, `content-state` and `attributes` as ``JSONView``s.
+/// `JSONStringView`s, `content-state` and `attributes` as `JSONView`s.
 public struct APNsAPSView: ~Escapable {
     @usableFromInline let object: UnsafeJSONValue
     @usableFromInline let layout: UnsafePointer<APNsPayloadLayout>

@@ -39,7 +39,7 @@ public struct JSONStringView: ~Escapable {
         }
     }
 
-    /// Feeds the decoded UTF-8 to `hasher`: equal strings (by ``==``) hash alike, however they
+    /// Feeds the decoded UTF-8 to `hasher`: equal strings (by `==`) hash alike, however they
     /// are escaped.
     @inlinable
     public func hash(into hasher: inout Hasher) {
