@@ -5,7 +5,7 @@ package import NIOCore
 import NIOSSL
 import PushAPNs
 import PushAPNsTokens
-import PushJSON
+package import PushJSON
 import PushServerSupport
 import ServiceLifecycle
 import Synchronization
@@ -102,12 +102,7 @@ extension APNsEmulator {
         }
         addChannelRoutes(to: router)
         let hooks = router.group("_emulator")
-        hooks.get("deliveries") { [self] request, _ in try deliveriesList(query: request.uri.query ?? "") }
-        hooks.delete("deliveries") { [self] _, _ in
-            reset()
-            return Response(status: .noContent)
-        }
-        hooks.get("requests") { [self] _, _ in Response.json(Array(String(requestCount).utf8)) }
+        hooks.addRecordingHooks(for: self)
         guard allowsFaultInjection else { return router }
         hooks.put("devices/:device") { [self] request, context in
             let device = try context.parameters.require("device")
@@ -117,13 +112,7 @@ extension APNsEmulator {
         }
         hooks.post("faults") { [self] request, _ in
             let (faults, after) = try Self.faults(from: try await request.hookBody(upTo: 4096))
-            let queued = state.withLock { storage in
-                guard storage.faults.count + faults.count <= Self.maximumQueuedFaults else { return false }
-                for (index, fault) in faults.enumerated() {
-                    storage.faults.append(QueuedFault(requestsBefore: index == 0 ? after : 0, fault: fault))
-                }
-                return true
-            }
+            let queued = state.withLock { $0.faults.enqueue(faults, after: after, limit: Self.maximumQueuedFaults) }
             guard queued else { throw HookRefusal(409, "at most \(Self.maximumQueuedFaults) faults may be queued") }
             return Response(status: .noContent)
         }
@@ -140,12 +129,7 @@ extension APNsEmulator {
         guard context.isHTTP2 else { throw HookRefusal(505, "APNs takes requests over HTTP/2 only") }
         let fault = state.withLock { storage -> APNsFault? in
             storage.requests += 1
-            guard !storage.faults.isEmpty else { return nil }
-            guard storage.faults[0].requestsBefore == 0 else {
-                storage.faults[0].requestsBefore -= 1
-                return nil
-            }
-            return storage.faults.removeFirst().fault
+            return storage.faults.next()
         }
         switch fault {
         case .status(let status, let reason, let retryAfter)?:
@@ -370,30 +354,20 @@ extension APNsEmulator {
 
     // MARK: Test hooks
 
-    private func deliveriesList(query: String) throws -> Response {
-        var since = 0
-        for pair in query.split(separator: "&") where pair.hasPrefix("since=") {
-            guard let value = Int(pair.dropFirst(6)), value >= 0 else { throw HookRefusal(400, "since is a sequence number, 0 or more") }
-            since = value
-        }
-        let list = JSON.array(
-            deliveries(since: since).map { delivery in
-                var members = [
-                    JSONMember("sequence", .number(JSONNumber(delivery.sequence))),
-                    JSONMember("connection", .number(JSONNumber(delivery.connection))), JSONMember("deviceToken", .string(delivery.deviceToken)),
-                    JSONMember("apnsId", .string(delivery.apnsID)), JSONMember("topic", .string(delivery.topic)),
-                    JSONMember("pushType", .string(delivery.pushType.rawValue)), JSONMember("priority", .number(JSONNumber(delivery.priority))),
-                ]
-                if let collapseID = delivery.collapseID { members.append(JSONMember("collapseId", .string(collapseID))) }
-                if let expiration = delivery.expiration { members.append(JSONMember("expiration", .number(JSONNumber(expiration)))) }
-                members.append(JSONMember("payload", .string(String(decoding: delivery.payload, as: UTF8.self))))
-                if let issuedAt = delivery.tokenIssuedAt { members.append(JSONMember("tokenIssuedAt", .number(JSONNumber(Int(issuedAt))))) }
-                if let channelID = delivery.channelID { members.append(JSONMember("channelId", .string(channelID))) }
-                return JSON.object(members)
-            })
-        var bytes: [UInt8] = []
-        try? list.write(into: &bytes)
-        return Response.json(bytes)
+    /// A delivery as `GET /_emulator/deliveries` lists it.
+    package static func hookJSON(_ delivery: APNsDelivery) -> JSON {
+        var members = [
+            JSONMember("sequence", .number(JSONNumber(delivery.sequence))),
+            JSONMember("connection", .number(JSONNumber(delivery.connection))), JSONMember("deviceToken", .string(delivery.deviceToken)),
+            JSONMember("apnsId", .string(delivery.apnsID)), JSONMember("topic", .string(delivery.topic)),
+            JSONMember("pushType", .string(delivery.pushType.rawValue)), JSONMember("priority", .number(JSONNumber(delivery.priority))),
+        ]
+        if let collapseID = delivery.collapseID { members.append(JSONMember("collapseId", .string(collapseID))) }
+        if let expiration = delivery.expiration { members.append(JSONMember("expiration", .number(JSONNumber(expiration)))) }
+        members.append(JSONMember("payload", .string(String(decoding: delivery.payload, as: UTF8.self))))
+        if let issuedAt = delivery.tokenIssuedAt { members.append(JSONMember("tokenIssuedAt", .number(JSONNumber(Int(issuedAt))))) }
+        if let channelID = delivery.channelID { members.append(JSONMember("channelId", .string(channelID))) }
+        return JSON.object(members)
     }
 
     static func deviceState(from body: [UInt8]) throws(HookRefusal) -> APNsDeviceState {

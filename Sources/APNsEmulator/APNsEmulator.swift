@@ -8,6 +8,7 @@ import NIOCore
 public import NIOSSL
 public import PushAPNs
 public import PushAPNsTokens
+import PushServerSupport
 import SwiftASN1
 import Synchronization
 import X509
@@ -93,7 +94,7 @@ public final class APNsEmulator: Sendable {
         /// The app (bundle id) each bound device token belongs to; a push on another app's topic
         /// is answered `DeviceTokenNotForTopic`. Unbound tokens belong to every app.
         var deviceApps: [String: String] = [:]
-        var faults: [QueuedFault] = []
+        var faults = FaultQueue<APNsFault>()
         var requests = 0
         /// Per connection and team: the token last accepted and when (emulator seconds) it
         /// replaced the one before. APNs judges the refresh rate on a connection, over all of a
@@ -130,12 +131,6 @@ public final class APNsEmulator: Sendable {
     struct TokenSlot: Hashable {
         let connection: Int
         let teamID: String
-    }
-
-    /// A fault and how many requests still pass untouched before it applies.
-    struct QueuedFault {
-        var requestsBefore: Int
-        let fault: APNsFault
     }
 
     public static let maximumQueuedFaults = 1000
@@ -248,11 +243,7 @@ public final class APNsEmulator: Sendable {
 
     /// Queues `faults`, one per request, the first after `requests` more requests pass untouched.
     public func inject(_ faults: [APNsFault], after requests: Int = 0) {
-        state.withLock { storage in
-            for (index, fault) in faults.enumerated() {
-                storage.faults.append(QueuedFault(requestsBefore: index == 0 ? max(requests, 0) : 0, fault: fault))
-            }
-        }
+        state.withLock { _ = $0.faults.enqueue(faults, after: requests) }
     }
 
     public func setState(_ deviceState: APNsDeviceState, for deviceToken: String) {
@@ -308,7 +299,7 @@ public final class APNsEmulator: Sendable {
     public func reset() {
         state.withLock { storage in
             storage.deliveries = []
-            storage.faults = []
+            storage.faults.removeAll()
             storage.requests = 0
         }
     }
@@ -354,3 +345,5 @@ public struct SubscriptionLimitExceeded: Error, Sendable, CustomStringConvertibl
         "at most \(APNsEmulator.maximumSubscribersPerChannel) devices a channel and \(APNsEmulator.maximumSubscriptions) in all"
     }
 }
+
+extension APNsEmulator: RecordingEmulator {}

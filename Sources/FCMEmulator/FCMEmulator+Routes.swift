@@ -6,7 +6,7 @@ package import Hummingbird
 import NIOCore
 import PushFCM
 import PushInternals
-import PushJSON
+package import PushJSON
 import PushServerSupport
 import ServiceLifecycle
 import Synchronization
@@ -115,12 +115,7 @@ extension FCMEmulator {
             return try await applyingFaults(context: context) { try await send(request, context: context, project: project) }
         }
         let hooks = router.group("_emulator")
-        hooks.get("deliveries") { [self] request, _ in try deliveriesList(query: request.uri.query ?? "") }
-        hooks.delete("deliveries") { [self] _, _ in
-            reset()
-            return Response(status: .noContent)
-        }
-        hooks.get("requests") { [self] _, _ in Response.json(Array(String(requestCount).utf8)) }
+        hooks.addRecordingHooks(for: self)
         hooks.get("token-requests") { [self] _, _ in Response.json(Array(String(tokenRequestCount).utf8)) }
         guard allowsFaultInjection else { return router }
         hooks.put("tokens/:token") { [self] request, context in
@@ -146,11 +141,7 @@ extension FCMEmulator {
         }
         hooks.post("faults") { [self] request, _ in
             let (faults, after) = try Self.faults(from: try await request.hookBody(upTo: 4096))
-            let queued = state.withLock { storage in
-                guard storage.faults.count + faults.count <= Self.maximumQueuedFaults else { return false }
-                for (index, fault) in faults.enumerated() { storage.faults.append((index == 0 ? after : 0, fault)) }
-                return true
-            }
+            let queued = state.withLock { $0.faults.enqueue(faults, after: after, limit: Self.maximumQueuedFaults) }
             guard queued else { throw HookRefusal(409, "at most \(Self.maximumQueuedFaults) faults may be queued") }
             return Response(status: .noContent)
         }
@@ -233,12 +224,7 @@ extension FCMEmulator {
     private func applyingFaults(context: APNsEmulatorRequestContext, _ handle: () async throws -> Response) async throws -> Response {
         let fault = state.withLock { storage -> FCMFault? in
             storage.requests += 1
-            guard !storage.faults.isEmpty else { return nil }
-            guard storage.faults[0].requestsBefore == 0 else {
-                storage.faults[0].requestsBefore -= 1
-                return nil
-            }
-            return storage.faults.removeFirst().fault
+            return storage.faults.next()
         }
         switch fault {
         case .status(let status, let retryAfter)?:
@@ -349,23 +335,14 @@ extension FCMEmulator {
 
     // MARK: Hooks
 
-    private func deliveriesList(query: String) throws -> Response {
-        var since = 0
-        for pair in query.split(separator: "&") where pair.hasPrefix("since=") {
-            guard let value = Int(pair.dropFirst(6)), value >= 0 else { throw HookRefusal(400, "since is a sequence number") }
-            since = value
-        }
-        let items = deliveries(since: since).map { delivery -> JSON in
-            let body = (try? RawJSON(bytes: delivery.body)).map(JSON.raw) ?? .string(String(decoding: delivery.body, as: UTF8.self))
-            return .object([
-                JSONMember("sequence", .number(JSONNumber(delivery.sequence))), JSONMember("name", .string(delivery.name)),
-                JSONMember("target", .string(delivery.target)), JSONMember("httpVersion", .string(delivery.httpVersion)),
-                JSONMember("body", body),
-            ])
-        }
-        var bytes: [UInt8] = []
-        try JSON.array(items).write(into: &bytes)
-        return Response.json(bytes)
+    /// A delivery as `GET /_emulator/deliveries` lists it.
+    package static func hookJSON(_ delivery: FCMDelivery) -> JSON {
+        let body = (try? RawJSON(bytes: delivery.body)).map(JSON.raw) ?? .string(String(decoding: delivery.body, as: UTF8.self))
+        return .object([
+            JSONMember("sequence", .number(JSONNumber(delivery.sequence))), JSONMember("name", .string(delivery.name)),
+            JSONMember("target", .string(delivery.target)), JSONMember("httpVersion", .string(delivery.httpVersion)),
+            JSONMember("body", body),
+        ])
     }
 
     static func faults(from bytes: [UInt8]) throws -> ([FCMFault], after: Int) {

@@ -76,7 +76,7 @@ public final class FCMEmulator: Sendable {
         var deliveries: [FCMDelivery] = []
         var sequence = 0
         var tokenStates: [String: FCMTokenState] = [:]
-        var faults: [(requestsBefore: Int, fault: FCMFault)] = []
+        var faults = FaultQueue<FCMFault>()
         var requests = 0
         var tokenRequests = 0
         /// Access tokens given, and when each stops working.
@@ -169,9 +169,7 @@ public final class FCMEmulator: Sendable {
 
     /// Queues `faults`, one per request, the first after `requests` more requests pass untouched.
     public func inject(_ faults: [FCMFault], after requests: Int = 0) {
-        state.withLock { storage in
-            for (index, fault) in faults.enumerated() { storage.faults.append((index == 0 ? max(requests, 0) : 0, fault)) }
-        }
+        state.withLock { _ = $0.faults.enqueue(faults, after: requests) }
     }
 
     public func setState(_ tokenState: FCMTokenState, for token: String) {
@@ -194,7 +192,7 @@ public final class FCMEmulator: Sendable {
     public func reset() {
         state.withLock { storage in
             storage.deliveries = []
-            storage.faults = []
+            storage.faults.removeAll()
             storage.requests = 0
             storage.tokenRequests = 0
         }
@@ -209,3 +207,5 @@ extension APNsEmulatorIdentity {
             privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(privateKeyPEM.utf8), format: .pem)))
     }
 }
+
+extension FCMEmulator: RecordingEmulator {}

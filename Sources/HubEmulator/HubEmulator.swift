@@ -4,6 +4,7 @@ public import Logging
 import NIOCore
 public import NotificationHubs
 public import PushCore
+import PushServerSupport
 import Synchronization
 
 /// One hub the emulator plays: its name, and the connection string whose namespace and key it answers for.
@@ -128,7 +129,7 @@ public final class HubEmulator: Sendable {
         var deliveries: [Delivery] = []
         var firstDelivery = 0
         var lastSequence = 0
-        var faults: [Fault] = []
+        var faults = FaultQueue<Fault>()
         var requests = 0
         /// The latest ``HubEmulator/requestLogCapacity`` hub requests, oldest first.
         var requestLog: [HubRequestRecord] = []
@@ -241,7 +242,7 @@ public final class HubEmulator: Sendable {
     /// The latest hub requests as they arrived (without their `Authorization`), oldest first:
     /// what tests compare a client's requests with.
     public var requestLog: [HubRequestRecord] { state.withLock { $0.requestLog } }
-    public func inject(_ faults: [Fault]) { state.withLock { $0.faults += faults } }
+    public func inject(_ faults: [Fault]) { state.withLock { _ = $0.faults.enqueue(faults, after: 0) } }
     /// Forgets deliveries, faults and counts; installations stay, and sequence numbers go on.
     public func reset() {
         state.withLock {
@@ -264,3 +265,5 @@ public final class HubEmulator: Sendable {
     }
     public func installations(in hub: String) -> [Installation] { state.withLock { Array(($0.installations[hub] ?? [:]).values) } }
 }
+
+extension HubEmulator: RecordingEmulator {}

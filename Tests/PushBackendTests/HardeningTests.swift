@@ -184,7 +184,8 @@ struct FloodTests {
         }
     }
 
-    @Test("During a wrong-password flood from 127.0.0.2, a first login from 127.0.0.1 succeeds promptly (its own check, no queue); the flood gets 429s")
+    @Test(
+        "During a wrong-password flood from 127.0.0.2, a first login from 127.0.0.1 succeeds promptly (its own check, no queue); the flood gets 429s")
     func loginFlood() async throws {
         // 127.0.0.1 and 127.0.0.2 share a network, and so a lane of the check queue. The flood's
         // steady rate is set well below what the hashing threads finish even under the sanitizer on
