@@ -307,6 +307,14 @@ let package = Package(
         // beside the test bundle (`make test` builds them first); no test target links an executable.
         .target(name: "PushTestSupport", path: "Tests/PushTestSupport"),
         .target(
+            name: "APNsTestSupport",
+            dependencies: [
+                "APNs", "APNsEmulator", "PushAPNs", "PushAPNsTokens", .product(name: "Crypto", package: "swift-crypto"),
+                serverProduct("ServiceLifecycle", "swift-service-lifecycle"), serverProduct("Logging", "swift-log"),
+                serverProduct("AsyncHTTPClient", "async-http-client"), serverProduct("NIOCore", "swift-nio"),
+                serverProduct("NIOPosix", "swift-nio"), serverProduct("NIOSSL", "swift-nio-ssl"),
+            ], path: "Tests/APNsTestSupport"),
+        .target(
             name: "HubTestSupport",
             dependencies: [
                 "HubEmulator", "NotificationHubs", "PushSAS", serverProduct("ServiceLifecycle", "swift-service-lifecycle"),
@@ -337,7 +345,7 @@ let package = Package(
             name: "HubEmulatorTests",
             dependencies: [
                 "HubEmulator", "NotificationHubs", "PushCore", "PushTestSupport", "HubTestSupport",
-                serverProduct("AsyncHTTPClient", "async-http-client"), serverProduct("NIOCore", "swift-nio"),
+                serverProduct("AsyncHTTPClient", "async-http-client"), serverProduct("NIOCore", "swift-nio"), serverProduct("NIOHTTP1", "swift-nio"),
                 serverProduct("Hummingbird", "hummingbird"), serverProduct("HummingbirdTesting", "hummingbird"),
             ],
             // Recordings/ is read from the source tree by path.
@@ -362,13 +370,23 @@ let package = Package(
         .testTarget(
             name: "APNsTests",
             dependencies: [
-                "APNs", "APNsEmulator", "HTTP2Transport", "PushAPNs", "PushAPNsTokens", "PushCore", "PushTestSupport",
+                "APNs", "APNsEmulator", "APNsTestSupport", "HTTP2Transport", "PushAPNs", "PushAPNsTokens", "PushCore", "PushTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"), serverProduct("ServiceLifecycle", "swift-service-lifecycle"),
                 serverProduct("Logging", "swift-log"),
                 serverProduct("AsyncHTTPClient", "async-http-client"),
                 serverProduct("NIOCore", "swift-nio"), serverProduct("NIOSSL", "swift-nio-ssl"),
                 serverProduct("NIOPosix", "swift-nio"), serverProduct("NIOHTTP2", "swift-nio-http2"),
-                serverProduct("NIOHPACK", "swift-nio-http2"), serverProduct("MetricsTestKit", "swift-metrics"),
+                serverProduct("MetricsTestKit", "swift-metrics"),
+            ]
+        ),
+        // The APNs emulator itself: its frames, its command.
+        .testTarget(
+            name: "APNsEmulatorTests",
+            dependencies: [
+                "APNs", "APNsEmulator", "APNsTestSupport", "PushAPNsTokens", "PushCore", "PushTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"), serverProduct("AsyncHTTPClient", "async-http-client"),
+                serverProduct("NIOCore", "swift-nio"), serverProduct("NIOSSL", "swift-nio-ssl"), serverProduct("NIOPosix", "swift-nio"),
+                serverProduct("NIOHTTP1", "swift-nio"), serverProduct("NIOHTTP2", "swift-nio-http2"), serverProduct("NIOHPACK", "swift-nio-http2"),
             ]
         ),
         .testTarget(

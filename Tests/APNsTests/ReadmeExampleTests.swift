@@ -1,5 +1,6 @@
 import APNs
 import APNsEmulator
+import APNsTestSupport
 import Crypto
 import NIOSSL
 import PushAPNsTokens

@@ -1,3 +1,4 @@
+import APNsTestSupport
 import AsyncHTTPClient
 import Crypto
 import Foundation

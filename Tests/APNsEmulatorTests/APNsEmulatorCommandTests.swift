@@ -1,4 +1,5 @@
 import APNs
+import APNsTestSupport
 import AsyncHTTPClient
 import Crypto
 import Foundation
