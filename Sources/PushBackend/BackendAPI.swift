@@ -94,6 +94,8 @@ package struct BackendAPI: Sendable {
     private let servedImages: [String: ServedImage]
 
     struct ServedImage {
+        /// Its length, entity tag and content type.
+        let resource: EmbeddedResource
         /// The image's bytes in one buffer that every response shares: a response, or a range of
         /// one, is a slice of it, so no response copies the image and its body is one write. (The
         /// images are compiled in and small; this second copy of each is made once.)
@@ -121,7 +123,7 @@ package struct BackendAPI: Sendable {
         for name in images.names {
             guard let resource = try? images.resource(named: name) else { continue }
             served[name] = ServedImage(
-                bytes: ByteBuffer(bytes: resource.bytes), digest: "sha-256=:\(Base64.encodedString(SHA256.hash(data: resource.bytes))):")
+                resource: resource, bytes: ByteBuffer(bytes: resource.bytes), digest: "sha-256=:\(Base64.encodedString(SHA256.hash(data: resource.bytes))):")
         }
         servedImages = served
     }
@@ -440,10 +442,10 @@ package struct BackendAPI: Sendable {
         let response: Response
         switch record.content {
         case .rich(_, let resourceName, _):
-            guard let resource = try? images.resource(named: resourceName), let image = servedImages[resourceName] else {
+            guard let image = servedImages[resourceName] else {
                 throw APIError(status: 410, code: .resourceGone, "the image \(resourceName) is no longer served")
             }
-            response = imageResponse(resource, image, request: request, isHead: isHead)
+            response = imageResponse(image, request: request, isHead: isHead)
         case .secure(let payload):
             response = .json(200, .object([JSONMember("Payload", .string(payload))]), headers: [("Cache-Control", "no-store")], isHead: isHead)
         }
@@ -454,8 +456,8 @@ package struct BackendAPI: Sendable {
     }
 
     /// The image, or the part a `Range` asks for.
-    private func imageResponse(_ resource: EmbeddedResource, _ image: ServedImage, request: Request, isHead: Bool) -> Response {
-        let headers = request.headers
+    private func imageResponse(_ image: ServedImage, request: Request, isHead: Bool) -> Response {
+        let (headers, resource) = (request.headers, image.resource)
         let plan = ResourceResponse(
             length: resource.count, entityTag: resource.entityTag, contentType: resource.contentType,
             range: headers[.range], ifNoneMatch: headers[.ifNoneMatch], ifRange: headers[.ifRange])
