@@ -36,6 +36,9 @@ package enum Corpus {
     /// The international payloads as `ensure_ascii` serializers write them: every non-ASCII
     /// character a `\u` escape (`scripts/generate-escaped-payloads.py`).
     package static let escapedPayloads = cases(in: repository.appendingPathComponent("Benchmarks/escaped-payloads"))
+    /// The rich and international payloads as pretty printers and people write them: indented with
+    /// spaces or tabs, `": "` or `" : "`, LF or CRLF (`scripts/generate-indented-payloads.py`).
+    package static let indentedPayloads = cases(in: repository.appendingPathComponent("Benchmarks/indented-payloads"))
 }
 
 /// A small, fast, seeded generator (SplitMix64) so property tests are reproducible.
