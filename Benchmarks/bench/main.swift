@@ -54,7 +54,10 @@ struct Arguments {
             }
         }
         if parsed.corpora.isEmpty {
-            parsed.corpora = ["Corpus/valid", "Benchmarks/rich-payloads", "Benchmarks/international-payloads", "Benchmarks/escaped-payloads", "Benchmarks/indented-payloads"].map {
+            parsed.corpora = [
+                "Corpus/valid", "Benchmarks/rich-payloads", "Benchmarks/international-payloads", "Benchmarks/escaped-payloads",
+                "Benchmarks/indented-payloads",
+            ].map {
                 repository.appendingPathComponent($0)
             }
         }

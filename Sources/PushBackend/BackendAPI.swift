@@ -123,7 +123,8 @@ package struct BackendAPI: Sendable {
         for name in images.names {
             guard let resource = try? images.resource(named: name) else { continue }
             served[name] = ServedImage(
-                resource: resource, bytes: ByteBuffer(bytes: resource.bytes), digest: "sha-256=:\(Base64.encodedString(SHA256.hash(data: resource.bytes))):")
+                resource: resource, bytes: ByteBuffer(bytes: resource.bytes),
+                digest: "sha-256=:\(Base64.encodedString(SHA256.hash(data: resource.bytes))):")
         }
         servedImages = served
     }

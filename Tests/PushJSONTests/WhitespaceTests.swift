@@ -25,7 +25,13 @@ struct WhitespaceTests {
             guard index < compact.count else { break }
             let byte = compact[index]
             if inString {
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
             } else if byte == UInt8(ascii: "\"") {
                 inString = true
             }
