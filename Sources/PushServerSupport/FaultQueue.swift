@@ -1,5 +1,5 @@
 /// The faults a test queued on a verifying emulator: applied one per request, the first after a
-/// number of requests pass untouched. Both emulators' `POST /_emulator/faults` and `inject(_:after:)`.
+/// number of requests pass untouched: what each emulator's `POST /_emulator/faults` and `inject` queue.
 package struct FaultQueue<Fault: Sendable>: Sendable {
     private var queued: [(requestsBefore: Int, fault: Fault)] = []
 
