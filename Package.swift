@@ -392,7 +392,8 @@ let package = Package(
         .testTarget(
             name: "FCMTests",
             dependencies: [
-                "FCM", "FCMEmulator", "APNsEmulator", "PushFCM", "PushTestSupport", .product(name: "_CryptoExtras", package: "swift-crypto"),
+                "FCM", "FCMEmulator", "APNsEmulator", "APNsTestSupport", "PushFCM", "PushTestSupport",
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 serverProduct("ServiceLifecycle", "swift-service-lifecycle"), serverProduct("Logging", "swift-log"),
                 serverProduct("NIOCore", "swift-nio"), serverProduct("NIOSSL", "swift-nio-ssl"),
                 serverProduct("AsyncHTTPClient", "async-http-client"), serverProduct("MetricsTestKit", "swift-metrics"),

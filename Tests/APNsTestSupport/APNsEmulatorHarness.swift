@@ -9,7 +9,7 @@ import NIOPosix
 package import NIOSSL
 package import PushAPNs
 package import PushAPNsTokens
-import ServiceLifecycle
+package import ServiceLifecycle
 package import Synchronization
 
 /// A clock the client's token cache and the emulator share, moved by the test.
@@ -57,19 +57,18 @@ package func patientHTTPClient(_ tls: TLSConfiguration, httpVersion: HTTPClient.
     return HTTPClient(eventLoopGroup: .singletonMultiThreadedEventLoopGroup, configuration: configuration)
 }
 
-/// An emulator on a free port with a fresh certificate, and a client that trusts it, for `body`.
-package func withEmulatorAndClient<R: Sendable>(
-    clock: SharedClock, refreshAge: Int64 = 50 * 60, retry: APNsRetryPolicy = APNsRetryPolicy(baseDelay: .milliseconds(10)),
-    identity: APNsEmulatorIdentity? = nil, _ body: @Sendable (APNsEmulator, APNsClient, APNsTokenCache, Int) async throws -> R
+/// Runs the server `makeService` builds on a free port (it calls back with the port once
+/// listening), gives `body` the port, and stops the server gracefully however `body` ends: the
+/// emulators' tests all start theirs this way.
+package func withServer<R: Sendable>(
+    label: String, _ makeService: (_ onListening: @escaping @Sendable (Int) async -> Void) throws -> some Service,
+    _ body: (Int) async throws -> R
 ) async throws -> R {
-    let identity = try identity ?? APNsEmulatorIdentity.generate()
-    let emulator = APNsEmulator(keys: [TestKey.privateKey.verification], bundleIDs: [TestKey.bundleID], clock: clock.clock)
     let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
     // Stopped gracefully: cancelling a Hummingbird server whose accepted connections are still
     // being set up can trap inside NIO ("Deinited NIOAsyncWriter without calling finish()").
     let service = ServiceGroup(
-        services: [try emulator.application(port: 0, identity: identity) { continuation.yield($0) }],
-        logger: Logger(label: "apns-emulator", factory: { _ in SwiftLogNoOpLogHandler() }))
+        services: [try makeService { continuation.yield($0) }], logger: Logger(label: label, factory: { _ in SwiftLogNoOpLogHandler() }))
     return try await withThrowingTaskGroup(of: R?.self) { group in
         group.addTask {
             try await service.run()
@@ -77,6 +76,25 @@ package func withEmulatorAndClient<R: Sendable>(
         }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else { throw CancellationError() }
+        do {
+            let result = try await body(port)
+            await service.triggerGracefulShutdown()
+            return result
+        } catch {
+            await service.triggerGracefulShutdown()
+            throw error
+        }
+    }
+}
+
+/// An emulator on a free port with a fresh certificate, and a client that trusts it, for `body`.
+package func withEmulatorAndClient<R: Sendable>(
+    clock: SharedClock, refreshAge: Int64 = 50 * 60, retry: APNsRetryPolicy = APNsRetryPolicy(baseDelay: .milliseconds(10)),
+    identity: APNsEmulatorIdentity? = nil, _ body: @Sendable (APNsEmulator, APNsClient, APNsTokenCache, Int) async throws -> R
+) async throws -> R {
+    let identity = try identity ?? APNsEmulatorIdentity.generate()
+    let emulator = APNsEmulator(keys: [TestKey.privateKey.verification], bundleIDs: [TestKey.bundleID], clock: clock.clock)
+    return try await withServer(label: "apns-emulator", { try emulator.application(port: 0, identity: identity, onListening: $0) }) { port in
         let cache = APNsTokenCache(key: TestKey.privateKey.signing, refreshAge: refreshAge, clock: clock.clock)
         let client = APNsClient(
             configuration: APNsClientConfiguration(
@@ -86,11 +104,9 @@ package func withEmulatorAndClient<R: Sendable>(
         do {
             let result = try await body(emulator, client, cache, port)
             try await client.shutdown()
-            await service.triggerGracefulShutdown()
             return result
         } catch {
             try? await client.shutdown()
-            await service.triggerGracefulShutdown()
             throw error
         }
     }

@@ -1,4 +1,5 @@
 import APNsEmulator
+import APNsTestSupport
 import FCM
 import FCMEmulator
 import Foundation
@@ -73,17 +74,7 @@ func withFCM<R: Sendable>(
     let account = try account ?? makeServiceAccount()
     let identity = try APNsEmulatorIdentity.generate()
     let emulator = FCMEmulator(serviceAccount: account, accessTokenLifetime: lifetime)
-    let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-    let service = ServiceGroup(
-        services: [try emulator.application(port: 0, identity: identity) { continuation.yield($0) }],
-        logger: Logger(label: "fcm-emulator", factory: { _ in SwiftLogNoOpLogHandler() }))
-    return try await withThrowingTaskGroup(of: R?.self) { group in
-        group.addTask {
-            try await service.run()
-            return nil
-        }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw CancellationError() }
+    return try await withServer(label: "fcm-emulator", { try emulator.application(port: 0, identity: identity, onListening: $0) }) { port in
         // The token URI Google's file names, served by the emulator: the client asks the same origin.
         var local = account
         local.tokenURI = "https://127.0.0.1:\(port)/token"
@@ -97,11 +88,9 @@ func withFCM<R: Sendable>(
         do {
             let result = try await body(emulator, client)
             try await client.shutdown()
-            await service.triggerGracefulShutdown()
             return result
         } catch {
             try? await client.shutdown()
-            await service.triggerGracefulShutdown()
             throw error
         }
     }
