@@ -1,6 +1,6 @@
 #if canImport(UserNotifications)
 import Foundation
-import UserNotifications
+public import UserNotifications
 
 extension DownloadedImage {
     /// The image as an attachment of the notification a service extension completes: the system

@@ -1,6 +1,5 @@
 public import Foundation
 import HTTPTypes
-import NIOCore
 public import OpenAPIRuntime
 import PushInternals
 import PushJSON
@@ -10,6 +9,7 @@ import OpenAPIURLSession
 #endif
 #if canImport(OpenAPIAsyncHTTPClient)
 import AsyncHTTPClient
+import NIOCore
 import OpenAPIAsyncHTTPClient
 #endif
 
