@@ -1,6 +1,6 @@
 SWIFT ?= swift
 
-.PHONY: deps build bench bench-quick cross-check-tokens cross-check-firebase-admin check-contract check-core-alone check-generated check-client test test-debug test-release test-asan test-tsan fuzz fuzz-smoke robustness check-modules format-lint docs load clean
+.PHONY: deps build bench bench-quick cross-check-tokens cross-check-firebase-admin check-contract check-core-alone check-apple-shape check-generated check-client test test-debug test-release test-asan test-tsan fuzz fuzz-smoke robustness check-modules format-lint docs load clean
 
 FUZZ_SECONDS ?= 300
 # Extra flags for the release builds of `bench-quick` and `test-release`, and for the ASan build;
@@ -125,6 +125,11 @@ check-generated:
 # byte for byte (builds the generator first: a few minutes, so CI relies on the digest test).
 check-client:
 	scripts/generate-client --check
+
+# PushClient type-checked as an Apple platform builds it: its Apple dependencies only, stand-ins
+# for UserNotifications and swift-openapi-urlsession (scripts/check-apple-shape).
+check-apple-shape: deps
+	scripts/check-apple-shape
 
 # Also keeps the README short enough to read through: tables belong in Benchmarks/README.md.
 format-lint:
