@@ -166,6 +166,12 @@ extension JSON {
         self.init(encodingUniqueKeys: value)
     }
 
+    /// An owned copy that keeps every member of an object that repeats a key, in order: for a
+    /// reader that settles repeats itself, as a dictionary does.
+    package init(keepingRepeatedKeys value: JSONValue) {
+        self = value.withUnsafeValue { JSON($0) { _ in } }
+    }
+
     /// ``init(encoding:)`` for a value whose objects are known to have unique keys.
     package init(encodingUniqueKeys value: UnsafeJSONValue) {
         guard value.kind == .array || value.kind == .object else {

@@ -36,7 +36,7 @@ struct AppSideTests {
     /// A fresh file name in a fresh directory.
     static func destination() throws -> URL { URL(fileURLWithPath: try temporaryDirectory()).appendingPathComponent("image.png") }
 
-    /// Runs the three flows as a phone would: each push is parsed by PushClient, which fetches what it names.
+    /// Runs the four flows as a phone would: each push is parsed by PushClient, which fetches what it names.
     static func runFlows(
         base: String, pushes: @Sendable (String) throws -> [[UInt8]], send: @Sendable (String) async throws -> String
     )
@@ -51,12 +51,18 @@ struct AppSideTests {
         let richID = try await send(#"{"kind": "rich", "message": "Sunset at \"the pier\"", "resource": "sunset.png", "to": "alice"}"#)
         let alertID = try await send(#"{"kind": "richAlert", "message": "Look up 🌅", "to": "alice"}"#)
         let secureID = try await send(#"{"kind": "secure", "payload": "Your code is 4242", "to": "alice"}"#)
-        let received = try pushes(hex).map(PushMessage.init(json:))
+        let secureAlertID = try await send(#"{"kind": "secureAlert", "payload": "Door code 9090", "placeholder": "New message", "to": "alice"}"#)
+        let pushed = try pushes(hex)
         #expect(
-            received == [
-                .richSilent(id: richID, type: "img", message: "Sunset at \"the pier\""), .richAlert(id: alertID, type: "img", alert: "Look up 🌅"),
+            pushed.map(PushMessage.init(json:)) == [
+                .richSilent(id: richID, type: "img", message: "Sunset at \"the pier\""),
+                .richAlert(id: alertID, type: "img", alert: PushAlert(body: PushAlertText(text: "Look up 🌅"))),
                 .secure(id: secureID),
+                .secureAlert(
+                    id: secureAlertID, placeholder: PushAlert(body: PushAlertText(text: "New message", localizationKey: "PUSH_SECURE_ALERT"))),
             ])
+        #expect(
+            !pushed.contains { String(decoding: $0, as: UTF8.self).contains("Door code") || String(decoding: $0, as: UTF8.self).contains("4242") })
 
         let file = try destination()
         let sunset = try await phone.downloadImage(id: richID, to: file, maximumBytes: 1 << 20, within: Self.patience)
@@ -65,18 +71,19 @@ struct AppSideTests {
         let logo = try await phone.downloadImage(id: alertID, to: file, maximumBytes: 1 << 20, within: Self.patience)
         #expect(try logo.byteCount == Self.logo.count && Data(contentsOf: file) == Data(Self.logo.bytes))
         #expect(try await phone.secureBody(id: secureID, within: Self.patience) == "Your code is 4242")
+        #expect(try await phone.secureBody(id: secureAlertID, within: Self.patience) == "Door code 9090")
         await #expect(throws: PushClientError.unsupportedType("a secure body, not an image")) {
             try await phone.downloadImage(id: secureID, to: file, maximumBytes: 1 << 20, within: Self.patience)
         }
 
         let listed = try await phone.notifications(within: Self.patience)
-        #expect(listed.map(\.id) == [secureID, alertID, richID] && listed.allSatisfy(\.read))
-        #expect(listed.map(\.kind) == [.secure, .rich, .rich] && listed[2].message == "Sunset at \"the pier\"")
+        #expect(listed.map(\.id) == [secureAlertID, secureID, alertID, richID] && listed.allSatisfy(\.read))
+        #expect(listed.map(\.kind) == [.secure, .secure, .rich, .rich] && listed[3].message == "Sunset at \"the pier\"")
         try await phone.unregisterDevice(registrationID: registration, within: Self.patience)
         await #expect(throws: PushClientError.notFound) { try await phone.unregisterDevice(registrationID: registration, within: Self.patience) }
     }
 
-    @Test("Through the hub: a silent rich push, a rich alert and a secure push, each shown as the app would")
+    @Test("Through the hub: a silent rich push, a rich alert, a secure push and a secure alert, each shown as the app would")
     func hubFlows() async throws {
         try await withBackend(overSockets: true) { backend in
             try await Self.runFlows(
@@ -86,7 +93,7 @@ struct AppSideTests {
         }
     }
 
-    @Test("Straight to APNs: the same three flows")
+    @Test("Straight to APNs: the same four flows")
     func apnsFlows() async throws {
         try await withAPNsBackend(live: true) { backend in
             try await Self.runFlows(
