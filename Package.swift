@@ -220,6 +220,9 @@ let package = Package(
                     condition: .when(platforms: [.macOS, .iOS, .tvOS, .watchOS, .visionOS, .macCatalyst])),
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client", condition: .when(platforms: [.linux])),
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(platforms: [.linux])),
+                // Its failures, told apart (PushClientError).
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(platforms: [.linux])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(platforms: [.linux])),
             ]
         ),
 

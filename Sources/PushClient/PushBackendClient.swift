@@ -10,6 +10,7 @@ import OpenAPIURLSession
 #if canImport(OpenAPIAsyncHTTPClient)
 import AsyncHTTPClient
 import NIOCore
+import NIOPosix
 import OpenAPIAsyncHTTPClient
 #endif
 
@@ -39,9 +40,21 @@ public struct PushBackendClient: Sendable {
         #if canImport(OpenAPIURLSession)
         URLSessionTransport()
         #else
-        AsyncHTTPClientTransport(configuration: .init(client: .shared, timeout: .seconds(60)))
+        AsyncHTTPClientTransport(configuration: .init(client: linuxClient, timeout: .seconds(60)))
         #endif
     }
+
+    #if canImport(OpenAPIAsyncHTTPClient)
+    /// AsyncHTTPClient's shared client retries a connection that fails until the request's own
+    /// deadline: a backend that is down would answer `deadlineExceeded` only then. This one
+    /// fails at once, as URLSession does, and the call maps the failure to ``PushClientError``.
+    private static let linuxClient: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.timeout.connect = .seconds(10)
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+    #endif
 
     // MARK: Registration
 
@@ -179,15 +192,65 @@ public struct PushBackendClient: Sendable {
 
     /// Any error as a ``PushClientError``. A generated client's error holds the request, headers
     /// included: only its underlying error's own text is kept.
-    static func mapped(_ error: any Error) -> PushClientError {
+    package static func mapped(_ error: any Error) -> PushClientError {
         switch error {
         case let error as PushClientError: return error
         case let error as ClientError: return mapped(error.underlyingError)
-        case is CancellationError: return .transport("cancelled")
+        case is CancellationError: return .cancelled
         case is DecodingError: return .invalidResponse("a body does not match the API's contract")
-        default: return .transport(String(describing: error))
+        case let error as URLError: return mapped(error.code) ?? .transport("URLError \(error.code.rawValue)")
+        default:
+            #if canImport(OpenAPIAsyncHTTPClient)
+            if let mapped = mappedFromNIO(error) { return mapped }
+            #endif
+            return .transport(String(describing: error))
         }
     }
+
+    /// URLSession's failures an app acts on differently.
+    static func mapped(_ code: URLError.Code) -> PushClientError? {
+        switch code {
+        case .cancelled: .cancelled
+        case .notConnectedToInternet, .dataNotAllowed, .internationalRoamingOff, .callIsActive: .offline
+        case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .secureConnectionFailed, .serverCertificateUntrusted,
+            .serverCertificateHasBadDate, .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot:
+            .cannotConnect
+        case .networkConnectionLost: .connectionLost
+        case .timedOut: .deadlineExceeded
+        default: nil
+        }
+    }
+
+    #if canImport(OpenAPIAsyncHTTPClient)
+    /// AsyncHTTPClient's and NIO's failures, the same way.
+    static func mappedFromNIO(_ error: any Error) -> PushClientError? {
+        switch error {
+        case let error as HTTPClientError:
+            switch error {
+            case .cancelled: return .cancelled
+            case .connectTimeout, .socksHandshakeTimeout, .tlsHandshakeTimeout: return .cannotConnect
+            case .remoteConnectionClosed, .bodyLengthMismatch: return .connectionLost
+            case .readTimeout, .writeTimeout, .deadlineExceeded: return .deadlineExceeded
+            default: return nil
+            }
+        case is NIOConnectionError: return .cannotConnect
+        case let error as IOError:
+            switch error.errnoCode {
+            case ENETUNREACH, ENETDOWN: return .offline
+            case ECONNREFUSED, EHOSTUNREACH, ETIMEDOUT, EADDRNOTAVAIL: return .cannotConnect
+            case ECONNRESET, EPIPE, ECONNABORTED: return .connectionLost
+            default: return nil
+            }
+        case let error as ChannelError:
+            switch error {
+            case .connectTimeout: return .cannotConnect
+            case .eof, .ioOnClosedChannel, .alreadyClosed, .outputClosed: return .connectionLost
+            default: return nil
+            }
+        default: return nil
+        }
+    }
+    #endif
 
     /// Bytes in lowercase hex, as the backend takes tokens.
     package static func hex(_ bytes: some Sequence<UInt8>) -> String { Hex.lowercase(Array(bytes)) }

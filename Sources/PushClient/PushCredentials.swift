@@ -46,7 +46,16 @@ struct BasicAuthenticationMiddleware: ClientMiddleware {
         _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
         next: (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
-        guard let credentials = try await store.credentials() else { throw PushClientError.unauthorized }
+        let stored: PushCredentials?
+        do {
+            stored = try await store.credentials()
+        } catch let error as PushClientError {
+            throw error
+        } catch {
+            // The store's own error may describe the item it could not read: only the fact is kept.
+            throw PushClientError.credentialsUnavailable
+        }
+        guard let credentials = stored else { throw PushClientError.unauthorized }
         var request = request
         request.headerFields[.authorization] = credentials.authorization
         return try await next(request, body, baseURL)

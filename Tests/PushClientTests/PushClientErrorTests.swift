@@ -1,0 +1,176 @@
+import Foundation
+import PushClient
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+
+@Suite("PushClient: errors an app can act on")
+struct PushClientErrorTests {
+    static let token: [UInt8] = Array(repeating: 0xAB, count: 32)
+    static let credentials = FixedCredentials(PushCredentials(user: "alice", password: "hunter2-secret"))
+
+    func client(port: UInt16, credentials: any PushCredentialStore = Self.credentials) -> PushBackendClient {
+        PushBackendClient(serverURL: URL(string: "http://127.0.0.1:\(port)")!, credentials: credentials)
+    }
+
+    /// Runs `call`, expecting it to fail with `expected`; returns how long it took.
+    func failure(
+        _ expected: PushClientError, _ call: () async throws(PushClientError) -> Void, sourceLocation: SourceLocation = #_sourceLocation
+    ) async -> Duration {
+        let start = ContinuousClock.now
+        do {
+            try await call()
+            Issue.record("succeeded, expected \(expected)", sourceLocation: sourceLocation)
+        } catch {
+            #expect(error == expected, sourceLocation: sourceLocation)
+        }
+        return ContinuousClock.now - start
+    }
+
+    @Test("A refused connection fails at once with cannotConnect, long before the deadline")
+    func refusedConnection() async throws {
+        let port = try TCPListener.unusedPort()
+        let client = client(port: port)
+        for _ in 0..<3 {
+            let took = await failure(.cannotConnect) { () async throws(PushClientError) in
+                _ = try await client.registerDevice(token: Self.token, within: .seconds(30))
+            }
+            // At once, not at the deadline: a few milliseconds alone; 6 s leaves room for a machine
+            // busy with the rest of the suite, and is short of the 10 s a retrying client waits out.
+            #expect(took < .seconds(6), "took \(took)")
+        }
+    }
+
+    @Test("A connection the server drops mid-call is connectionLost")
+    func droppedConnection() async throws {
+        let listener = try TCPListener { socket in
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            _ = read(socket, &buffer, buffer.count)
+        }
+        defer { listener.close() }
+        _ = await failure(.connectionLost) { () async throws(PushClientError) in
+            _ = try await client(port: listener.port).registerDevice(token: Self.token, within: .seconds(20))
+        }
+    }
+
+    @Test("Cancelling the calling task is cancelled, not a transport failure or the deadline")
+    func cancelled() async throws {
+        let listener = try TCPListener { socket in
+            // Reads the request and never answers.
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            _ = read(socket, &buffer, buffer.count)
+            sleep(5)
+        }
+        defer { listener.close() }
+        let client = client(port: listener.port)
+        let call = Task { () async throws(PushClientError) -> String in
+            try await client.registerDevice(token: Self.token, within: .seconds(30))
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        call.cancel()
+        let start = ContinuousClock.now
+        await #expect(throws: PushClientError.cancelled) { try await call.value }
+        // At once, not at the deadline (30 s), with room for a machine busy with the rest of the suite.
+        #expect(ContinuousClock.now - start < .seconds(10))
+    }
+
+    @Test("A credential store that cannot be read is credentialsUnavailable, and its error's text is not kept")
+    func credentialsUnavailable() async throws {
+        struct Locked: PushCredentialStore {
+            struct KeychainLocked: Error, CustomStringConvertible { var description: String { "item com.example.push password hunter2" } }
+            func credentials() async throws -> PushCredentials? { throw KeychainLocked() }
+        }
+        let port = try TCPListener.unusedPort()
+        _ = await failure(.credentialsUnavailable) { () async throws(PushClientError) in
+            _ = try await client(port: port, credentials: Locked()).registerDevice(token: Self.token, within: .seconds(5))
+        }
+        #expect(!"\(PushClientError.credentialsUnavailable)".contains("hunter2"))
+    }
+
+    @Test("The platforms' network failures map to the cases an app tells apart")
+    func mappedFailures() {
+        #expect(PushBackendClient.mapped(URLError(.notConnectedToInternet)) == .offline)
+        #expect(PushBackendClient.mapped(URLError(.cannotConnectToHost)) == .cannotConnect)
+        #expect(PushBackendClient.mapped(URLError(.cannotFindHost)) == .cannotConnect)
+        #expect(PushBackendClient.mapped(URLError(.networkConnectionLost)) == .connectionLost)
+        #expect(PushBackendClient.mapped(URLError(.timedOut)) == .deadlineExceeded)
+        #expect(PushBackendClient.mapped(URLError(.cancelled)) == .cancelled)
+        #expect(PushBackendClient.mapped(CancellationError()) == .cancelled)
+        #expect(PushBackendClient.mapped(PushClientError.notFound) == .notFound)
+    }
+
+    @Test("Every case reads as a short sentence an app can show, never the type's name or a server's words")
+    func localizedDescriptions() {
+        let cases: [PushClientError] = [
+            .unauthorized, .notFound, .throttled(retryAfter: .seconds(30)), .tooLarge(limit: 10, length: 20), .unsupportedType("text/html; evil"),
+            .digestMismatch, .deadlineExceeded, .cancelled, .credentialsUnavailable, .offline, .cannotConnect, .connectionLost,
+            .transport("IOError hunter2"), .refused(status: 400, code: "server-words"), .invalidResponse("server detail"),
+        ]
+        var seen: Set<String> = []
+        for error in cases {
+            let text = (error as any Error).localizedDescription
+            #expect(text.hasSuffix(".") && text.first?.isUppercase == true, "\(text)")
+            for leak in ["PushClientError", "hunter2", "evil", "server-words", "detail"] { #expect(!text.contains(leak), "\(text)") }
+            #expect(text.count < 80, "\(text)")
+            seen.insert(text)
+        }
+        #expect(seen.count == cases.count, "two cases share a text")
+    }
+}
+
+/// A TCP listener on 127.0.0.1 that hands each accepted connection to `handle` on a thread of
+/// its own, then closes it: a server that misbehaves exactly as a test needs.
+final class TCPListener: @unchecked Sendable {
+    let descriptor: Int32
+    let port: UInt16
+
+    init(handle: @escaping @Sendable (Int32) -> Void) throws {
+        (descriptor, port) = try Self.bound()
+        guard listen(descriptor, 16) == 0 else { throw POSIXError(.EADDRINUSE) }
+        let descriptor = descriptor
+        Thread.detachNewThread {
+            while true {
+                let connection = accept(descriptor, nil, nil)
+                guard connection >= 0 else { return }
+                Thread.detachNewThread {
+                    handle(connection)
+                    Glibc.close(connection)
+                }
+            }
+        }
+    }
+
+    func close() {
+        shutdown(descriptor, Int32(SHUT_RDWR))
+        Glibc.close(descriptor)
+    }
+
+    /// A port nothing listens on: bound, then closed.
+    static func unusedPort() throws -> UInt16 {
+        let (descriptor, port) = try bound()
+        Glibc.close(descriptor)
+        return port
+    }
+
+    private static func bound() throws -> (Int32, UInt16) {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
+            }
+        }
+        guard bound else {
+            Glibc.close(descriptor)
+            throw POSIXError(.EADDRINUSE)
+        }
+        return (descriptor, UInt16(bigEndian: address.sin_port))
+    }
+}
+#endif
