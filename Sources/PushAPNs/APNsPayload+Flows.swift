@@ -28,4 +28,18 @@ extension APNsPayload {
     public static func silentSecurePush(secureId: String) -> APNsPayload {
         APNsPayload(aps: APNsAPS(contentAvailable: true), customKeys: [JSONMember("secureId", .string(secureId))])
     }
+
+    /// The key of the localized text a secure alert shows, in the app's `Localizable.strings`.
+    public static let secureAlertLocKey = "PUSH_SECURE_ALERT"
+
+    /// The secure-push flow's alert: it shows `placeholder` (or the app's localized text for
+    /// ``secureAlertLocKey``), and `mutable-content: 1` lets the app's notification service
+    /// extension fetch the content named by `secureId` and show it instead. Unlike a silent push,
+    /// iOS delivers it to an app the user swiped away, and does not throttle it. Nothing secret
+    /// travels: the placeholder is what shows should the fetch fail.
+    public static func secureAlert(secureId: String, placeholder: String) -> APNsPayload {
+        APNsPayload(
+            aps: APNsAPS(alert: .fields(APNsAlertFields(body: .text(placeholder), locKey: secureAlertLocKey)), mutableContent: true),
+            customKeys: [JSONMember("secureId", .string(secureId))])
+    }
 }

@@ -242,9 +242,11 @@ package struct BackendAPI: Sendable {
             content = .rich(richType: type, resource: resource, message: message)
             kind = alert ? .richAlert : .rich
             (richType, pushedMessage) = (type, message)
-        case .secure(let secret):
+        case .secure(let secret, let placeholder):
+            // Stored alike: only the placeholder travels, never the payload.
             content = .secure(payload: secret)
-            kind = .secure
+            kind = placeholder == nil ? .secure : .secureAlert
+            pushedMessage = placeholder ?? ""
         }
         var payload = kind.apnsPayload(id: id, richType: richType, message: pushedMessage)
         // A silent push has no alert the codec could shorten, so one over APNs' limit is refused

@@ -37,14 +37,16 @@ package protocol PushDeliverer: Sendable {
 /// and the values a hub puts into each device's template of ``kind`` (``HubTemplates``).
 package struct OutgoingPush: Sendable {
     package enum Kind: String, Sendable, CaseIterable {
-        case rich, richAlert, secure
+        case rich, richAlert, secure, secureAlert
 
-        /// The flow's APNs payload; `id` is the `richId` or the `secureId`.
+        /// The flow's APNs payload; `id` is the `richId` or the `secureId`, `message` a secure
+        /// alert's placeholder.
         func apnsPayload(id: String, richType: String, message: String) -> APNsPayload {
             switch self {
             case .rich: .silentRichPush(richId: id, richType: richType, richMessage: message)
             case .richAlert: .richAlert(richId: id, richType: richType, message: message)
             case .secure: .silentSecurePush(secureId: id)
+            case .secureAlert: .secureAlert(secureId: id, placeholder: message)
             }
         }
 
@@ -54,6 +56,7 @@ package struct OutgoingPush: Sendable {
             case .rich: .silentRichPush(richId: id, richType: richType, richMessage: message)
             case .richAlert: .richAlert(richId: id, richType: richType, message: message)
             case .secure: .silentSecurePush(secureId: id)
+            case .secureAlert: .secureAlert(secureId: id, placeholder: message)
             }
         }
     }
@@ -84,7 +87,11 @@ package enum HubTemplates {
 
     /// The properties of a send of `kind` with these values: those its templates hold.
     static func properties(_ kind: OutgoingPush.Kind, id: String, richType: String, message: String) -> [String: String] {
-        kind == .secure ? ["id": id] : ["id": id, "richType": richType, "message": message]
+        switch kind {
+        case .secure: ["id": id]
+        case .secureAlert: ["id": id, "message": message]
+        case .rich, .richAlert: ["id": id, "richType": richType, "message": message]
+        }
     }
 
     private static func template(_ kind: OutgoingPush.Kind, for platform: Installation.Platform) -> Installation.Template {

@@ -68,14 +68,23 @@ enum RequestBody {
 
 /// The body of `POST /api/notifications`:
 /// `{"kind": "rich", "richType": "img", "message": "…", "resource": "logo.png", "to": "bob"}` or
-/// `{"kind": "secure", "payload": "…", "to": "bob"}`; `to` defaults to the caller, `richType` to
-/// `img`, `resource` to the default embedded image. Either may have `sendAt` (Unix milliseconds).
+/// `{"kind": "secure" | "secureAlert", "payload": "…", "placeholder": "…", "to": "bob"}`; `to`
+/// defaults to the caller, `richType` to `img`, `resource` to the default embedded image, a secure
+/// alert's `placeholder` to ``defaultPlaceholder``. Any may have `sendAt` (Unix milliseconds).
 struct NotificationRequest {
     enum Content {
         /// `alert`: pushed as an alert the app's service extension completes, not a silent push.
         case rich(richType: String, resource: String?, message: String, alert: Bool)
-        case secure(payload: String)
+        /// `placeholder`: pushed as an alert showing it until the app's service extension
+        /// replaces it with the payload it fetches; nil for a silent push.
+        case secure(payload: String, placeholder: String?)
     }
+
+    /// What a secure alert shows when the app has no localized text for its `loc-key` and its
+    /// extension could not fetch the payload: it must hold nothing secret.
+    static let defaultPlaceholder = "You have a new message"
+    /// A placeholder is a line of text: at most this many Unicode scalars (JSON Schema's count).
+    static let maximumPlaceholder = 256
 
     /// The rich types served; `img` names an embedded image.
     static let richTypes: Set<String> = ["img"]
@@ -99,15 +108,23 @@ struct NotificationRequest {
             content = .rich(
                 richType: richType, resource: try RequestBody.optionalString("resource", in: body),
                 message: try RequestBody.string("message", in: body), alert: kind == "richAlert")
-        case "secure":
-            try RequestBody.allowKeys(["kind", "payload", "to", "sendAt"], in: body)
+        case "secure", "secureAlert":
+            let alert = kind == "secureAlert"
+            try RequestBody.allowKeys(alert ? ["kind", "payload", "placeholder", "to", "sendAt"] : ["kind", "payload", "to", "sendAt"], in: body)
             let payload = try RequestBody.string("payload", in: body)
             guard payload.utf8.count <= Self.maximumSecurePayload else {
                 throw APIError(status: 413, code: .payloadTooLarge, "a secure payload is at most \(Self.maximumSecurePayload) bytes")
             }
-            content = .secure(payload: payload)
+            var placeholder: String?
+            if alert {
+                placeholder = try RequestBody.optionalString("placeholder", in: body) ?? Self.defaultPlaceholder
+                guard let text = placeholder, !text.isEmpty, text.unicodeScalars.count <= Self.maximumPlaceholder else {
+                    throw .badRequest(.invalidField, "placeholder must be 1 to \(Self.maximumPlaceholder) characters")
+                }
+            }
+            content = .secure(payload: payload, placeholder: placeholder)
         default:
-            throw .badRequest(.invalidField, "kind must be rich, richAlert or secure")
+            throw .badRequest(.invalidField, "kind must be rich, richAlert, secure or secureAlert")
         }
         let to = try RequestBody.optionalString("to", in: body)
         if let to, !UserRecord.isValidName(to) {

@@ -21,4 +21,11 @@ extension FCMMessage {
     public static func silentSecurePush(secureId: String) -> FCMMessage {
         FCMMessage(data: ["secureId": secureId], android: FCMAndroidConfig(priority: .high))
     }
+
+    /// The secure-push flow's alert: a data message, so that the app, woken at high priority,
+    /// fetches the content named by `secureId` and shows it itself, falling back to `placeholder`
+    /// (a notification message would be shown by the system as it stands, secret-less text only).
+    public static func secureAlert(secureId: String, placeholder: String) -> FCMMessage {
+        FCMMessage(data: ["secureId": secureId, "placeholder": placeholder], android: FCMAndroidConfig(priority: .high))
+    }
 }

@@ -121,15 +121,25 @@ struct PhoneCommand: ParsableCommand {
             case .richSilent(let id, _, let text):
                 Terminal.write(escaping: "rich \(id.prefix(8))…: \(text) [\(try await download(id, client))]")
             case .richAlert(let id, _, let alert):
-                Terminal.write(escaping: "alert \(id.prefix(8))…: \(alert) [\(try await download(id, client))]")
+                Terminal.write(escaping: "alert \(id.prefix(8))…: \(Self.shown(alert)) [\(try await download(id, client))]")
             case .secure(let id):
                 Terminal.write(escaping: "secure \(id.prefix(8))…: \(try await client.secureBody(id: id, within: within))")
-            case .other:
+            case .secureAlert(let id, let placeholder):
+                Terminal.write(
+                    escaping:
+                        "secure alert \(id.prefix(8))…: \(try await client.secureBody(id: id, within: within)) (in place of \(Self.shown(placeholder)))"
+                )
+            default:
                 Terminal.write(escaping: "other: \(String(decoding: payload, as: UTF8.self))")
             }
         } catch {
             Terminal.writeError(escaping: "phone: \(message.id.map { "\($0.prefix(8))…" } ?? "push"): \(error)")
         }
+    }
+
+    /// An alert's lines as a phone without the app's strings shows them: the text, else the key.
+    private static func shown(_ alert: PushAlert) -> String {
+        [alert.title, alert.subtitle, alert.body].compactMap { $0.flatMap { $0.text ?? $0.localizationKey } }.joined(separator: " — ")
     }
 
     private func download(_ id: String, _ client: PushBackendClient) async throws -> String {

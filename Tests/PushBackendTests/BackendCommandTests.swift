@@ -167,7 +167,7 @@ struct BackendCommandTests {
         // other servers hashing passwords, the first login alone took over 10 s.
         let (phone, registered) = try await ServerProcess.start(
             PushCoreBinary.builtExecutable("pushcore"),
-            ["phone", "--backend", base, "--user", "alice", "--emulator", emulator, "--images", images, "--count", "3", "--timeout", "60"],
+            ["phone", "--backend", base, "--user", "alice", "--emulator", emulator, "--images", images, "--count", "4", "--timeout", "60"],
             stdin: Array("alice-pw\n".utf8), readingLines: 1)
         defer { if phone.isRunning { phone.terminate() } }
         #expect(registered.first?.hasPrefix("registered ") == true && registered.first?.contains("(64) for alice as ") == true, "\(registered)")
@@ -178,6 +178,7 @@ struct BackendCommandTests {
             as: "alice", #"{"kind": "rich", "message": "Sunset at the pier\u001b[2J\u001b]0;owned\u0007", "resource": "sunset.png"}"#)
         let alert = try await backend.notify(as: "alice", #"{"kind": "richAlert", "message": "Look up"}"#)
         let secure = try await backend.notify(as: "alice", #"{"kind": "secure", "payload": "Your code is 4242\r\nsecure 00000000…: verified"}"#)
+        let secureAlert = try await backend.notify(as: "alice", #"{"kind": "secureAlert", "payload": "Door code 9090"}"#)
         try await waitForExit(phone)
         #expect(!phone.isRunning && phone.terminationStatus == 0)
         let output = try #require(phone.standardOutput as? Pipe).fileHandleForReading.readDataToEndOfFile()
@@ -187,6 +188,7 @@ struct BackendCommandTests {
                 #"rich \#(rich.prefix(8))…: Sunset at the pier\u{1b}[2J\u{1b}]0;owned\u{7} [image/png, 6486 bytes, sha-256 verified: \#(images)/\#(rich).png]"#,
                 "alert \(alert.prefix(8))…: Look up [image/png, 882 bytes, sha-256 verified: \(images)/\(alert).png]",
                 #"secure \#(secure.prefix(8))…: Your code is 4242\u{d}\u{a}secure 00000000…: verified"#,
+                "secure alert \(secureAlert.prefix(8))…: Door code 9090 (in place of You have a new message)",
             ])
         let sunset = try RichPushImages.registry.resource(named: "sunset.png")
         #expect(try Data(contentsOf: URL(fileURLWithPath: "\(images)/\(rich).png")) == Data(sunset.bytes))

@@ -91,6 +91,45 @@ struct BackendFlowTests {
         }
     }
 
+    @Test("Secure alert: an alert with mutable-content, secureId and a placeholder to localize; the payload stays home")
+    func secureAlert() async throws {
+        try await withBackend { backend in
+            let phone = DeviceSimulator(user: "alice", backend: backend)
+            try await phone.register()
+            let id = try await backend.notify(as: "alice", #"{"kind": "secureAlert", "payload": "Door code 9090"}"#)
+            func lastAlert() throws -> JSONDocument {
+                let delivery = try #require(backend.emulator.deliveries.last { $0.deviceHandle == phone.token })
+                #expect(delivery.apnsHeaders["apns-push-type"] == "alert" && delivery.apnsHeaders["apns-priority"] == "10")
+                var parser = JSONParser()
+                return try parser.parse(delivery.payload)
+            }
+            let push = try lastAlert()
+            #expect(push.root.count == 2 && push.root["secureId"]?.string == id)
+            #expect(push.root["aps"]?["mutable-content"]?.int == 1 && push.root["aps"]?["content-available"] == nil)
+            #expect(push.root["aps"]?["alert"]?["loc-key"]?.string == "PUSH_SECURE_ALERT")
+            #expect(push.root["aps"]?["alert"]?["body"]?.string == "You have a new message")
+            #expect(!String(decoding: push.bytes, as: UTF8.self).contains("9090"))
+            #expect(try await phone.fetch(id).json().root["Payload"]?.string == "Door code 9090")
+            let list = try await backend.call(.GET, "/api/notifications", as: "alice").json()
+            #expect(list.root["notifications"]?[0]?["kind"]?.string == "secure")
+
+            let refusals = [
+                #"{"kind": "secureAlert", "payload": "p", "placeholder": ""}"#,
+                #"{"kind": "secureAlert", "payload": "p", "placeholder": "\#(String(repeating: "é", count: 257))"}"#,
+                #"{"kind": "secureAlert", "payload": "p", "placeholder": 1}"#,
+                #"{"kind": "secure", "payload": "p", "placeholder": "New"}"#,
+                #"{"kind": "secureAlert", "message": "p"}"#,
+            ]
+            for json in refusals {
+                let reply = try await backend.call(.POST, "/api/notifications", as: "alice", json: json)
+                #expect(reply.status == 400, "\(json): \(reply.status) \(reply.text)")
+            }
+            let longest = String(repeating: "é", count: 256)
+            _ = try await backend.notify(as: "alice", #"{"kind": "secureAlert", "payload": "p", "placeholder": "\#(longest)"}"#)
+            #expect(try lastAlert().root["aps"]?["alert"]?["body"]?.string == longest)
+        }
+    }
+
     @Test("The default image, and ranges, If-None-Match and If-Range on the image")
     func conditionalAndRanges() async throws {
         try await withBackend { backend in
