@@ -339,7 +339,11 @@ let package = Package(
         ),
         .testTarget(name: "PushInternalsTests", dependencies: ["PushInternals"]),
         .testTarget(
-            name: "PushClientTests", dependencies: ["PushClient", "PushJSON", "PushAPNs", .product(name: "Crypto", package: "swift-crypto")]),
+            name: "PushClientTests",
+            dependencies: [
+                "PushClient", "PushJSON", "PushAPNs", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"), .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]),
         .testTarget(name: "PushResourcesTests", dependencies: ["PushResources", "RichPushImages", "PushTestSupport"]),
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "RichPushImages", "PushTestSupport"]),
         .testTarget(name: "AllocationTests", dependencies: ["PushCore", "PushFCM", "CAllocationCounter", "PushTestSupport"]),

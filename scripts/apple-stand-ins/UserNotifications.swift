@@ -1,5 +1,7 @@
-// A stand-in for Apple's UserNotifications, with only the declarations PushClient uses, as the
-// SDK declares them: enough to type-check PushClient's Apple-only code on Linux.
+// A stand-in for Apple's UserNotifications, with only the declarations PushClient uses, spelt as
+// the SDK's headers declare them and Swift imports them (UNNotificationAttachment.h,
+// UNNotificationContent.h, UNNotificationRequest.h: classes, their read-only and, in the mutable
+// content, read-write properties): enough to type-check PushClient's Apple-only code on Linux.
 public import Foundation
 
 open class UNNotificationAttachment: NSObject, @unchecked Sendable {
@@ -13,3 +15,37 @@ open class UNNotificationAttachment: NSObject, @unchecked Sendable {
 }
 
 public let UNNotificationAttachmentOptionsTypeHintKey: String = "UNNotificationAttachmentOptionsTypeHintKey"
+
+open class UNNotificationContent: NSObject, NSMutableCopying, @unchecked Sendable {
+    open var title: String { fatalError("stand-in") }
+    open var subtitle: String { fatalError("stand-in") }
+    open var body: String { fatalError("stand-in") }
+    open var attachments: [UNNotificationAttachment] { fatalError("stand-in") }
+    open var userInfo: [AnyHashable: Any] { fatalError("stand-in") }
+
+    open func mutableCopy(with zone: NSZone? = nil) -> Any { fatalError("stand-in") }
+}
+
+open class UNMutableNotificationContent: UNNotificationContent, @unchecked Sendable {
+    open override var title: String {
+        get { fatalError("stand-in") }
+        set { fatalError("stand-in") }
+    }
+    open override var subtitle: String {
+        get { fatalError("stand-in") }
+        set { fatalError("stand-in") }
+    }
+    open override var body: String {
+        get { fatalError("stand-in") }
+        set { fatalError("stand-in") }
+    }
+    open override var attachments: [UNNotificationAttachment] {
+        get { fatalError("stand-in") }
+        set { fatalError("stand-in") }
+    }
+}
+
+open class UNNotificationRequest: NSObject, @unchecked Sendable {
+    open var identifier: String { fatalError("stand-in") }
+    open var content: UNNotificationContent { fatalError("stand-in") }
+}
