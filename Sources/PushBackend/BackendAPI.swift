@@ -66,7 +66,9 @@ package struct DirectAPNs: Sendable {
 /// - `DELETE /api/register/{id}` → `204`; only the owner's.
 /// - `POST /api/notifications` (rich or secure, see ``NotificationRequest``) → `201 {"id": "…"}`.
 /// - `GET /api/notifications` → `{"notifications": [...]}`, newest first (`?limit=`, 1–1000, default 100).
-/// - `GET|HEAD /api/notifications/{id}` → the image (ranges, ETag) or `{"Payload": "…"}`; marks it read.
+/// - `GET|HEAD /api/notifications/{id}` → the image (ranges, ETag) or `{"Payload": "…"}`.
+/// - `PUT /api/notifications/{id}/read` → `204`: the user has seen it (fetching does not say so:
+///   an extension fetches before anyone looks).
 /// - Live Activities and broadcast channels, with APNs delivery: see `BackendAPI+LiveActivities.swift`.
 ///
 /// Another method on these paths, whichever, is answered 405 with `Allow`, before authentication.
@@ -429,13 +431,12 @@ package struct BackendAPI: Sendable {
     /// `GET|HEAD /api/notifications/{id}`, authenticated here rather than by the middleware: the
     /// caller's row (to check the credentials against the current password hash) and the
     /// notification are read in one store round trip.
-    func fetch(id: String, request: Request, context: Context, markRead: Bool) async throws -> Response {
+    func fetch(id: String, request: Request, context: Context) async throws -> Response {
         let client = authenticator.clientAddress(
             peer: context.client, forwardedFor: request.headers[values: .xForwardedFor], forwarded: request.headers[values: .forwarded])
         // Ids are 32 hex digits; anything else cannot exist, and matches nothing (the credentials
         // are checked all the same, so that a bad id tells an unauthenticated client nothing).
-        let wellFormed = id.utf8.count == 32 && id.utf8.allSatisfy { hexDigitValue($0) <= 15 }
-        let (store, key, now) = (store, wellFormed ? id.lowercased() : "", unixMilliseconds())
+        let (store, key, now) = (store, Self.notificationKey(id), unixMilliseconds())
         let (caller, found) = try await authenticator.authenticate(authorization: request.headers[.authorization], client: client) {
             name throws(StoreError) in try await store.userAndNotification(named: name, id: key, visibleAt: now)
         }
@@ -452,10 +453,22 @@ package struct BackendAPI: Sendable {
         case .secure(let payload):
             response = .json(200, .object([JSONMember("Payload", .string(payload))]), headers: [("Cache-Control", "no-store")], isHead: isHead)
         }
-        // Read once the client has the content: 200, 206, or 304 (it held the image already); not 416.
-        guard markRead, record.readAt == nil, response.status != .rangeNotSatisfiable else { return response }
-        try await store.markRead(id: record.id, at: unixMilliseconds())
         return response
+    }
+
+    /// `PUT /api/notifications/{id}/read`: the caller's notification marked read, once; 204 again after.
+    func markRead(id: String, caller: Authenticator.User) async throws -> Response {
+        let now = unixMilliseconds()
+        guard let (_, found) = try await store.userAndNotification(named: caller.name, id: Self.notificationKey(id), visibleAt: now),
+            let record = found
+        else { throw APIError.notFound("no such notification") }
+        if record.readAt == nil { try await store.markRead(id: record.id, at: now) }
+        return Response(status: .noContent)
+    }
+
+    /// Ids are 32 hex digits; anything else cannot exist, and matches nothing.
+    static func notificationKey(_ id: String) -> String {
+        id.utf8.count == 32 && id.utf8.allSatisfy { hexDigitValue($0) <= 15 } ? id.lowercased() : ""
     }
 
     /// The image, or the part a `Range` asks for.

@@ -89,15 +89,18 @@ struct NotificationsController {
         group.get { request, context in
             try await api.list(query: request.uri.query ?? "", caller: context.caller)
         }
+        group.put(":id/read") { _, context in
+            try await api.markRead(id: context.parameters.require("id"), caller: context.caller)
+        }
     }
 
-    /// `GET|HEAD /{id}`, without the authentication middleware: ``BackendAPI/fetch(id:request:context:markRead:)`` authenticates.
+    /// `GET|HEAD /{id}`, without the authentication middleware: ``BackendAPI/fetch(id:request:context:)`` authenticates.
     func addFetchRoutes(to group: RouterGroup<BackendAPI.Context>) {
         group.get(":id") { request, context in
-            try await api.fetch(id: context.parameters.require("id"), request: request, context: context, markRead: true)
+            try await api.fetch(id: context.parameters.require("id"), request: request, context: context)
         }
         group.head(":id") { request, context in
-            try await api.fetch(id: context.parameters.require("id"), request: request, context: context, markRead: false)
+            try await api.fetch(id: context.parameters.require("id"), request: request, context: context)
         }
     }
 }

@@ -60,12 +60,16 @@ public struct PushBackendClient: Sendable {
 
     /// Registers the device token APNs gave the app (its raw bytes, as
     /// `didRegisterForRemoteNotificationsWithDeviceToken` hands them over) for the signed-in user.
-    /// - Returns: The registration's id, for ``unregisterDevice(registrationID:within:)``.
-    public func registerDevice(token: some Sequence<UInt8>, within timeout: Duration) async throws(PushClientError) -> String {
+    /// Each registration of a token replaces the one before it, whose id then no longer exists:
+    /// ``PushRegistrationKeeper`` registers only when the token or the user changed.
+    /// - Returns: The registration, whose id ``unregisterDevice(registrationID:within:)`` takes.
+    public func registerDevice(token: some Sequence<UInt8>, within timeout: Duration) async throws(PushClientError) -> PushRegistration {
         let hex = Self.hex(token)
         return try await run(within: timeout) {
             switch try await client.registerDevice(body: .json(.AppleDeviceRegistration(.init(deviceToken: hex)))) {
-            case .created(let created): try created.body.json.id
+            case .created(let created):
+                let registered = try created.body.json
+                return PushRegistration(id: registered.id, deviceToken: hex, reachable: registered.reachable, reason: registered.reason)
             default: throw PushClientError.invalidResponse("registration answered without an id")
             }
         }
@@ -144,7 +148,7 @@ public struct PushBackendClient: Sendable {
         }
     }
 
-    /// A secure notification's text, fetched over the authenticated connection (and marked read).
+    /// A secure notification's text, fetched over the authenticated connection.
     public func secureBody(id: String, within timeout: Duration) async throws(PushClientError) -> String {
         guard PushMessage.isBackendID(id) else { throw .notFound }
         return try await run(within: timeout) {
@@ -153,6 +157,17 @@ public struct PushBackendClient: Sendable {
                 guard case .json(let content) = ok.body else { throw PushClientError.unsupportedType("an image, not a secure body") }
                 return content.payload
             default: throw PushClientError.invalidResponse("a secure body answered otherwise than 200")
+            }
+        }
+    }
+
+    /// Marks a notification read, once the user has seen it (fetching its image or secure body
+    /// does not: an extension fetches before anyone looks). Marking it again changes nothing.
+    public func markRead(id: String, within timeout: Duration) async throws(PushClientError) {
+        guard PushMessage.isBackendID(id) else { throw .notFound }
+        try await run(within: timeout) {
+            guard case .noContent = try await client.markNotificationRead(path: .init(id: id)) else {
+                throw PushClientError.invalidResponse("marking read answered otherwise than 204")
             }
         }
     }

@@ -89,7 +89,7 @@ struct PhoneCommand: ParsableCommand {
         var since = try await feed.latestSequence()
         let registration: String
         do {
-            registration = try await client.registerDevice(token: token, within: .seconds(timeout))
+            registration = try await client.registerDevice(token: token, within: .seconds(timeout)).id
         } catch {
             Terminal.writeError(escaping: "phone: error: cannot register the device: \(error)")
             throw CommandFailure.invalid

@@ -45,7 +45,8 @@ struct AppSideTests {
         let phone = client(base)
         let token = deviceToken()
         let registration = try await phone.registerDevice(token: token, within: Self.patience)
-        #expect(PushMessage.isBackendID(registration))
+        #expect(PushMessage.isBackendID(registration.id) && registration.reachable && registration.reason == nil)
+        #expect(registration.deviceToken == token.map { String(format: "%02x", $0) }.joined())
         let hex = token.map { String(format: "%02x", $0) }.joined()
 
         let richID = try await send(#"{"kind": "rich", "message": "Sunset at \"the pier\"", "resource": "sunset.png", "to": "alice"}"#)
@@ -76,11 +77,22 @@ struct AppSideTests {
             try await phone.downloadImage(id: secureID, to: file, maximumBytes: 1 << 20, within: Self.patience)
         }
 
-        let listed = try await phone.notifications(within: Self.patience)
-        #expect(listed.map(\.id) == [secureAlertID, secureID, alertID, richID] && listed.allSatisfy(\.read))
+        // Fetched, not seen: nothing is read until the app says the user saw it.
+        var listed = try await phone.notifications(within: Self.patience)
+        #expect(listed.map(\.id) == [secureAlertID, secureID, alertID, richID] && !listed.contains(where: \.read))
+        for id in [secureID, alertID] {
+            try await phone.markRead(id: id, within: Self.patience)
+            try await phone.markRead(id: id, within: Self.patience)
+        }
+        listed = try await phone.notifications(within: Self.patience)
+        #expect(listed.map(\.read) == [false, true, true, false])
+        await #expect(throws: PushClientError.notFound) { try await phone.markRead(id: String(repeating: "0", count: 32), within: Self.patience) }
+        await #expect(throws: PushClientError.notFound) {
+            try await Self.client(base, user: "bob").markRead(id: richID, within: Self.patience)
+        }
         #expect(listed.map(\.kind) == [.secure, .secure, .rich, .rich] && listed[3].message == "Sunset at \"the pier\"")
-        try await phone.unregisterDevice(registrationID: registration, within: Self.patience)
-        await #expect(throws: PushClientError.notFound) { try await phone.unregisterDevice(registrationID: registration, within: Self.patience) }
+        try await phone.unregisterDevice(registrationID: registration.id, within: Self.patience)
+        await #expect(throws: PushClientError.notFound) { try await phone.unregisterDevice(registrationID: registration.id, within: Self.patience) }
     }
 
     @Test("Through the hub: a silent rich push, a rich alert, a secure push and a secure alert, each shown as the app would")
@@ -100,6 +112,38 @@ struct AppSideTests {
                 base: backend.base,
                 pushes: { token in backend.emulator.deliveries.filter { $0.deviceToken == token }.map(\.payload) },
                 send: { json in try backend.created(try await backend.call(.POST, "/api/notifications", as: "bob", json: json)) })
+        }
+    }
+
+    @Test("The registration keeper: one request per token, the old token's registration deleted, sign-out forgets it")
+    func registrationKeeper() async throws {
+        try await withBackend(overSockets: true) { backend in
+            let directory = URL(fileURLWithPath: try temporaryDirectory())
+            let file = directory.appendingPathComponent("registration.json")
+            let keeper = PushRegistrationKeeper(backend: Self.client(backend.base), store: FileRegistrationStore(file: file))
+            let first = Self.deviceToken()
+            let registered = try await keeper.tokenReceived(first, within: Self.patience)
+            #expect(try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int == 0o600)
+            // Each launch hands the same token over: the registration kept, no request.
+            let installations = backend.emulator.installations(in: "hub").count
+            for _ in 0..<3 { #expect(try await keeper.tokenReceived(first, within: Self.patience) == registered) }
+            let relaunched = PushRegistrationKeeper(backend: Self.client(backend.base), store: FileRegistrationStore(file: file))
+            #expect(try await relaunched.tokenReceived(first, within: Self.patience) == registered)
+            #expect(backend.emulator.installations(in: "hub").count == installations)
+            // A new token: registered, and the old one's registration deleted.
+            let second = try await relaunched.tokenReceived(Self.deviceToken(), within: Self.patience)
+            #expect(second.id != registered.id && second.deviceToken != registered.deviceToken)
+            await #expect(throws: PushClientError.notFound) {
+                try await Self.client(backend.base).unregisterDevice(registrationID: registered.id, within: Self.patience)
+            }
+            #expect(await relaunched.current == second)
+            // Signing out deletes it and forgets it; the next user's token is registered anew.
+            try await relaunched.signOut(within: Self.patience)
+            #expect(await relaunched.current == nil && !FileManager.default.fileExists(atPath: file.path))
+            await #expect(throws: PushClientError.notFound) {
+                try await Self.client(backend.base).unregisterDevice(registrationID: second.id, within: Self.patience)
+            }
+            try await relaunched.signOut(within: Self.patience)
         }
     }
 

@@ -408,6 +408,8 @@ struct BackendCommandTests {
         let image = try await a.call(.GET, "/api/notifications/\(rich)", as: "alice")
         let sunset = try RichPushImages.registry.resource(named: "sunset.png")
         #expect(image.status == 200 && image.body == sunset.bytes)
+        #expect(try await a.call(.PUT, "/api/notifications/\(rich)/read", as: "alice").status == 204)
+        #expect(try await b.call(.PUT, "/api/notifications/\(id)/read", as: "alice").status == 204)
         let inbox = try await b.call(.GET, "/api/notifications", as: "alice").json().root["notifications"]
         #expect(inbox?.count == 2 && inbox?[0]?["id"]?.string == rich && inbox?[1]?["id"]?.string == id)
         #expect(inbox?[0]?["read"]?.bool == true && inbox?[1]?["read"]?.bool == true)

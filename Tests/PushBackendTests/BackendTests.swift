@@ -34,7 +34,14 @@ struct BackendFlowTests {
             #expect(reply.header("Content-Type") == "image/png" && reply.header("Content-Length") == String(image.count))
             #expect(reply.header("ETag") == image.entityTag.headerValue)
 
-            let list = try await backend.call(.GET, "/api/notifications", as: "alice").json()
+            // Fetched is not seen: read once the app says so, and only by the recipient.
+            var list = try await backend.call(.GET, "/api/notifications", as: "alice").json()
+            #expect(list.root["notifications"]?[0]?["read"]?.bool == false)
+            #expect(try await backend.call(.PUT, "/api/notifications/\(id)/read", as: "bob").status == 404)
+            #expect(try await backend.call(.PUT, "/api/notifications/\(id)/read", as: "alice").status == 204)
+            #expect(try await backend.call(.PUT, "/api/notifications/\(id.uppercased())/read", as: "alice").status == 204)
+            #expect(try await backend.call(.PUT, "/api/notifications/nothing/read", as: "alice").status == 404)
+            list = try await backend.call(.GET, "/api/notifications", as: "alice").json()
             let item = try #require(list.root["notifications"]?[0])
             #expect(item["id"]?.string == id && item["kind"]?.string == "rich" && item["read"]?.bool == true)
             #expect(item["message"]?.string == message && item["from"]?.string == "bob" && item["resource"]?.string == "sunset.png")
@@ -87,7 +94,7 @@ struct BackendFlowTests {
             let body = try reply.json()
             #expect(body.root.count == 1 && body.root["Payload"]?.string == secret)
             let list = try await backend.call(.GET, "/api/notifications", as: "alice").json()
-            #expect(list.root["notifications"]?[0]?["read"]?.bool == true && list.root["notifications"]?[0]?["message"] == nil)
+            #expect(list.root["notifications"]?[0]?["read"]?.bool == false && list.root["notifications"]?[0]?["message"] == nil)
         }
     }
 
@@ -158,13 +165,13 @@ struct BackendFlowTests {
             let headOnly = try await backend.call(.HEAD, "/api/notifications/\(id)", as: "alice")
             #expect(headOnly.status == 200 && headOnly.body.isEmpty && headOnly.header("Content-Length") == String(image.count))
 
-            // Neither a 416 nor a HEAD hands over the image: the notification stays unread.
+            // No fetch marks it read, whole, partial, refused or HEAD.
             let unread = try await backend.notify(as: "alice", #"{"kind": "rich", "message": "later"}"#)
             #expect(try await phone.fetch(unread, headers: [("Range", "bytes=\(image.count)-")]).status == 416)
             #expect(try await backend.call(.HEAD, "/api/notifications/\(unread)", as: "alice").status == 200)
             let list = try await backend.call(.GET, "/api/notifications", as: "alice").json()
             #expect(list.root["notifications"]?[0]?["id"]?.string == unread && list.root["notifications"]?[0]?["read"]?.bool == false)
-            #expect(list.root["notifications"]?[1]?["read"]?.bool == true)
+            #expect(list.root["notifications"]?[1]?["read"]?.bool == false)
         }
     }
 
@@ -353,7 +360,7 @@ struct BackendStorageTests {
         try await withBackend(dataDirectory: directory) { backend in
             let rich = try await backend.notify(as: "alice", #"{"kind": "rich", "message": "before restart"}"#)
             let secure = try await backend.notify(as: "alice", #"{"kind": "secure", "payload": "kept"}"#)
-            #expect(try await backend.call(.GET, "/api/notifications/\(rich)", as: "alice").status == 200)
+            #expect(try await backend.call(.PUT, "/api/notifications/\(rich)/read", as: "alice").status == 204)
             created.withLock { $0 = [rich, secure] }
         }
         let ids = created.withLock { $0 }

@@ -64,7 +64,7 @@ struct PushClientErrorTests {
         }
         defer { listener.close() }
         let client = client(port: listener.port)
-        let call = Task { () async throws(PushClientError) -> String in
+        let call = Task { () async throws(PushClientError) -> PushRegistration in
             try await client.registerDevice(token: Self.token, within: .seconds(30))
         }
         try await Task.sleep(for: .milliseconds(200))
