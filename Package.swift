@@ -115,6 +115,7 @@ let package = Package(
         .target(
             name: "NotificationHubs",
             dependencies: [
+                "PushJSON",
                 "PushAPNs", "PushFCM", "PushSAS", "PushInternals",
                 serverProduct("AsyncHTTPClient", "async-http-client"), serverProduct("Logging", "swift-log"),
                 serverProduct("NIOCore", "swift-nio"), serverProduct("NIOPosix", "swift-nio"),
@@ -125,6 +126,7 @@ let package = Package(
         .target(
             name: "HubEmulator",
             dependencies: [
+                serverProduct("HTTPTypes", "swift-http-types"),
                 "PushCore", "PushFCM", "PushInternals", "NotificationHubs", "PushServerSupport", serverProduct("Hummingbird", "hummingbird"),
                 serverProduct("HummingbirdCore", "hummingbird"), serverProduct("Logging", "swift-log"), serverProduct("NIOCore", "swift-nio"),
             ]
@@ -165,6 +167,7 @@ let package = Package(
         .target(
             name: "APNsEmulator",
             dependencies: [
+                serverProduct("HTTPTypes", "swift-http-types"),
                 "PushAPNs", "PushAPNsTokens", "PushJSON", "PushInternals", "PushServerSupport", serverProduct("Hummingbird", "hummingbird"),
                 serverProduct("HummingbirdCore", "hummingbird"), serverProduct("HummingbirdHTTP2", "hummingbird"),
                 serverProduct("Logging", "swift-log"), serverProduct("NIOCore", "swift-nio"),
@@ -190,6 +193,7 @@ let package = Package(
         .target(
             name: "PushBackend",
             dependencies: [
+                serverProduct("HTTPTypes", "swift-http-types"),
                 "PushCore", "PushFCM", "NotificationHubs", "APNs", "PushAPNsTokens", "PushInternals", "RichPushImages",
                 .target(name: "HTTP2Transport", condition: server),
                 serverProduct("Hummingbird", "hummingbird"), serverProduct("HummingbirdCore", "hummingbird"),
@@ -229,6 +233,7 @@ let package = Package(
         .executableTarget(
             name: "pushcore",
             dependencies: [
+                "PushJSON", serverProduct("NIOHTTP1", "swift-nio"),
                 "PushCore", "PushFCM", "PushAPNsTokens", "PushInternals", "PushClient", .target(name: "APNs", condition: server),
                 .target(name: "HTTP2Transport", condition: server), .target(name: "FCM", condition: server),
                 serverProduct("AsyncHTTPClient", "async-http-client"), serverProduct("NIOCore", "swift-nio"),
@@ -261,6 +266,7 @@ let package = Package(
         .executableTarget(
             name: "push-backend",
             dependencies: [
+                "PushAPNs", "PushJSON", "PushSAS", serverProduct("NIOCore", "swift-nio"), serverProduct("UnixSignals", "swift-service-lifecycle"),
                 "PushBackend", "HubEmulator", "APNsEmulator", "APNs", "PushAPNsTokens", "PushCore", "PushServerSupport",
                 serverProduct("ArgumentParser", "swift-argument-parser"), serverProduct("Logging", "swift-log"),
                 serverProduct("Hummingbird", "hummingbird"), serverProduct("Metrics", "swift-metrics"),
@@ -288,6 +294,7 @@ let package = Package(
         .executableTarget(
             name: "bench",
             dependencies: [
+                "PushAPNs",
                 "PushCore", "PushFCM", "PushAPNsTokens", "CXXHash", "CAllocationCounter", "SimdjsonAnchor",
                 .product(name: "Crypto", package: "swift-crypto"),
                 // apns.send and fcm.send: each client against its emulator, in one process.
@@ -302,7 +309,7 @@ let package = Package(
         // `make load`'s baseline: a bare Hummingbird route answering push-backend's bodies.
         .executableTarget(
             name: "bare-hummingbird",
-            dependencies: ["RichPushImages", serverProduct("Hummingbird", "hummingbird"), serverProduct("Logging", "swift-log")],
+            dependencies: ["PushResources", "RichPushImages", serverProduct("Hummingbird", "hummingbird"), serverProduct("Logging", "swift-log")],
             path: "Benchmarks/bare-hummingbird"
         ),
 
@@ -325,7 +332,7 @@ let package = Package(
             ], path: "Tests/HubTestSupport"),
         .testTarget(name: "PushJSONTests", dependencies: ["PushJSON", "PushTestSupport"]),
         // Records/ is read from the source tree by path.
-        .testTarget(name: "PushAPNsTests", dependencies: ["PushAPNs", "PushTestSupport"], exclude: ["Records"]),
+        .testTarget(name: "PushAPNsTests", dependencies: ["PushJSON", "PushAPNs", "PushTestSupport"], exclude: ["Records"]),
         .testTarget(name: "PushFCMTests", dependencies: ["PushFCM", "PushJSON"]),
         .testTarget(
             name: "PushSASTests",
@@ -347,10 +354,12 @@ let package = Package(
         .testTarget(name: "PushResourcesTests", dependencies: ["PushResources", "RichPushImages", "PushTestSupport"]),
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "RichPushImages", "PushTestSupport"]),
         .testTarget(name: "AllocationTests", dependencies: ["PushCore", "PushFCM", "CAllocationCounter", "PushTestSupport"]),
-        .testTarget(name: "NotificationHubsTests", dependencies: ["NotificationHubs", "PushTestSupport"]),
+        .testTarget(
+            name: "NotificationHubsTests", dependencies: ["PushAPNs", "PushFCM", "PushJSON", "PushSAS", "NotificationHubs", "PushTestSupport"]),
         .testTarget(
             name: "HubEmulatorTests",
             dependencies: [
+                "PushFCM", "PushInternals", serverProduct("HTTPTypes", "swift-http-types"),
                 "HubEmulator", "NotificationHubs", "PushCore", "PushTestSupport", "HubTestSupport",
                 serverProduct("AsyncHTTPClient", "async-http-client"), serverProduct("NIOCore", "swift-nio"), serverProduct("NIOHTTP1", "swift-nio"),
                 serverProduct("Hummingbird", "hummingbird"), serverProduct("HummingbirdTesting", "hummingbird"),
@@ -361,6 +370,7 @@ let package = Package(
         .testTarget(
             name: "PushBackendTests",
             dependencies: [
+                serverProduct("NIOHTTP1", "swift-nio"),
                 "PushBackend", "PushClient", .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "HTTPTypes", package: "swift-http-types"), "HubEmulator", "NotificationHubs", "PushCore", "RichPushImages",
                 "PushTestSupport", "HubTestSupport",
@@ -377,6 +387,7 @@ let package = Package(
         .testTarget(
             name: "APNsTests",
             dependencies: [
+                "PushJSON", serverProduct("Metrics", "swift-metrics"), serverProduct("NIOHTTP1", "swift-nio"),
                 "APNs", "APNsEmulator", "APNsTestSupport", "HTTP2Transport", "PushAPNs", "PushAPNsTokens", "PushCore", "PushTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"), serverProduct("ServiceLifecycle", "swift-service-lifecycle"),
                 serverProduct("Logging", "swift-log"),

@@ -1,7 +1,8 @@
 import CAllocationCounter
-import CDispatch
 
 #if canImport(Glibc)
+// Where Linux's `timespec` comes from once MemberImportVisibility asks.
+import CDispatch
 import Glibc
 #else
 import Darwin
