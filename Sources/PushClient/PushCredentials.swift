@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import HTTPTypes
 import OpenAPIRuntime
 import PushInternals
@@ -36,6 +36,44 @@ public struct FixedCredentials: PushCredentialStore {
     public init(_ credentials: PushCredentials) { value = credentials }
 
     public func credentials() async throws -> PushCredentials? { value }
+}
+
+/// Credentials in a file only its owner can read (mode 0600): the Keychain's counterpart where
+/// there is none, for tools such as `pushcore phone` on Linux. The file holds the password as it
+/// is: keep it in a directory of the user's own.
+public struct FileCredentialStore: PushCredentialStore {
+    let file: URL
+
+    public init(file: URL) { self.file = file }
+
+    /// - Throws: ``PushClientError/credentialsUnavailable`` when the file cannot be read or is not
+    ///   credentials (its contents are not repeated).
+    public func credentials() async throws -> PushCredentials? {
+        guard FileManager.default.fileExists(atPath: file.path) else { return nil }
+        guard let data = try? Data(contentsOf: file), let stored = try? JSONDecoder().decode(Stored.self, from: data) else {
+            throw PushClientError.credentialsUnavailable
+        }
+        return PushCredentials(user: stored.user, password: stored.password)
+    }
+
+    /// Keeps `credentials` in place of any before them.
+    public func save(_ credentials: PushCredentials) throws(PushClientError) {
+        do {
+            try PrivateFile.replace(file, with: try JSONEncoder().encode(Stored(user: credentials.user, password: credentials.password)))
+        } catch {
+            throw .credentialsUnavailable
+        }
+    }
+
+    /// Forgets the credentials.
+    public func delete() throws(PushClientError) {
+        do { try PrivateFile.replace(file, with: nil) } catch { throw .credentialsUnavailable }
+    }
+
+    private struct Stored: Codable {
+        let user: String
+        let password: String
+    }
 }
 
 /// Adds the store's credentials to every request; with none, fails before anything is sent.

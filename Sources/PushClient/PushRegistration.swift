@@ -40,16 +40,23 @@ public struct FileRegistrationStore: PushRegistrationStore {
     }
 
     public func save(_ registration: PushRegistration?) throws {
-        guard let registration else {
+        try PrivateFile.replace(file, with: registration.map { try JSONEncoder().encode($0) })
+    }
+}
+
+/// Files only their owner can read, replaced in one step.
+enum PrivateFile {
+    /// Writes `contents` to `file` with mode 0600 (nil removes it). The bytes go to a staged file
+    /// first, renamed over `file`: a crash leaves the old contents or the new, never a part.
+    static func replace(_ file: URL, with contents: Data?) throws {
+        guard let contents else {
             if FileManager.default.fileExists(atPath: file.path) { try FileManager.default.removeItem(at: file) }
             return
         }
         let staged = file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).\(UUID().uuidString)")
-        guard
-            FileManager.default.createFile(
-                atPath: staged.path, contents: try JSONEncoder().encode(registration), attributes: [.posixPermissions: 0o600])
-        else { throw CocoaError(.fileWriteUnknown) }
-        // Replaced in one step: a crash leaves the old registration or the new one.
+        guard FileManager.default.createFile(atPath: staged.path, contents: contents, attributes: [.posixPermissions: 0o600]) else {
+            throw CocoaError(.fileWriteUnknown)
+        }
         guard rename(staged.path, file.path) == 0 else {
             try? FileManager.default.removeItem(at: staged)
             throw CocoaError(.fileWriteUnknown)

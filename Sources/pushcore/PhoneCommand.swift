@@ -12,7 +12,8 @@ struct PhoneCommand: ParsableCommand {
         commandName: "phone",
         abstract: "Play the app against push-backend and an emulator: register, then show each push as the app would.",
         discussion: """
-            Registers a device token for USER (the password is the first line of stdin), then
+            Registers a device token for USER (the password is the first line of stdin, or kept in
+            the --credentials file, mode 0600, as an app keeps it in the Keychain), then
             follows the emulator's deliveries to that token (`serve --demo` prints the emulator's
             address: a hub's, or APNs' with --delivery apns) and, for each push, prints what the
             app would show, through PushClient: a rich push's text and its image, downloaded and
@@ -47,6 +48,10 @@ struct PhoneCommand: ParsableCommand {
     @Option(name: .customLong("max-image-bytes"), help: "The largest image to download.") var maxImageBytes: Int = 10 << 20
     @Option(help: "Seconds each fetch or download may take, as a service extension has about 30.") var timeout: Int = 25
     @Option(help: "Stop after this many pushes, and unregister the device.") var count: Int?
+    @Option(
+        name: .customLong("credentials"),
+        help: "A file for USER's credentials (mode 0600): read from it when it holds USER's, else the password from stdin, saved there.")
+    var credentialsFile: String?
 
     func validate() throws {
         if let deviceToken, Self.bytes(ofHex: deviceToken) == nil { throw ValidationError("--device-token must be hex, whole bytes") }
@@ -62,16 +67,32 @@ struct PhoneCommand: ParsableCommand {
     }
 
     func run() throws {
-        guard let password = readLine(strippingNewline: true), !password.isEmpty else {
-            Terminal.writeError("phone: error: give the password as the first line of stdin")
-            throw CommandFailure.invalid
+        let file = credentialsFile.map { FileCredentialStore(file: URL(fileURLWithPath: $0)) }
+        try waitForTask { [self] in
+            var kept: PushCredentials?
+            do { kept = try await file?.credentials() } catch {
+                Terminal.writeError(escaping: "phone: error: \(credentialsFile ?? ""): \(error)")
+                throw CommandFailure.invalid
+            }
+            if let kept, kept.user == user {
+                try await follow(kept, store: file ?? FixedCredentials(kept))
+                return
+            }
+            guard let password = readLine(strippingNewline: true), !password.isEmpty else {
+                Terminal.writeError("phone: error: give the password as the first line of stdin")
+                throw CommandFailure.invalid
+            }
+            let credentials = PushCredentials(user: user, password: password)
+            do { try file?.save(credentials) } catch {
+                Terminal.writeError(escaping: "phone: error: cannot keep the credentials in \(credentialsFile ?? ""): \(error)")
+                throw CommandFailure.invalid
+            }
+            try await follow(credentials, store: file ?? FixedCredentials(credentials))
         }
-        let credentials = PushCredentials(user: user, password: password)
-        try waitForTask { try await follow(credentials) }
     }
 
-    private func follow(_ credentials: PushCredentials) async throws {
-        let client = PushBackendClient(serverURL: URL(string: backend)!, credentials: FixedCredentials(credentials))
+    private func follow(_ credentials: PushCredentials, store: any PushCredentialStore) async throws {
+        let client = PushBackendClient(serverURL: URL(string: backend)!, credentials: store)
         let feed = try EmulatorFeed(base: emulator, caFile: emulatorCAFile)
         do {
             try await follow(feed, client: client, credentials: credentials)

@@ -5,6 +5,7 @@ import NIOCore
 import NIOHTTP1
 import NIOSSL
 import PushBackend
+import PushClient
 import PushCore
 import PushTestSupport
 import RichPushImages
@@ -167,7 +168,10 @@ struct BackendCommandTests {
         // other servers hashing passwords, the first login alone took over 10 s.
         let (phone, registered) = try await ServerProcess.start(
             PushCoreBinary.builtExecutable("pushcore"),
-            ["phone", "--backend", base, "--user", "alice", "--emulator", emulator, "--images", images, "--count", "4", "--timeout", "60"],
+            [
+                "phone", "--backend", base, "--user", "alice", "--emulator", emulator, "--images", images, "--count", "4", "--timeout", "60",
+                "--credentials", directory + "/credentials.json",
+            ],
             stdin: Array("alice-pw\n".utf8), readingLines: 1)
         defer { if phone.isRunning { phone.terminate() } }
         #expect(registered.first?.hasPrefix("registered ") == true && registered.first?.contains("(64) for alice as ") == true, "\(registered)")
@@ -192,6 +196,10 @@ struct BackendCommandTests {
             ])
         let sunset = try RichPushImages.registry.resource(named: "sunset.png")
         #expect(try Data(contentsOf: URL(fileURLWithPath: "\(images)/\(rich).png")) == Data(sunset.bytes))
+        // The password given on stdin is kept for the next run, readable by its owner only.
+        let kept = try await FileCredentialStore(file: URL(fileURLWithPath: directory + "/credentials.json")).credentials()
+        #expect(kept == PushCredentials(user: "alice", password: "alice-pw"))
+        #expect(try FileManager.default.attributesOfItem(atPath: directory + "/credentials.json")[.posixPermissions] as? Int == 0o600)
         try await expectGracefulStop(server)
     }
 

@@ -88,6 +88,30 @@ struct PushClientErrorTests {
         #expect(!"\(PushClientError.credentialsUnavailable)".contains("hunter2"))
     }
 
+    @Test("The file credential store: mode 0600, replaced whole, a damaged file credentialsUnavailable without its contents")
+    func fileCredentialStore() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("credentials-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let file = directory.appendingPathComponent("credentials.json")
+        let store = FileCredentialStore(file: file)
+        #expect(try await store.credentials() == nil)
+        try store.save(PushCredentials(user: "alice", password: "first"))
+        try store.save(PushCredentials(user: "alice", password: "hunter2-secret"))
+        #expect(try await store.credentials() == PushCredentials(user: "alice", password: "hunter2-secret"))
+        #expect(try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int == 0o600)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["credentials.json"])
+        try Data("{\"user\": \"alice\", \"pass".utf8).write(to: file)
+        do {
+            _ = try await store.credentials()
+            Issue.record("a damaged file was read")
+        } catch {
+            #expect(error as? PushClientError == .credentialsUnavailable && !"\(error)".contains("alice"))
+        }
+        try store.delete()
+        try store.delete()
+        #expect(try await store.credentials() == nil)
+    }
+
     @Test("The platforms' network failures map to the cases an app tells apart")
     func mappedFailures() {
         #expect(PushBackendClient.mapped(URLError(.notConnectedToInternet)) == .offline)
