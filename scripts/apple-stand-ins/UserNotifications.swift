@@ -1,6 +1,6 @@
 // A stand-in for Apple's UserNotifications, with only the declarations PushClient uses, spelt as
 // the SDK's headers declare them and Swift imports them (UNNotificationAttachment.h,
-// UNNotificationContent.h, UNNotificationRequest.h: classes, their read-only and, in the mutable
+// UNNotificationContent.h, UNNotificationRequest.h, UNNotificationServiceExtension.h: classes, their read-only and, in the mutable
 // content, read-write properties): enough to type-check PushClient's Apple-only code on Linux.
 public import Foundation
 
@@ -48,4 +48,12 @@ open class UNMutableNotificationContent: UNNotificationContent, @unchecked Senda
 open class UNNotificationRequest: NSObject, @unchecked Sendable {
     open var identifier: String { fatalError("stand-in") }
     open var content: UNNotificationContent { fatalError("stand-in") }
+}
+
+open class UNNotificationServiceExtension: NSObject {
+    open func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+        fatalError("stand-in")
+    }
+
+    open func serviceExtensionTimeWillExpire() { fatalError("stand-in") }
 }
