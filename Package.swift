@@ -348,7 +348,7 @@ let package = Package(
         .testTarget(
             name: "PushClientTests",
             dependencies: [
-                "PushClient", "PushJSON", "PushAPNs", .product(name: "Crypto", package: "swift-crypto"),
+                "PushClient", "PushJSON", "PushAPNs", "PushTestSupport", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"), .product(name: "HTTPTypes", package: "swift-http-types"),
             ]),
         .testTarget(name: "PushResourcesTests", dependencies: ["PushResources", "RichPushImages", "PushTestSupport"]),

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import OpenAPIRuntime
 import PushClient
+import PushTestSupport
 import Synchronization
 import Testing
 
@@ -61,7 +62,7 @@ struct NotificationServiceTests {
         }
 
         /// Waits until something was delivered, at most `limit`.
-        func firstDelivery(within limit: Duration = .seconds(20)) async throws -> NotificationContent {
+        func firstDelivery(within limit: Duration = .seconds(120)) async throws -> NotificationContent {
             let deadline = ContinuousClock.now + limit
             while ContinuousClock.now < deadline {
                 if let first = delivered.withLock({ $0.first }) { return first }
@@ -126,7 +127,7 @@ struct NotificationServiceTests {
         let expired = ContinuousClock.now
         harness.helper.timeWillExpire()
         #expect(harness.delivered.withLock { $0 } == [Self.placeholder])
-        #expect(ContinuousClock.now - expired < .seconds(1))
+        #expect(runningUnderSanitizer || ContinuousClock.now - expired < .seconds(1))
         await harness.helper.finished()
         harness.helper.timeWillExpire()
         #expect(harness.delivered.withLock { $0.count } == 1)
