@@ -74,18 +74,19 @@ struct PhoneCommand: ParsableCommand {
                 Terminal.writeError(escaping: "phone: error: \(credentialsFile ?? ""): \(error)")
                 throw CommandFailure.invalid
             }
+            let credentials: PushCredentials
             if let kept, kept.user == user {
-                try await follow(kept, store: file ?? FixedCredentials(kept))
-                return
-            }
-            guard let password = readLine(strippingNewline: true), !password.isEmpty else {
-                Terminal.writeError("phone: error: give the password as the first line of stdin")
-                throw CommandFailure.invalid
-            }
-            let credentials = PushCredentials(user: user, password: password)
-            do { try file?.save(credentials) } catch {
-                Terminal.writeError(escaping: "phone: error: cannot keep the credentials in \(credentialsFile ?? ""): \(error)")
-                throw CommandFailure.invalid
+                credentials = kept
+            } else {
+                guard let password = readLine(strippingNewline: true), !password.isEmpty else {
+                    Terminal.writeError("phone: error: give the password as the first line of stdin")
+                    throw CommandFailure.invalid
+                }
+                credentials = PushCredentials(user: user, password: password)
+                do { try file?.save(credentials) } catch {
+                    Terminal.writeError(escaping: "phone: error: cannot keep the credentials in \(credentialsFile ?? ""): \(error)")
+                    throw CommandFailure.invalid
+                }
             }
             try await follow(credentials, store: file ?? FixedCredentials(credentials))
         }
