@@ -114,7 +114,7 @@ struct APNsTransportTests {
             #expect(emulator.requestCount == requestsBefore)
 
             // A proxy that is not there is named too.
-            let closedPort = try await unusedPort()
+            let closedPort = Int(try TCPListener.unusedPort())
             let absent = try client(port: port, identity: identity, cache: cache, proxy: APNsProxy(host: "127.0.0.1", port: closedPort))
             let unreachable = try await absent.send(encodedPayload: alertPayload, headers: alertHeaders, to: [deviceToken(3)])
             try await absent.shutdown()
@@ -266,14 +266,6 @@ struct APNsTransportTests {
             #expect(try metrics.expectMeter("apns_connections_open").lastValue == 0)
         }
     }
-}
-
-/// A free TCP port on 127.0.0.1, found by binding and closing.
-func unusedPort() async throws -> Int {
-    let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
-    let port = channel.localAddress!.port!
-    try await channel.close()
-    return port
 }
 
 /// Debian's tinyproxy (installed by `make deps`) in the foreground, on a free port, with Basic

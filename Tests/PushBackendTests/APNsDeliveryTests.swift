@@ -13,6 +13,7 @@ import NIOSSL
 import PushAPNsTokens
 import PushBackend
 import PushCore
+import PushTestSupport
 import RichPushImages
 import ServiceLifecycle
 import Synchronization

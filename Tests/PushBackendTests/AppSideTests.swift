@@ -7,6 +7,7 @@ import OpenAPIRuntime
 import PushBackend
 import PushClient
 import PushCore
+import PushTestSupport
 import RichPushImages
 import Synchronization
 import Testing

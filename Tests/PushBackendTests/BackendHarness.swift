@@ -25,13 +25,6 @@ func password(_ user: String) -> String { user + "-pw" }
 let generousRegistrationLimits = RegistrationLimits(
     maximumDevices: 10_000, maximumActivityTokens: 10_000, rate: RateLimit(burst: 100_000, perSecond: 1000))
 
-/// A fresh data directory under /tmp.
-func temporaryDirectory() throws -> String {
-    var template = Array("/tmp/push-backend-test-XXXXXX".utf8CString)
-    guard let pointer = mkdtemp(&template) else { throw StoreError(.unavailable, "mkdtemp failed") }
-    return String(cString: pointer)
-}
-
 /// Something that answers the API's requests; `call` and `notify` are what a client of the API does.
 protocol BackendEndpoint: Sendable {
     func execute(_ request: HTTPClientRequest) async throws -> Reply

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import NotificationHubs
 import PushBackend
+import PushTestSupport
 import Synchronization
 import Testing
 

@@ -5,6 +5,7 @@ import NIOHTTP1
 import NotificationHubs
 import PushBackend
 import PushCore
+import PushTestSupport
 import Testing
 
 /// An FCM registration token as Android hands them out: mixed case, `:` and `_`, about 160 characters.

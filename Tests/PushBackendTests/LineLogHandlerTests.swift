@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PushBackend
+import PushTestSupport
 import Testing
 
 @Suite("The request log: whole lines, one write each, no lock")

@@ -4,6 +4,7 @@ import HummingbirdTesting
 import NIOHTTP1
 import NotificationHubs
 import PushBackend
+import PushTestSupport
 import RichPushImages
 import SQLiteNIO
 import Testing

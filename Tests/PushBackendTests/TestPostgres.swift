@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import PushTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -47,9 +48,7 @@ enum TestPostgres {
 
     private static func start() -> Result<Server, SetupError> {
         guard let bin = binaries() else { return .failure(SetupError(description: "PostgreSQL's initdb and pg_ctl are not installed (make deps)")) }
-        var template = Array("/tmp/pushcore-postgres-XXXXXX".utf8CString)
-        guard let pointer = mkdtemp(&template) else { return .failure(SetupError(description: "mkdtemp failed")) }
-        let directory = String(cString: pointer)
+        guard let directory = try? temporaryDirectory() else { return .failure(SetupError(description: "mkdtemp failed")) }
         let asRoot = getuid() == 0
         if asRoot, run(["chown", "postgres", directory]) != 0 {
             return .failure(SetupError(description: "cannot give \(directory) to the postgres user"))
@@ -59,7 +58,7 @@ enum TestPostgres {
             return .failure(SetupError(description: "initdb failed"))
         }
         for _ in 0..<5 {
-            let port = freePort()
+            guard let port = try? Int(TCPListener.unusedPort()) else { continue }
             let options = "-p \(port) -c listen_addresses=127.0.0.1 -c unix_socket_directories=\(directory) -c fsync=off -c max_connections=200"
             if run(asUser(asRoot, [bin + "/pg_ctl", "-D", data, "-l", directory + "/log", "-o", options, "-w", "-t", "30", "start"])) == 0 {
                 stopCommand = asUser(asRoot, [bin + "/pg_ctl", "-D", data, "-m", "immediate", "-w", "stop"])
@@ -113,24 +112,5 @@ enum TestPostgres {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         return (status & 0x7f) == 0 ? (status >> 8) & 0xff : -1
-    }
-
-    /// A port the kernel had free a moment ago.
-    private static func freePort() -> Int {
-        #if canImport(Glibc)
-        let streamType = Int32(SOCK_STREAM.rawValue)
-        #else
-        let streamType = SOCK_STREAM
-        #endif
-        let descriptor = socket(AF_INET, streamType, 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) } }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

@@ -49,8 +49,7 @@ struct NotificationServiceTests {
         let delivered = Mutex<[NotificationContent]>([])
 
         init(timeLimit: Duration = .seconds(30), answer: @escaping @Sendable (HTTPRequest) async throws -> (HTTPResponse, HTTPBody?)) throws {
-            directory = FileManager.default.temporaryDirectory.appendingPathComponent("nse-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            directory = URL(fileURLWithPath: try temporaryDirectory())
             let backend = PushBackendClient(
                 serverURL: URL(string: "https://push.example.com")!, credentials: NotificationServiceTests.credentials,
                 transport: FakeBackend(answer: answer))

@@ -92,8 +92,7 @@ struct PushClientErrorTests {
 
     @Test("The file credential store: mode 0600, replaced whole, a damaged file credentialsUnavailable without its contents")
     func fileCredentialStore() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("credentials-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = URL(fileURLWithPath: try temporaryDirectory())
         let file = directory.appendingPathComponent("credentials.json")
         let store = FileCredentialStore(file: file)
         #expect(try await store.credentials() == nil)
@@ -142,61 +141,6 @@ struct PushClientErrorTests {
             seen.insert(text)
         }
         #expect(seen.count == cases.count, "two cases share a text")
-    }
-}
-
-/// A TCP listener on 127.0.0.1 that hands each accepted connection to `handle` on a thread of
-/// its own, then closes it: a server that misbehaves exactly as a test needs.
-final class TCPListener: @unchecked Sendable {
-    let descriptor: Int32
-    let port: UInt16
-
-    init(handle: @escaping @Sendable (Int32) -> Void) throws {
-        (descriptor, port) = try Self.bound()
-        guard listen(descriptor, 16) == 0 else { throw POSIXError(.EADDRINUSE) }
-        let descriptor = descriptor
-        Thread.detachNewThread {
-            while true {
-                let connection = accept(descriptor, nil, nil)
-                guard connection >= 0 else { return }
-                Thread.detachNewThread {
-                    handle(connection)
-                    Glibc.close(connection)
-                }
-            }
-        }
-    }
-
-    func close() {
-        shutdown(descriptor, Int32(SHUT_RDWR))
-        Glibc.close(descriptor)
-    }
-
-    /// A port nothing listens on: bound, then closed.
-    static func unusedPort() throws -> UInt16 {
-        let (descriptor, port) = try bound()
-        Glibc.close(descriptor)
-        return port
-    }
-
-    private static func bound() throws -> (Int32, UInt16) {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
-            }
-        }
-        guard bound else {
-            Glibc.close(descriptor)
-            throw POSIXError(.EADDRINUSE)
-        }
-        return (descriptor, UInt16(bigEndian: address.sin_port))
     }
 }
 #endif

@@ -32,10 +32,15 @@ package func withTemporaryFile<R>(
     return try await body(folder, path)
 }
 
-private func makeTemporaryFile(_ bytes: [UInt8], name: String) throws -> (folder: String, path: String) {
+/// A fresh folder under /tmp; the caller removes it, or leaves it for the system to.
+package func temporaryDirectory() throws -> String {
     var template = Array("/tmp/pushcore-test-XXXXXX".utf8CString)
-    guard let folderPointer = mkdtemp(&template) else { throw FileSetupError("mkdtemp failed") }
-    let folder = String(cString: folderPointer)
+    guard let pointer = mkdtemp(&template) else { throw FileSetupError("mkdtemp failed") }
+    return String(cString: pointer)
+}
+
+private func makeTemporaryFile(_ bytes: [UInt8], name: String) throws -> (folder: String, path: String) {
+    let folder = try temporaryDirectory()
     let path = folder + "/" + name
     do {
         try writeFile(path, bytes)
