@@ -127,7 +127,7 @@ check-client:
 	scripts/generate-client --check
 
 # PushClient type-checked as an Apple platform builds it: its Apple dependencies only, stand-ins
-# for UserNotifications and swift-openapi-urlsession (scripts/check-apple-shape).
+# for the SDK modules and swift-openapi-urlsession; the core at the iOS floor (scripts/check-apple-shape).
 check-apple-shape: deps
 	scripts/check-apple-shape
 

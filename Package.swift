@@ -12,9 +12,12 @@ func serverProduct(_ name: String, _ package: String) -> Target.Dependency {
 
 let package = Package(
     name: "PushCore",
-    // The Apple platforms of the same year as macOS 15, which the non-escaping JSON views need; the
-    // app side (PushClient) is what runs on them.
-    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    // The app side (PushClient and the core under it) needs `Duration`: iOS 16 and its year's tvOS,
+    // watchOS and visionOS. The non-escaping JSON views back-deploy; the few newer calls are
+    // behind `#available`. macOS stays at 15: the server side, which builds on Macs, uses
+    // Synchronization throughout, and `platforms` is one floor for every target of the package.
+    // scripts/check-apple-shape type-checks the core at these floors.
+    platforms: [.macOS(.v15), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
     products: [
         .library(name: "PushCore", targets: ["PushCore"]),
         .library(name: "PushJSON", targets: ["PushJSON"]),

@@ -1,5 +1,4 @@
 public import Foundation
-import Synchronization
 
 /// What a notification shows: the lines the system displays and the image it attaches.
 public struct NotificationContent: Sendable, Hashable {
@@ -30,8 +29,8 @@ public final class NotificationServiceHelper: Sendable {
     let imageDirectory: URL
     let timeLimit: Duration
     let maximumImageBytes: Int
-    private let inFlight = Mutex<[UInt64: Attempt]>([:])
-    private let nextAttempt = Atomic<UInt64>(0)
+    /// The pushes in flight, by the number each was given; and the next number.
+    private let inFlight = Locked<(attempts: [UInt64: Attempt], next: UInt64)>(([:], 0))
 
     /// - Parameters:
     ///   - backend: The client the app itself uses, with credentials the extension can read (a
@@ -53,13 +52,16 @@ public final class NotificationServiceHelper: Sendable {
     /// `original` itself when the push names nothing, a fetch fails or time runs out.
     public func didReceive(_ message: PushMessage, showing original: NotificationContent, deliver: @escaping @Sendable (NotificationContent) -> Void)
     {
-        let key = nextAttempt.add(1, ordering: .relaxed).newValue
         let attempt = Attempt(original: original, deliver: deliver)
-        inFlight.withLock { $0[key] = attempt }
+        let key = inFlight.withLock { state in
+            defer { state.next += 1 }
+            state.attempts[state.next] = attempt
+            return state.next
+        }
         attempt.start { [self] in
             let content = await content(for: message, original: original, within: timeLimit)
             attempt.deliver(content)
-            _ = inFlight.withLock { $0.removeValue(forKey: key) }
+            inFlight.withLock { _ = $0.attempts.removeValue(forKey: key) }
         }
     }
 
@@ -67,13 +69,13 @@ public final class NotificationServiceHelper: Sendable {
     /// as far as it got, and its fetches are cancelled (a partial image is removed).
     public func timeWillExpire() {
         // Each leaves the list when its work ends, which cancelling hastens.
-        for attempt in inFlight.withLock({ Array($0.values) }) { attempt.expire() }
+        for attempt in inFlight.withLock({ Array($0.attempts.values) }) { attempt.expire() }
     }
 
     /// Waits until every push handed over has finished its work, delivered or not: for tests, and
     /// for an extension that wants its files settled.
     public func finished() async {
-        while let attempt = inFlight.withLock({ $0.values.first }) {
+        while let attempt = inFlight.withLock({ $0.attempts.values.first }) {
             if let task = attempt.task { await task.value } else { await Task.yield() }
         }
     }
@@ -108,12 +110,12 @@ public final class NotificationServiceHelper: Sendable {
     /// system's deadline.
     private final class Attempt: Sendable {
         let original: NotificationContent
-        private let handler: Mutex<(@Sendable (NotificationContent) -> Void)?>
-        private let work = Mutex<Task<Void, Never>?>(nil)
+        private let handler: Locked<(@Sendable (NotificationContent) -> Void)?>
+        private let work = Locked<Task<Void, Never>?>(nil)
 
         init(original: NotificationContent, deliver: @escaping @Sendable (NotificationContent) -> Void) {
             self.original = original
-            handler = Mutex(deliver)
+            handler = Locked(deliver)
         }
 
         var task: Task<Void, Never>? { work.withLock { $0 } }
