@@ -375,7 +375,7 @@ let package = Package(
             dependencies: [
                 serverProduct("NIOHTTP1", "swift-nio"),
                 "PushBackend", "PushClient", .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
-                .product(name: "HTTPTypes", package: "swift-http-types"), "HubEmulator", "NotificationHubs", "PushCore", "RichPushImages",
+                .product(name: "HTTPTypes", package: "swift-http-types"), "HubEmulator", "NotificationHubs", "PushCore", "PushFCM", "RichPushImages",
                 "PushTestSupport", "HubTestSupport",
                 "APNs", "APNsEmulator", "PushAPNsTokens", .product(name: "Crypto", package: "swift-crypto"),
                 serverProduct("ServiceLifecycle", "swift-service-lifecycle"), serverProduct("PostgresNIO", "postgres-nio"),

@@ -1,33 +1,7 @@
 public import PushJSON
 
-/// One finding of ``APNsLinter``: an error (APNs would refuse the payload, or the app could not
-/// read it) or a warning (it is accepted, but probably not what was meant).
-public struct APNsDiagnostic: Sendable, Hashable, CustomStringConvertible {
-    public enum Severity: String, Sendable, Hashable {
-        case error, warning
-    }
-
-    public let severity: Severity
-    /// What was found, with the key's path and its byte offset in the payload.
-    public let error: APNsPayloadError
-
-    public init(_ severity: Severity, _ error: APNsPayloadError) {
-        self.severity = severity
-        self.error = error
-    }
-
-    public var code: APNsPayloadError.Code { error.code }
-    /// Byte offset of the key or value concerned (for a payload over its limit, the first byte past it).
-    public var offset: Int { error.offset ?? 0 }
-    public var message: String { error.message }
-
-    /// The 1-based line and column of ``offset`` in the payload's bytes.
-    public func location(in input: some Collection<UInt8>) -> (line: Int, column: Int) {
-        JSONError.location(ofByte: offset, in: input)
-    }
-
-    public var description: String { "\(severity): \(code) at byte \(offset): \(message)" }
-}
+/// One finding of ``APNsLinter``: an error or a warning, with its ``APNsPayloadError``.
+public typealias APNsDiagnostic = PayloadDiagnostic<APNsPayloadError>
 
 /// APNs rules on top of JSON, reported with byte offsets.
 public enum APNsLinter {

@@ -5,7 +5,7 @@ public import PushJSON
 /// what lint warns about. Syntax errors in the bytes are `JSONError`s.
 ///
 /// `code` is stable and safe to match on. Messages never quote a value, only key names.
-public struct APNsPayloadError: CodedError {
+public struct APNsPayloadError: PayloadError {
     @nonexhaustive
     public enum Code: String, ErrorCode {
         // The model.
@@ -62,21 +62,6 @@ public struct APNsPayloadError: CodedError {
     @usableFromInline @inline(never)
     init(_ error: JSONError, path: String) {
         self.init(error.code == .duplicateKey ? .duplicateKey : .invalidValue, path: path, error.message)
-    }
-
-    public var description: String {
-        if let offset { "\(code) at byte \(offset): \(message)" } else { "\(code): \(message)" }
-    }
-
-    /// Errors are equal when everything but the message is; the message is for people.
-    public static func == (lhs: APNsPayloadError, rhs: APNsPayloadError) -> Bool {
-        lhs.code == rhs.code && lhs.path == rhs.path && lhs.offset == rhs.offset && lhs.size == rhs.size && lhs.limit == rhs.limit
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(code)
-        hasher.combine(path)
-        hasher.combine(offset)
     }
 
     /// `PATH RULE (got VALUE)`. The encoder's refusals are built out of line, here, so that its

@@ -1,33 +1,7 @@
 public import PushJSON
 
-/// One finding of ``FCMLinter``: an error (FCM would refuse the request) or a warning (it is
-/// accepted, but probably not what was meant).
-public struct FCMDiagnostic: Sendable, Hashable, CustomStringConvertible {
-    public enum Severity: String, Sendable, Hashable {
-        case error, warning
-    }
-
-    public let severity: Severity
-    /// What was found, with the key's path and its byte offset in the message.
-    public let error: FCMMessageError
-
-    public init(_ severity: Severity, _ error: FCMMessageError) {
-        self.severity = severity
-        self.error = error
-    }
-
-    public var code: FCMMessageError.Code { error.code }
-    /// Byte offset of the key or value concerned (for a message over its limit, the first byte past it).
-    public var offset: Int { error.offset ?? 0 }
-    public var message: String { error.message }
-
-    /// The 1-based line and column of ``offset`` in the message's bytes.
-    public func location(in input: some Collection<UInt8>) -> (line: Int, column: Int) {
-        JSONError.location(ofByte: offset, in: input)
-    }
-
-    public var description: String { "\(severity): \(code) at byte \(offset): \(message)" }
-}
+/// One finding of ``FCMLinter``: an error or a warning, with its ``FCMMessageError``.
+public typealias FCMDiagnostic = PayloadDiagnostic<FCMMessageError>
 
 /// FCM's HTTP v1 rules on top of JSON, reported with byte offsets: a body
 /// `{"message": {…}[, "validate_only": …]}` as FCM or Notification Hubs (`fcmv1`) takes it. Keys

@@ -5,7 +5,7 @@ import PushJSON
 /// ``FCMLinter`` reports. Syntax errors in the bytes are `JSONError`s.
 ///
 /// `code` is stable and safe to match on. Messages never quote a value, only key names.
-public struct FCMMessageError: CodedError {
+public struct FCMMessageError: PayloadError {
     @nonexhaustive
     public enum Code: String, ErrorCode {
         /// The document is not `{"message": {…}}`.
@@ -54,26 +54,6 @@ public struct FCMMessageError: CodedError {
         self.size = size
         self.limit = limit
         self.message = message
-    }
-
-    public var description: String {
-        if let offset { "\(code) at byte \(offset): \(message)" } else { "\(code): \(message)" }
-    }
-
-    /// Errors are equal when everything but the message is; the message is for people.
-    public static func == (lhs: FCMMessageError, rhs: FCMMessageError) -> Bool {
-        lhs.code == rhs.code && lhs.path == rhs.path && lhs.offset == rhs.offset && lhs.size == rhs.size && lhs.limit == rhs.limit
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(code)
-        hasher.combine(path)
-        hasher.combine(offset)
-    }
-
-    /// The 1-based line and column of ``offset`` in the message's bytes.
-    public func location(in input: some Collection<UInt8>) -> (line: Int, column: Int) {
-        JSONError.location(ofByte: offset ?? 0, in: input)
     }
 }
 

@@ -3,6 +3,7 @@ import NotificationHubs
 import PushAPNsTokens
 import PushBackend
 import PushCore
+import PushFCM
 import Testing
 
 /// Every public error has one shape, and the modules export it: this file imports the products a
@@ -28,6 +29,17 @@ struct ErrorShapeTests {
         let json = JSONError(.invalidNumber, at: 19, "leading zeros are not allowed")
         #expect(codeName(json) == "invalidNumber" && json.description == "invalidNumber at byte 19: leading zeros are not allowed")
         #expect(json == JSONError(.invalidNumber, at: 19, "worded otherwise"))
+        let payload = APNsPayloadError(.invalidValue, path: "aps.badge", offset: 17, "aps.badge is 0 or more (got -1)")
+        #expect(codeName(payload) == "invalidValue" && payload.description == "invalidValue at byte 17: aps.badge is 0 or more (got -1)")
+        #expect(payload == APNsPayloadError(.invalidValue, path: "aps.badge", offset: 17, "worded otherwise"))
+        #expect(payload != APNsPayloadError(.invalidValue, path: "aps.sound", offset: 17, "aps.badge is 0 or more (got -1)"))
+        let message = FCMMessageError(.payloadTooLarge, path: "", size: 5000, limit: 4096, "message is 5000 bytes")
+        #expect(codeName(message) == "payloadTooLarge" && message.description == "payloadTooLarge: message is 5000 bytes")
+        #expect(message == FCMMessageError(.payloadTooLarge, path: "", size: 5000, limit: 4096, "worded otherwise"))
+        #expect(message != FCMMessageError(.payloadTooLarge, path: "", size: 5001, limit: 4096, "message is 5000 bytes"))
+        let finding = APNsDiagnostic(.warning, APNsPayloadError(.unknownKey, path: "aps.sond", offset: 9, "aps.sond is not a key APNs knows"))
+        #expect(finding.description == "warning: unknownKey at byte 9: aps.sond is not a key APNs knows")
+        #expect(finding.location(in: Array(#"{"aps":{"sond":"a"}}"#.utf8)) == (1, 10))
         let range = ByteRangeError(.malformed, at: 6)
         #expect(codeName(range) == "malformed" && range.description == "malformed at byte 6 of the Range header")
         let resource = ResourceError(.notFound, resource: "sunset.png", "no such resource")
