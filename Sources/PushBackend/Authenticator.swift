@@ -302,6 +302,13 @@ package enum NetworkAddress {
     /// Whether `text` is an IPv4 or IPv6 address.
     package static func isIPAddress(_ text: String) -> Bool { ipAddressBytes(text) != nil }
 
+    /// Whether a server bound to `host` is reachable from this machine only: `localhost`, an IPv4
+    /// address in 127.0.0.0/8 or `::1`.
+    package static func isLoopback(_ host: String) -> Bool {
+        guard let bytes = ipAddressBytes(host) else { return host == "localhost" }
+        return bytes.count == 4 ? bytes[0] == 127 : bytes == Array(repeating: 0, count: 15) + [1]
+    }
+
     /// The /24 of an IPv4 address or the /64 of an IPv6 one, canonically spelt; anything else as is.
     static func network(of address: String) -> String {
         guard let bytes = ipAddressBytes(address) else { return address }

@@ -40,7 +40,8 @@ package func buildApplication(
         // Services stop in the reverse of this order, after the server: the sweep, then the store.
         return Application(
             router: api.router(),
-            server: .http1(limits: configuration.server, connections: connections),
+            server: try configuration.tls.map { try .https(limits: configuration.server, connections: connections, tls: $0) }
+                ?? .http1(limits: configuration.server, connections: connections),
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "push-backend",
                 availableConnectionsDelegate: ConnectionCap(maximum: maximumConnections, logger: logger)),

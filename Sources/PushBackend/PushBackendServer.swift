@@ -128,13 +128,15 @@ public struct BackendConfiguration: Sendable, CustomStringConvertible, CustomDeb
     /// How long notifications are kept; older ones are deleted by a sweep every ``retentionSweepInterval``.
     public var retention: Duration
     public var retentionSweepInterval: Duration
+    /// HTTPS (HTTP/2 and HTTP/1.1 by ALPN) with this certificate and key; plain HTTP/1.1 when nil.
+    public var tls: TLSConfiguration?
 
     public init(
         dataDirectory: String, databaseURL: String? = nil, host: String = "127.0.0.1", port: Int = 8080,
         defaultImage: String = "pushcore-logo.png",
         server: ServerLimits = ServerLimits(), logins: LoginLimits = LoginLimits(), sendQuota: RateLimit = Self.defaultSendQuota,
         registrations: RegistrationLimits = RegistrationLimits(),
-        retention: Duration = Self.defaultRetention, retentionSweepInterval: Duration = .seconds(3600)
+        retention: Duration = Self.defaultRetention, retentionSweepInterval: Duration = .seconds(3600), tls: TLSConfiguration? = nil
     ) {
         self.dataDirectory = dataDirectory
         self.databaseURL = databaseURL
@@ -147,10 +149,11 @@ public struct BackendConfiguration: Sendable, CustomStringConvertible, CustomDeb
         self.registrations = registrations
         self.retention = retention
         self.retentionSweepInterval = retentionSweepInterval
+        self.tls = tls
     }
 
     public var description: String {
-        "BackendConfiguration(dataDirectory: \(dataDirectory), databaseURL: \(redactedDatabaseURL ?? "nil"), host: \(host), port: \(port))"
+        "BackendConfiguration(dataDirectory: \(dataDirectory), databaseURL: \(redactedDatabaseURL ?? "nil"), host: \(host), port: \(port), tls: \(tls != nil))"
     }
 
     public var debugDescription: String { description }
@@ -160,7 +163,7 @@ public struct BackendConfiguration: Sendable, CustomStringConvertible, CustomDeb
             self,
             children: [
                 "dataDirectory": dataDirectory, "databaseURL": redactedDatabaseURL as Any, "host": host, "port": port, "server": server,
-                "logins": logins, "sendQuota": sendQuota, "retention": retention,
+                "logins": logins, "sendQuota": sendQuota, "retention": retention, "tls": tls != nil,
             ], displayStyle: .struct)
     }
 

@@ -1,9 +1,13 @@
 import HTTPTypes
 import Hummingbird
 package import HummingbirdCore
+import HummingbirdHTTP2
 package import Logging
 import NIOCore
+import NIOHTTP2
 import NIOHTTPTypes
+package import NIOSSL
+import NIOTLS
 import Synchronization
 
 #if canImport(Glibc)
@@ -114,6 +118,71 @@ extension HTTPServerBuilder {
     package static func http1(limits: ServerLimits, connections: ConnectionRegistry? = nil) -> HTTPServerBuilder {
         .init { responder in LimitedHTTP1Channel(responder: responder, limits: limits, connections: connections) }
     }
+
+    /// HTTPS: HTTP/2 or HTTP/1.1 as the client's ALPN chooses (HTTP/1.1 when it names neither),
+    /// with `limits` as ``http1(limits:connections:)`` applies them; on an HTTP/2 connection, its
+    /// idle timeout and age, and streams at most as idle as a connection may be.
+    package static func https(limits: ServerLimits, connections: ConnectionRegistry? = nil, tls: TLSConfiguration) throws -> HTTPServerBuilder {
+        var tls = tls
+        tls.applicationProtocols = NIOHTTP2SupportedALPNProtocols
+        let context = try NIOSSLContext(configuration: tls)
+        return .init { responder in
+            LimitedHTTPSChannel(
+                http1: LimitedHTTP1Channel(responder: responder, limits: limits, connections: connections),
+                http2: HTTP2Channel(
+                    responder: responder,
+                    configuration: .init(
+                        idleTimeout: limits.idleTimeout, gracefulCloseTimeout: limits.writeTimeout, maxAgeTimeout: limits.maximumConnectionAge,
+                        streamConfiguration: .init(idleTimeout: TimeAmount(limits.idleTimeout)))),
+                tls: context)
+        }
+    }
+}
+
+/// TLS in front of ``LimitedHTTP1Channel`` or Hummingbird's HTTP/2 channel, as ALPN decides. The
+/// deadlines handler stays in front of TLS, on the socket's bytes: a handshake counts against the
+/// head's time, and an HTTP/2 connection, whose requests are streams, leaves it only the write
+/// timeout and the connection registry.
+struct LimitedHTTPSChannel: ServerChildChannel {
+    struct Value: ServerChildChannelValue {
+        let negotiated: EventLoopFuture<NIONegotiatedHTTPVersion<HTTP1Channel.Value, HTTP2Channel.Value>>
+        let channel: any Channel
+    }
+
+    let http1: LimitedHTTP1Channel
+    let http2: HTTP2Channel
+    let tls: NIOSSLContext
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        let (http1, http2) = (http1, http2)
+        return channel.eventLoop.makeCompletedFuture {
+            let pipeline = channel.pipeline.syncOperations
+            try pipeline.addHandler(http1.deadlines(), position: .first)
+            try pipeline.addHandler(NIOSSLServerHandler(context: tls))
+            let negotiation = NIOTypedApplicationProtocolNegotiationHandler<NIONegotiatedHTTPVersion<HTTP1Channel.Value, HTTP2Channel.Value>> {
+                result in
+                switch result {
+                case .negotiated("h2"):
+                    channel.triggerUserOutboundEvent(RequestProgressEvent.multiplexed, promise: nil)
+                    return http2.setup(channel: channel, logger: logger).map { .http2($0) }
+                case .negotiated("http/1.1"), .fallback:
+                    return http1.http1.setup(channel: channel, logger: logger).map { .http1_1($0) }
+                case .negotiated:
+                    return channel.close().flatMapThrowing { throw NIOHTTP2Errors.invalidALPNToken() }
+                }
+            }
+            try pipeline.addHandler(negotiation)
+            return Value(negotiated: negotiation.protocolNegotiationResult, channel: channel)
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        switch try? await value.negotiated.get() {
+        case .http1_1(let connection): await http1.handle(value: connection, logger: logger)
+        case .http2(let connection): await http2.handle(value: connection, logger: logger)
+        case nil: logger.debug("TLS or protocol negotiation failed")
+        }
+    }
 }
 
 /// Hummingbird's HTTP/1 channel with request deadlines: a handler in front of the HTTP decoder
@@ -143,13 +212,16 @@ struct LimitedHTTP1Channel: ServerChildChannel {
     }
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        let (head, body, write, connections) = (requestHeadTimeout, requestBodyTimeout, writeTimeout, connections)
-        return channel.eventLoop.makeCompletedFuture {
-            try channel.pipeline.syncOperations.addHandler(
-                RequestDeadlines(head: head, body: body, write: write, connections: connections), position: .first)
+        channel.eventLoop.makeCompletedFuture {
+            try channel.pipeline.syncOperations.addHandler(deadlines(), position: .first)
         }.flatMap {
             http1.setup(channel: channel, logger: logger)
         }
+    }
+
+    /// The handler that keeps a connection's deadlines, for the front of its pipeline.
+    fileprivate func deadlines() -> RequestDeadlines {
+        RequestDeadlines(head: requestHeadTimeout, body: requestBodyTimeout, write: writeTimeout, connections: connections)
     }
 
     func handle(value: Value, logger: Logger) async {
@@ -165,6 +237,9 @@ private enum RequestProgressEvent {
     case bodyArrived
     /// A response ended: the next bytes start another head.
     case awaitingNext
+    /// The connection speaks HTTP/2: its requests are streams, whose heads and bodies this handler
+    /// does not see; only the write timeout and the registry apply.
+    case multiplexed
 }
 
 /// In front of the decoder: closes the connection when a head started and did not arrive in time,
@@ -270,6 +345,10 @@ private final class RequestDeadlines: ChannelDuplexHandler, RemovableChannelHand
                 readHeld = false
                 context.read()
             }
+        case .multiplexed:
+            stopClock()
+            awaitingHead = false
+            connections?.setIdle(context.channel, false)
         }
         promise?.succeed()
     }

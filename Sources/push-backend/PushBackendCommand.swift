@@ -87,7 +87,7 @@ struct StoreLocation {
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Serves the API; prints \"listening on http://HOST:PORT\" as its first line.",
+        abstract: "Serves the API; prints \"listening on http://HOST:PORT\" (https with TLS) as its first line.",
         discussion: """
             Every option may also come from the environment or from the JSON file --config-file names
             (the command line wins, then the environment, then the file): --max-connections is
@@ -108,10 +108,15 @@ struct Serve: AsyncParsableCommand {
             as for `pushcore lint`; pushes that would not decode are refused before sending.
             --metrics-port serves Prometheus metrics on a port of their own and prints
             "metrics on http://HOST:PORT" after those lines.
+            --tls-certificate and --tls-key serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN); with --demo,
+            --tls-certificate-out makes a certificate for 127.0.0.1 and localhost and writes it there.
+            Without TLS on an address other than loopback, it warns: Basic passwords would cross the
+            network in the clear.
             SIGTERM or SIGINT stops it gracefully.
 
             Examples:
               push-backend serve --data-dir ./data --port 0 --demo
+              push-backend serve --data-dir ./data --host 0.0.0.0 --tls-certificate fullchain.pem --tls-key privkey.pem
               push-backend serve --delivery apns --apns-key-file AuthKey.p8 --apns-key-id ABC123DEFG \\
                 --apns-team-id DEF123GHIJ --apns-topic com.example.app --apns-development
               PUSH_BACKEND_HUB_CONNECTION_STRING='Endpoint=sb://…' push-backend serve --config-file backend.json
@@ -210,6 +215,15 @@ struct Serve: AsyncParsableCommand {
         name: .customLong("metrics-host"),
         help: "The address the metrics port binds: loopback (the default) unless a scraper elsewhere needs it.")
     var metricsHost: String?
+    @Option(
+        name: .customLong("tls-certificate"),
+        help: "Serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN) with this certificate chain, a PEM file; with --tls-key.")
+    var tlsCertificate: String?
+    @Option(name: .customLong("tls-key"), help: "The certificate's private key, a PEM file.") var tlsKey: String?
+    @Option(
+        name: .customLong("tls-certificate-out"),
+        help: "With --demo and no certificate: serve HTTPS with one made at start for 127.0.0.1 and localhost, written here (PEM).")
+    var tlsCertificateOut: String?
     @Flag(name: .customLong("print-config"), help: "Print the settings serve would use, where each came from, secrets redacted; then exit.")
     var printConfig = false
 
@@ -223,6 +237,7 @@ struct Serve: AsyncParsableCommand {
         ("apns.topic", \.apnsTopic), ("apns.endpoint", \.apnsEndpoint), ("apns.caFile", \.apnsCAFile),
         ("apns.otherEndpoint", \.apnsOtherEndpoint), ("apns.checkDevice", \.apnsCheckDevice), ("contentStateSchema", \.contentStateSchema),
         ("attributesSchema", \.attributesSchema), ("logLevel", \.logLevel), ("metrics.host", \.metricsHost),
+        ("tls.certificate", \.tlsCertificate), ("tls.key", \.tlsKey), ("tls.certificateOut", \.tlsCertificateOut),
     ]
     static let intOptions: [(key: String, option: any KeyPath<Serve, Int?> & Sendable)] = [
         ("port", \.port), ("idleTimeout", \.idleTimeout), ("requestHeadTimeout", \.requestHeadTimeout),

@@ -1,4 +1,5 @@
 import APNs
+import APNsEmulator
 import ArgumentParser
 import Logging
 import NIOSSL
@@ -59,6 +60,15 @@ struct ServeSettings {
     /// The Live Activity types' files: ContentState's, and ActivityAttributes' when given.
     var schemaFiles: (contentState: String, attributes: String?)?
     var metrics: (host: String, port: Int)?
+    /// Where HTTPS's identity comes from; plain HTTP when nil.
+    var tls: TLSSource?
+
+    enum TLSSource {
+        /// A certificate chain and its key, PEM files.
+        case files(certificate: String, key: String)
+        /// The demo's: made at start, its certificate written for clients to trust.
+        case selfSigned(certificateOut: String)
+    }
 
     init(_ settings: Settings) throws {
         let store = StoreLocation(settings)
@@ -96,6 +106,9 @@ struct ServeSettings {
         let retentionDays = settings.int("retentionDays", default: 30)
         let metricsPort = settings.int("metrics.port")
         let metricsHost = settings.string("metrics.host", default: "127.0.0.1")
+        let tlsCertificate = settings.string("tls.certificate")
+        let tlsKey = settings.string("tls.key")
+        let tlsCertificateOut = settings.string("tls.certificateOut")
         try settings.checkTypes()
 
         guard let logLevel = Logger.Level(rawValue: level) else { throw ValidationError("logLevel: unknown level \(level)") }
@@ -122,6 +135,13 @@ struct ServeSettings {
         }
         guard (1...36_500).contains(retentionDays) else { throw ValidationError("retentionDays is 1 to 36500") }
         if attributesSchema != nil && contentStateSchema == nil { throw ValidationError("attributesSchema needs contentStateSchema") }
+        switch (tlsCertificate, tlsKey, tlsCertificateOut) {
+        case (let certificate?, let key?, nil): tls = .files(certificate: certificate, key: key)
+        case (nil, nil, let out?) where demo: tls = .selfSigned(certificateOut: out)
+        case (nil, nil, nil): tls = nil
+        case (_, _, .some): throw ValidationError("tls.certificateOut is for --demo without tls.certificate and tls.key")
+        default: throw ValidationError("give both tls.certificate and tls.key, or neither")
+        }
 
         switch (deliveryName, demo) {
         case ("hub", true):
@@ -203,7 +223,33 @@ struct ServeSettings {
             otherEnvironmentEndpoint: apns.otherEndpoint, checkDevice: apns.checkDevice)
     }
 
+    /// HTTPS's configuration; the key is read here and never printed.
+    private func tlsConfiguration() throws -> TLSConfiguration? {
+        switch tls {
+        case nil:
+            return nil
+        case .files(let certificateFile, let keyFile):
+            guard let chain = try? NIOSSLCertificate.fromPEMFile(certificateFile), !chain.isEmpty else {
+                throw fail("\(certificateFile) is not a readable PEM certificate")
+            }
+            guard let key = try? NIOSSLPrivateKey(file: keyFile, format: .pem) else { throw fail("\(keyFile) is not a readable PEM private key") }
+            return .makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        case .selfSigned(let certificateOut):
+            let identity = try APNsEmulatorIdentity.generate()
+            do {
+                try identity.certificatePEM.write(toFile: certificateOut, atomically: true, encoding: .utf8)
+            } catch {
+                throw fail("cannot write \(certificateOut)")
+            }
+            return .makeServerConfiguration(
+                certificateChain: [.certificate(try NIOSSLCertificate(bytes: Array(identity.certificatePEM.utf8), format: .pem))],
+                privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(identity.privateKeyPEM.utf8), format: .pem)))
+        }
+    }
+
     func serve() async throws {
+        var configuration = configuration
+        configuration.tls = try tlsConfiguration()
         let level = logLevel
         // Logs go to stderr: stdout's first lines are addresses, for scripts to read.
         LoggingSystem.bootstrap { label in
@@ -220,8 +266,14 @@ struct ServeSettings {
         }
         // stdout's lines, in this order, are what scripts read: the API, an emulator, the metrics.
         let (host, metricsHost) = (configuration.host, metrics?.host ?? "")
+        let scheme = configuration.tls == nil ? "http" : "https"
+        if configuration.tls == nil && !NetworkAddress.isLoopback(host) {
+            Logger(label: "push-backend").warning(
+                "serving Basic authentication over plain HTTP on a non-loopback address: passwords cross the network in the clear; give tls.certificate and tls.key, or put a TLS proxy in front",
+                metadata: ["host": "\(host)"])
+        }
         let announce: @Sendable (_ port: Int, _ emulator: String?) async -> Void = { [metricsEndpoint] port, emulator in
-            print("listening on http://\(host):\(port)")
+            print("listening on \(scheme)://\(host):\(port)")
             if let emulator { print(emulator) }
             if let port = await metricsEndpoint?.port() { print("metrics on http://\(metricsHost):\(port)") }
             fflush(nil)  // stdout is a pipe when scripts read it

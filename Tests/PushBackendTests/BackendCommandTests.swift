@@ -99,6 +99,8 @@ struct BackendCommandTests {
             ["push-backend", "user", "add", "bad:name"], ["push-backend", "serve", "--delivery", "carrier-pigeon"],
             ["push-backend", "serve", "--delivery", "apns", "--apns-key-file", "k.p8"],
             ["push-backend", "serve", "--demo", "--attributes-schema", "a.json"], ["hub-emulator", "--hub", "h"],
+            ["push-backend", "serve", "--tls-certificate", "c.pem"], ["push-backend", "serve", "--tls-certificate-out", "c.pem"],
+            ["push-backend", "serve", "--demo", "--tls-certificate-out", "c.pem", "--tls-key", "k.pem"],
             ["hub-emulator", "--port", "-1", "--hub", "h", "--connection-string", "x"],
             ["hub-emulator", "--hub", "h", "--connection-string", "Endpoint=sb://x/;SharedAccessKeyName=r"],
         ])
