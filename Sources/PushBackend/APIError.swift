@@ -49,7 +49,9 @@ package struct APIError: HTTPResponseError, Hashable, Sendable, CustomStringConv
     }
 
     static func unauthorized(_ message: String) -> APIError {
-        APIError(status: 401, code: .unauthorized, message, headers: [("WWW-Authenticate", #"Basic realm="push-backend", charset="UTF-8""#)])
+        APIError(
+            status: 401, code: .unauthorized, message,
+            headers: [("WWW-Authenticate", #"Basic realm="push-backend", charset="UTF-8""#), ("WWW-Authenticate", #"Bearer realm="push-backend""#)])
     }
 
     /// Also what a notification or registration of someone else's gets: no hint that it exists.

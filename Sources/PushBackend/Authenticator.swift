@@ -131,8 +131,10 @@ package final class Authenticator: Sendable {
     private func identify<Loaded: Sendable>(
         authorization: String?, client: String, loading load: (String) async throws(StoreError) -> (UserRecord, Loaded)?
     ) async throws(APIError) -> (user: User, loaded: Loaded) {
-        guard let authorization, let (name, password) = Self.basicCredentials(authorization) else {
-            throw .unauthorized("send HTTP Basic credentials")
+        guard let authorization else { throw .unauthorized("send HTTP Basic credentials or an API key") }
+        if APIKey.isBearer(authorization) { return try await identify(APIKey(authorization: authorization), client: client, loading: load) }
+        guard let (name, password) = Self.basicCredentials(authorization) else {
+            throw .unauthorized("send HTTP Basic credentials or an API key")
         }
         let found: (UserRecord, Loaded)?
         do {
@@ -162,6 +164,28 @@ package final class Authenticator: Sendable {
         _ = try await budgetedCheck(
             Attempt(name: name, storedHash: Self.decoy.encoded, passwordMAC: mac), password: password, hash: Self.decoy, client: client)
         throw .unauthorized("wrong user name or password")
+    }
+
+    /// The owner of an API key, read on every request (so a revoked key fails on the next one);
+    /// no password check, so no scrypt budget. A key that is malformed, unknown or wrong spends a
+    /// check of the client's budget, so that guessing keys cannot keep the database busy.
+    private func identify<Loaded: Sendable>(
+        _ key: APIKey?, client: String, loading load: (String) async throws(StoreError) -> (UserRecord, Loaded)?
+    ) async throws(APIError) -> (user: User, loaded: Loaded) {
+        func refuse() -> APIError {
+            if let wait = addressBudget.take(client) { return .tooManyLogins(retryAfter: wait) }
+            return .unauthorized("unknown or revoked API key")
+        }
+        guard let key else { throw refuse() }
+        let record: APIKeyRecord?
+        do { record = try await store.apiKey(id: key.id) } catch { throw .storage(error) }
+        guard let record, key.matches(record) else { throw refuse() }
+        let found: (UserRecord, Loaded)?
+        do { found = try await load(record.owner) } catch { throw .storage(error) }
+        // The owner is gone between the two reads: the key went with them.
+        guard let (user, loaded) = found else { throw refuse() }
+        metrics.apiKeyLogins.increment()
+        return (User(name: user.name, role: user.role), loaded)
     }
 
     /// Takes a check from the client's and the name's budgets and runs it. A real login that

@@ -8,8 +8,8 @@ import Tracing
 /// that a process bootstrapping its metrics system first gets real handlers.
 ///
 /// - `push_backend_logins_total{result}`: `cache_hit` (no password check ran), `checked` (scrypt
-///   ran and matched) or `refused` (no credentials, an unknown name, a wrong password, a budget
-///   spent).
+///   ran and matched), `api_key` (an API key matched) or `refused` (no credentials, an unknown
+///   name, a wrong password or key, a budget spent).
 /// - `push_backend_pushes_total{kind, outcome}`: `notification`, `live_activity` or `broadcast`;
 ///   `sent` or `failed` (the hub or APNs call threw, or APNs reached none of the devices).
 /// - `push_backend_store_duration_seconds{operation}`: each store call (``InstrumentedStore``).
@@ -20,6 +20,7 @@ struct BackendMetrics: Sendable {
     let loginCacheHits: Counter
     let loginsChecked: Counter
     let loginsRefused: Counter
+    let apiKeyLogins: Counter
 
     /// - Parameter factory: The metrics system's, unless a test hands in its own.
     init(factory: any MetricsFactory = MetricsSystem.factory) {
@@ -27,6 +28,7 @@ struct BackendMetrics: Sendable {
         loginCacheHits = Counter(label: "push_backend_logins_total", dimensions: [("result", "cache_hit")], factory: factory)
         loginsChecked = Counter(label: "push_backend_logins_total", dimensions: [("result", "checked")], factory: factory)
         loginsRefused = Counter(label: "push_backend_logins_total", dimensions: [("result", "refused")], factory: factory)
+        apiKeyLogins = Counter(label: "push_backend_logins_total", dimensions: [("result", "api_key")], factory: factory)
     }
 
     func pruningHeld(blaming reason: APNsRejectionReason) {

@@ -12,8 +12,16 @@ package protocol BackendStore: Sendable {
     func addUser(_ user: UserRecord) async throws(StoreError)
     func user(named name: String) async throws(StoreError) -> UserRecord?
     func users() async throws(StoreError) -> [UserRecord]
-    /// Whether there was such a user. Their notifications and registrations go with them.
+    /// Whether there was such a user. Their notifications, registrations and API keys go with them.
     func removeUser(named name: String) async throws(StoreError) -> Bool
+
+    /// Adds an API key of an existing user; `notFound` when there is no such user.
+    func addAPIKey(_ key: APIKeyRecord) async throws(StoreError)
+    func apiKey(id: String) async throws(StoreError) -> APIKeyRecord?
+    /// Every key, by owner, then by age.
+    func apiKeys() async throws(StoreError) -> [APIKeyRecord]
+    /// Whether there was such a key; it stops working on the next request.
+    func removeAPIKey(id: String) async throws(StoreError) -> Bool
 
     func registration(id: String) async throws(StoreError) -> RegistrationRecord?
     func registration(deviceToken: String) async throws(StoreError) -> RegistrationRecord?
@@ -84,6 +92,26 @@ package enum UserRole: String, Sendable, Hashable, CaseIterable {
     case user
     /// May notify anybody.
     case sender
+}
+
+/// A credential a user gives a service (a sending service, a script): it authenticates as its
+/// owner, with the owner's role and budgets. The secret is kept only as its SHA-256: a key holds
+/// 256 random bits, which no guessing reaches, so a slow hash would buy nothing.
+package struct APIKeyRecord: Sendable, Hashable {
+    /// 16 lowercase hex digits: the part of the key that names it, safe to show.
+    package let id: String
+    package let owner: String
+    /// The SHA-256 of the secret part, in lowercase hex.
+    package let secretHash: String
+    /// Unix milliseconds.
+    package let createdAt: Int64
+
+    package init(id: String, owner: String, secretHash: String, createdAt: Int64) {
+        self.id = id
+        self.owner = owner
+        self.secretHash = secretHash
+        self.createdAt = createdAt
+    }
 }
 
 package struct UserRecord: Sendable, Hashable {

@@ -53,6 +53,19 @@ struct InstrumentedStore: BackendStore {
         try await measure("remove_user", writes: true) { () async throws(StoreError) in try await base.removeUser(named: name) }
     }
 
+    func addAPIKey(_ key: APIKeyRecord) async throws(StoreError) {
+        try await measure("add_api_key", writes: true) { () async throws(StoreError) in try await base.addAPIKey(key) }
+    }
+    func apiKey(id: String) async throws(StoreError) -> APIKeyRecord? {
+        try await measure("api_key") { () async throws(StoreError) in try await base.apiKey(id: id) }
+    }
+    func apiKeys() async throws(StoreError) -> [APIKeyRecord] {
+        try await measure("api_keys") { () async throws(StoreError) in try await base.apiKeys() }
+    }
+    func removeAPIKey(id: String) async throws(StoreError) -> Bool {
+        try await measure("remove_api_key", writes: true) { () async throws(StoreError) in try await base.removeAPIKey(id: id) }
+    }
+
     func registration(id: String) async throws(StoreError) -> RegistrationRecord? {
         try await measure("registration") { () async throws(StoreError) in try await base.registration(id: id) }
     }

@@ -86,6 +86,16 @@ package final class PostgresBackendStore: BackendStore {
             "ALTER TABLE notifications ADD COLUMN hub_message_id TEXT",
             "ALTER TABLE notifications ADD COLUMN delivery TEXT",
         ],
+        [
+            """
+            CREATE TABLE api_keys (
+                id TEXT PRIMARY KEY,
+                owner TEXT NOT NULL REFERENCES users(name) ON DELETE CASCADE,
+                secret_hash TEXT NOT NULL,
+                created_at BIGINT NOT NULL
+            )
+            """
+        ],
     ]
 
     /// The advisory lock migrations run under: any 64-bit number no other program on the database uses.
@@ -289,6 +299,37 @@ package final class PostgresBackendStore: BackendStore {
 
     package func removeUser(named name: String) async throws(StoreError) -> Bool {
         try await count("DELETE FROM users WHERE name = \(name) RETURNING name") > 0
+    }
+
+    package func addAPIKey(_ key: APIKeyRecord) async throws(StoreError) {
+        let inserted = try await count(
+            """
+            INSERT INTO api_keys (id, owner, secret_hash, created_at) SELECT \(key.id), \(key.owner), \(key.secretHash), \(key.createdAt)
+            WHERE EXISTS (SELECT 1 FROM users WHERE name = \(key.owner)) RETURNING id
+            """)
+        guard inserted > 0 else { throw StoreError(.notFound, "no user named \(key.owner)") }
+    }
+
+    package func apiKey(id: String) async throws(StoreError) -> APIKeyRecord? {
+        try await apiKeys("SELECT id, owner, secret_hash, created_at FROM api_keys WHERE id = \(id)").first
+    }
+
+    package func apiKeys() async throws(StoreError) -> [APIKeyRecord] {
+        try await apiKeys("SELECT id, owner, secret_hash, created_at FROM api_keys ORDER BY owner, created_at")
+    }
+
+    package func removeAPIKey(id: String) async throws(StoreError) -> Bool {
+        try await count("DELETE FROM api_keys WHERE id = \(id) RETURNING id") > 0
+    }
+
+    private func apiKeys(_ query: PostgresQuery) async throws(StoreError) -> [APIKeyRecord] {
+        try await run {
+            var keys: [APIKeyRecord] = []
+            for try await (id, owner, hash, created) in try await client.query(query, logger: logger).decode((String, String, String, Int64).self) {
+                keys.append(APIKeyRecord(id: id, owner: owner, secretHash: hash, createdAt: created))
+            }
+            return keys
+        }
     }
 
     private func users(_ query: PostgresQuery) async throws(StoreError) -> [UserRecord] {

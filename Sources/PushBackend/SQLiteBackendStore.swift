@@ -97,6 +97,17 @@ package final class SQLiteBackendStore: BackendStore {
             "ALTER TABLE notifications ADD COLUMN hub_message_id TEXT",
             "ALTER TABLE notifications ADD COLUMN delivery TEXT",
         ],
+        [
+            // Credentials users give services: each authenticates as its owner.
+            """
+            CREATE TABLE api_keys (
+                id TEXT PRIMARY KEY NOT NULL,
+                owner TEXT NOT NULL REFERENCES users(name) ON DELETE CASCADE,
+                secret_hash TEXT NOT NULL,
+                created_at INTEGER NOT NULL
+            ) STRICT
+            """
+        ],
     ]
 
     package let path: String
@@ -211,6 +222,35 @@ package final class SQLiteBackendStore: BackendStore {
 
     package func removeUser(named name: String) async throws(StoreError) -> Bool {
         !(try await run("DELETE FROM users WHERE name = ? RETURNING name", [.text(name)])).isEmpty
+    }
+
+    package func addAPIKey(_ key: APIKeyRecord) async throws(StoreError) {
+        let inserted = try await run(
+            """
+            INSERT INTO api_keys (id, owner, secret_hash, created_at) SELECT ?1, ?2, ?3, ?4
+            WHERE EXISTS (SELECT 1 FROM users WHERE name = ?2) RETURNING id
+            """,
+            [.text(key.id), .text(key.owner), .text(key.secretHash), .integer(Int(key.createdAt))])
+        guard !inserted.isEmpty else { throw StoreError(.notFound, "no user named \(key.owner)") }
+    }
+
+    package func apiKey(id: String) async throws(StoreError) -> APIKeyRecord? {
+        try await run("SELECT id, owner, secret_hash, created_at FROM api_keys WHERE id = ?", [.text(id)]).first.flatMap(Self.apiKey(from:))
+    }
+
+    package func apiKeys() async throws(StoreError) -> [APIKeyRecord] {
+        try await run("SELECT id, owner, secret_hash, created_at FROM api_keys ORDER BY owner, created_at").compactMap(Self.apiKey(from:))
+    }
+
+    package func removeAPIKey(id: String) async throws(StoreError) -> Bool {
+        !(try await run("DELETE FROM api_keys WHERE id = ? RETURNING id", [.text(id)])).isEmpty
+    }
+
+    private static func apiKey(from row: SQLiteRow) -> APIKeyRecord? {
+        guard let id = row.column("id")?.string, let owner = row.column("owner")?.string, let hash = row.column("secret_hash")?.string,
+            let created = row.column("created_at")?.integer
+        else { return nil }
+        return APIKeyRecord(id: id, owner: owner, secretHash: hash, createdAt: Int64(created))
     }
 
     private static func user(from row: SQLiteRow) -> UserRecord? {

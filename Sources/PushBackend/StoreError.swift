@@ -11,6 +11,8 @@ public struct StoreError: CodedError {
         case schemaTooNew
         /// The engine failed a statement.
         case storage
+        /// What the operation needs does not exist (the user an API key is for).
+        case notFound
     }
 
     public let code: Code

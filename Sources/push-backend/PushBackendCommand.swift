@@ -23,7 +23,7 @@ struct PushBackendCommand: AsyncParsableCommand {
             Example (offline, straight to an in-process APNs emulator, with Live Activities):
               push-backend serve --data-dir ./data --demo --delivery apns --content-state-schema state.json
             """,
-        subcommands: [Serve.self, User.self]
+        subcommands: [Serve.self, User.self, APIKeyCommand.self]
     )
 
     /// Usage errors exit 2, as `pushcore`'s do.
@@ -355,6 +355,91 @@ struct User: AsyncParsableCommand {
         func run() async throws {
             let users = try await withStore(try await dataDirectory.store().0) { store throws(StoreError) in try await store.users() }
             for user in users { print("\(user.name)\t\(user.role.rawValue)") }
+        }
+    }
+}
+
+struct APIKeyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apikey",
+        abstract: "Manages API keys: credentials a sending service sends as `Authorization: Bearer KEY`, acting as their owner.",
+        subcommands: [Add.self, Revoke.self, List.self]
+    )
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Adds an API key for OWNER and prints it, once: only its hash is kept.",
+            discussion: """
+                The key acts as OWNER, with their role and budgets. An owner who is not a user yet is
+                added with --role (user by default) and no password: they sign in with keys only.
+                The key is the only line on stdout.
+
+                Example:
+                  KEY=$(push-backend apikey add billing --role sender --data-dir ./data)
+                  curl -H "Authorization: Bearer $KEY" …/api/notifications
+                """
+        )
+
+        @Argument(help: "The user the key acts as; 1 to 64 of A-Z a-z 0-9 . _ -") var owner: String
+        @Option(help: "user or sender, for an owner added now; an existing owner's role must match.") var role: String?
+        @OptionGroup var dataDirectory: DataDirectory
+
+        func validate() throws {
+            guard UserRecord.isValidName(owner) else { throw ValidationError("a user name is 1 to 64 of A-Z a-z 0-9 . _ -") }
+            guard role.map({ UserRole(rawValue: $0) != nil }) ?? true else { throw ValidationError("--role is user or sender") }
+        }
+
+        func run() async throws {
+            let (owner, role) = (self.owner, role.flatMap(UserRole.init(rawValue:)))
+            let (text, record) = APIKey.generate(owner: owner)
+            let ownerRole = try await withStore(try await dataDirectory.store().0) { store throws(StoreError) -> UserRole? in
+                if let user = try await store.user(named: owner) {
+                    guard role == nil || role == user.role else { return nil }
+                    try await store.addAPIKey(record)
+                    return user.role
+                }
+                // A stored hash that parses as none: no password ever matches it.
+                try await store.addUser(UserRecord(name: owner, passwordHash: "!", role: role ?? .user))
+                try await store.addAPIKey(record)
+                return role ?? .user
+            }
+            guard let ownerRole else { throw fail("\(owner) is a user with another role; their keys act with it") }
+            print(text)
+            writeError("added API key \(record.id) for \(owner) (\(ownerRole.rawValue)); it is shown only now\n")
+        }
+    }
+
+    struct Revoke: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Revokes an API key by its id (the 16 hex digits after pck_); the next request with it is refused.",
+            discussion: "Example:\n  push-backend apikey revoke 3f9a0c1b2d4e5f60 --data-dir ./data"
+        )
+
+        @Argument var id: String
+        @OptionGroup var dataDirectory: DataDirectory
+
+        func run() async throws {
+            let id = self.id
+            let removed = try await withStore(try await dataDirectory.store().0) { store throws(StoreError) in try await store.removeAPIKey(id: id) }
+            guard removed else { throw fail("no API key \(id)") }
+            print("revoked \(id)")
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Lists the API keys: id, owner and when each was made (never the key).",
+            discussion: "Example:\n  push-backend apikey list --data-dir ./data"
+        )
+
+        @OptionGroup var dataDirectory: DataDirectory
+
+        func run() async throws {
+            let keys = try await withStore(try await dataDirectory.store().0) { store throws(StoreError) in try await store.apiKeys() }
+            for key in keys {
+                let created = Date(timeIntervalSince1970: Double(key.createdAt) / 1000).formatted(.iso8601)
+                print("\(key.id)\t\(key.owner)\t\(created)")
+            }
         }
     }
 }

@@ -100,6 +100,7 @@ struct BackendCommandTests {
             ["push-backend", "serve", "--delivery", "apns", "--apns-key-file", "k.p8"],
             ["push-backend", "serve", "--demo", "--attributes-schema", "a.json"], ["hub-emulator", "--hub", "h"],
             ["push-backend", "serve", "--tls-certificate", "c.pem"], ["push-backend", "serve", "--tls-certificate-out", "c.pem"],
+            ["push-backend", "apikey", "add", "bad:name"], ["push-backend", "apikey", "add", "svc", "--role", "admin"],
             ["push-backend", "serve", "--demo", "--tls-certificate-out", "c.pem", "--tls-key", "k.pem"],
             ["hub-emulator", "--port", "-1", "--hub", "h", "--connection-string", "x"],
             ["hub-emulator", "--hub", "h", "--connection-string", "Endpoint=sb://x/;SharedAccessKeyName=r"],
@@ -109,6 +110,27 @@ struct BackendCommandTests {
             Array(command.dropFirst()), executable: PushCoreBinary.builtExecutable(command[0]), environment: [:])
         #expect(result.status == 2, "\(command): \(result.err)")
         #expect(result.stdout.isEmpty && !result.stderr.isEmpty)
+    }
+
+    @Test("apikey add prints the key alone, once; list shows ids, never keys; an owner's other role is refused; revoke")
+    func apiKeyCommands() async throws {
+        let directory = try temporaryDirectory()
+        #expect(try await run(["user", "add", "alice", "--data-dir", directory], stdin: "alice-pw\n").0 == 0)
+        let (status, out, err) = try await run(["apikey", "add", "billing", "--role", "sender", "--data-dir", directory])
+        let key = String(out.dropLast())
+        #expect(status == 0 && out.hasSuffix("\n") && key.hasPrefix("pck_") && key.utf8.count == 85 && !key.contains("\n"), "\(out)")
+        let id = String(key.dropFirst(4).prefix(16)), secret = String(key.suffix(64))
+        #expect(err.contains("added API key \(id) for billing (sender)") && !err.contains(secret), "\(err)")
+        let listed = try await run(["apikey", "list", "--data-dir", directory])
+        #expect(listed.0 == 0 && listed.1.hasPrefix("\(id)\tbilling\t") && !listed.1.contains(secret), "\(listed.1)")
+        #expect(try await run(["user", "list", "--data-dir", directory]).1.contains("billing\tsender"))
+        let otherRole = try await run(["apikey", "add", "alice", "--role", "sender", "--data-dir", directory])
+        #expect(otherRole.0 == 1 && otherRole.2.contains("another role") && otherRole.1.isEmpty, "\(otherRole.2)")
+        #expect(try await run(["apikey", "add", "alice", "--data-dir", directory]).0 == 0)
+        #expect(try await run(["apikey", "revoke", id, "--data-dir", directory]) == (0, "revoked \(id)\n", ""))
+        #expect(try await run(["apikey", "revoke", id, "--data-dir", directory]).0 == 1)
+        #expect(
+            try await run(["apikey", "list", "--data-dir", directory]).1.split(separator: "\n").map { $0.split(separator: "\t")[1] } == ["alice"])
     }
 
     @Test("serve --demo: address first, the whole flow offline, 200 concurrent image downloads in bounded memory, SIGTERM stops it cleanly")

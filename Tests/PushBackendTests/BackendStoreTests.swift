@@ -207,6 +207,29 @@ struct BackendStoreTests {
         }
     }
 
+    @Test("API keys: added for an existing user only, listed by owner, revoked one by one, removed with their owner", arguments: StoreEngine.allCases)
+    func apiKeys(engine: StoreEngine) async throws {
+        try await withStore(engine) { store in
+            try await store.addUser(UserRecord(name: "news", passwordHash: "!", role: .sender))
+            try await store.addUser(UserRecord(name: "alice", passwordHash: "$scrypt$a", role: .user))
+            let first = APIKey.generate(owner: "news"), second = APIKey.generate(owner: "news"), third = APIKey.generate(owner: "alice")
+            for key in [first, second, third] { try await store.addAPIKey(key.record) }
+            do throws(StoreError) {
+                try await store.addAPIKey(APIKey.generate(owner: "nobody").record)
+                Issue.record("a key for no user was added")
+            } catch {
+                #expect(error.code == .notFound)
+            }
+            #expect(try await store.apiKey(id: first.record.id) == first.record)
+            #expect(try await store.apiKeys().map(\.owner) == ["alice", "news", "news"])
+            #expect(try await store.removeAPIKey(id: first.record.id))
+            #expect(try await !store.removeAPIKey(id: first.record.id))
+            #expect(try await store.apiKey(id: first.record.id) == nil)
+            #expect(try await store.removeUser(named: "news"))
+            #expect(try await store.apiKeys().map(\.id) == [third.record.id])
+        }
+    }
+
     @Test("200 concurrent writes and reads through one store lose nothing", arguments: StoreEngine.allCases)
     func concurrency(engine: StoreEngine) async throws {
         // What is checked is that nothing is lost, not how soon: 200 calls queue for PostgreSQL's

@@ -1,0 +1,87 @@
+import NIOHTTP1
+import PushBackend
+import PushCore
+import PushTestSupport
+import Testing
+
+/// API keys (`Authorization: Bearer pck_…`): a key acts as its owner, is read on every request,
+/// and a wrong one spends its client's budget.
+@Suite("push-backend API keys")
+struct APIKeyTests {
+    /// A key of `owner`, added to the store in `directory` (a second connection beside the server's).
+    func addKey(for owner: String, role: UserRole, in directory: String) async throws -> (text: String, id: String) {
+        let store = try await SQLiteBackendStore.open(dataDirectory: directory)
+        if try await store.user(named: owner) == nil { try await store.addUser(UserRecord(name: owner, passwordHash: "!", role: role)) }
+        let key = APIKey.generate(owner: owner)
+        try await store.addAPIKey(key.record)
+        await store.close()
+        return (key.text, key.record.id)
+    }
+
+    func revoke(_ id: String, in directory: String) async throws {
+        let store = try await SQLiteBackendStore.open(dataDirectory: directory)
+        #expect(try await store.removeAPIKey(id: id))
+        await store.close()
+    }
+
+    func bearer(_ key: String) -> [(String, String)] { [("Authorization", "Bearer " + key)] }
+
+    @Test("A key acts as its owner: a service's sends, a user's list and registrations; revoked, it is refused on the next request")
+    func actsAsOwner() async throws {
+        let directory = try temporaryDirectory()
+        try await withBackend(dataDirectory: directory) { backend in
+            let billing = try await addKey(for: "billing", role: .sender, in: directory)
+            let sent = try await backend.call(
+                .POST, "/api/notifications", as: nil, headers: bearer(billing.text),
+                json: #"{"to": "alice", "kind": "rich", "message": "invoice ready"}"#)
+            #expect(sent.status == 201, "\(sent.text)")
+            // The service's user has no password: Basic never lets it in.
+            #expect(try await backend.call(.GET, "/api/notifications", as: "billing", password: "!").status == 401)
+
+            let alice = try await addKey(for: "alice", role: .user, in: directory)
+            let list = try await backend.call(.GET, "/api/notifications", as: nil, headers: bearer(alice.text))
+            #expect(list.status == 200 && list.text.contains("invoice ready"), "\(list.text)")
+            let token = String(repeating: "3c", count: 32)
+            let registered = try await backend.call(
+                .POST, "/api/register", as: nil, headers: bearer(alice.text), json: #"{"deviceToken": "\#(token)"}"#)
+            #expect(registered.status == 201)
+            // A user key cannot do what the user cannot: notify someone else.
+            let refused = try await backend.call(
+                .POST, "/api/notifications", as: nil, headers: bearer(alice.text), json: #"{"to": "carol", "kind": "rich", "message": "x"}"#)
+            #expect(refused.status == 403)
+
+            try await revoke(alice.id, in: directory)
+            let revoked = try await backend.call(.GET, "/api/notifications", as: nil, headers: bearer(alice.text))
+            #expect(revoked.status == 401 && revoked.text.contains("unknown or revoked API key"))
+            let challenges = revoked.headers["WWW-Authenticate"]
+            #expect(challenges.contains { $0.hasPrefix("Basic ") } && challenges.contains { $0.hasPrefix("Bearer ") }, "\(challenges)")
+            // The other key still works.
+            #expect(try await backend.call(.GET, "/api/notifications", as: nil, headers: bearer(billing.text)).status == 200)
+        }
+    }
+
+    @Test("A malformed, unknown or wrong key is refused, and spends the client's budget of login checks")
+    func wrongKeys() async throws {
+        let directory = try temporaryDirectory()
+        try await withBackend(
+            dataDirectory: directory, configure: { $0.logins = LoginLimits(perAddress: RateLimit(burst: 5, perSecond: 0.001)) }
+        ) { backend in
+            let key = try await addKey(for: "billing", role: .sender, in: directory)
+            let id = String(key.text.dropFirst(4).prefix(16))
+            let wrongSecret = "pck_\(id)_" + String(repeating: "0", count: 64)
+            let malformed = [
+                "pck_\(id)", String(key.text.dropLast()), key.text.uppercased(), "eyJhbGciOiJub25lIn0.eyJzdWIiOiJhIn0.",
+                "pck_" + String(repeating: "0", count: 16) + "_" + String(repeating: "0", count: 64),
+            ]
+            for text in [wrongSecret] + malformed.prefix(4) {
+                let reply = try await backend.call(.GET, "/api/notifications", as: nil, headers: bearer(text))
+                #expect(reply.status == 401, "\(text): \(reply.status) \(reply.text)")
+            }
+            // Five refused: the sixth wrong key from this address waits.
+            let limited = try await backend.call(.GET, "/api/notifications", as: nil, headers: bearer(malformed[4]))
+            #expect(limited.status == 429 && limited.header("Retry-After") != nil, "\(limited.status)")
+            // A right key spends nothing, and still works.
+            #expect(try await backend.call(.GET, "/api/notifications", as: nil, headers: bearer(key.text)).status == 200)
+        }
+    }
+}
