@@ -34,6 +34,23 @@ public struct PushBackendClient: Sendable {
             middlewares: [ErrorMiddleware(), BasicAuthenticationMiddleware(store: credentials), ResumeHeaders.Middleware()])
     }
 
+    /// A client that signs its requests with a bearer token: an API key, or an access token the
+    /// app's own sign-in gives.
+    /// - Parameters:
+    ///   - serverURL: The backend, `https://push.example.com`.
+    ///   - token: Asked before each request, with `false`; when the backend refuses the token (401),
+    ///     asked once more with `true`, so that the app can renew it, and the request is sent again
+    ///     with the new one (a request whose body can be read only once is not). Nil when nobody
+    ///     is signed in: the call fails with ``PushClientError/unauthorized`` before sending.
+    ///   - transport: As ``init(serverURL:credentials:transport:)`` takes it.
+    public init(
+        serverURL: URL, token: @escaping @Sendable (_ renewing: Bool) async throws -> String?, transport: (any ClientTransport)? = nil
+    ) {
+        client = Client(
+            serverURL: serverURL, transport: transport ?? Self.platformTransport(),
+            middlewares: [ErrorMiddleware(), BearerAuthenticationMiddleware(token: token), ResumeHeaders.Middleware()])
+    }
+
     /// The transport used when none is given: URLSession on Apple platforms, AsyncHTTPClient's
     /// shared client on Linux.
     public static func platformTransport() -> any ClientTransport {

@@ -99,3 +99,39 @@ struct BasicAuthenticationMiddleware: ClientMiddleware {
         return try await next(request, body, baseURL)
     }
 }
+
+/// Adds the app's bearer token to every request; on a 401, asks for a renewed one and sends the
+/// request again, once.
+struct BearerAuthenticationMiddleware: ClientMiddleware {
+    let token: @Sendable (_ renewing: Bool) async throws -> String?
+
+    func intercept(
+        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+        next: (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        var request = request
+        request.headerFields[.authorization] = try await authorization(renewing: false)
+        let (response, responseBody) = try await next(request, body, baseURL)
+        guard response.status == .unauthorized, body?.iterationBehavior != .single else { return (response, responseBody) }
+        request.headerFields[.authorization] = try await authorization(renewing: true)
+        return try await next(request, body, baseURL)
+    }
+
+    /// `Bearer TOKEN`, for a token of visible ASCII only: anything else could end the header or
+    /// start another, and is refused before it is sent (its text is not repeated).
+    private func authorization(renewing: Bool) async throws -> String {
+        let given: String?
+        do {
+            given = try await token(renewing)
+        } catch let error as PushClientError {
+            throw error
+        } catch {
+            throw PushClientError.credentialsUnavailable
+        }
+        guard let given else { throw PushClientError.unauthorized }
+        guard !given.isEmpty, given.utf8.count <= 8192, given.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw PushClientError.credentialsUnavailable
+        }
+        return "Bearer " + given
+    }
+}

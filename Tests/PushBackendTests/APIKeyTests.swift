@@ -1,7 +1,10 @@
+import Foundation
 import NIOHTTP1
 import PushBackend
+import PushClient
 import PushCore
 import PushTestSupport
+import Synchronization
 import Testing
 
 /// API keys (`Authorization: Bearer pck_…`): a key acts as its owner, is read on every request,
@@ -82,6 +85,42 @@ struct APIKeyTests {
             #expect(limited.status == 429 && limited.header("Retry-After") != nil, "\(limited.status)")
             // A right key spends nothing, and still works.
             #expect(try await backend.call(.GET, "/api/notifications", as: nil, headers: bearer(key.text)).status == 200)
+        }
+    }
+
+    @Test(
+        "PushClient with a token: a refused token is renewed once and the call sent again, a body too; nil or a token that could end its header sends nothing"
+    )
+    func pushClientToken() async throws {
+        let directory = try temporaryDirectory()
+        try await withBackend(dataDirectory: directory, overSockets: true) { backend in
+            let key = try await addKey(for: "alice", role: .user, in: directory)
+            let old = try await addKey(for: "alice", role: .user, in: directory)
+            try await revoke(old.id, in: directory)
+            let server = try #require(URL(string: backend.base))
+
+            let asked = Mutex<[Bool]>([])
+            let renewing = PushBackendClient(serverURL: server) { renew in
+                asked.withLock { $0.append(renew) }
+                return renew ? key.text : old.text
+            }
+            #expect(try await renewing.notifications(within: .seconds(30)).isEmpty)
+            #expect(asked.withLock { $0 } == [false, true])
+            let registration = try await renewing.registerDevice(token: [UInt8](repeating: 0xA5, count: 32), within: .seconds(30))
+            #expect(registration.reachable && asked.withLock { $0 } == [false, true, false, true])
+
+            let calls = Mutex(0)
+            let refused = PushBackendClient(serverURL: server) { _ in
+                calls.withLock { $0 += 1 }
+                return old.text
+            }
+            await #expect(throws: PushClientError.unauthorized) { try await refused.notifications(within: .seconds(30)) }
+            #expect(calls.withLock { $0 } == 2)
+
+            let signedOut = PushBackendClient(serverURL: server) { _ in nil }
+            await #expect(throws: PushClientError.unauthorized) { try await signedOut.notifications(within: .seconds(30)) }
+            let injecting = PushBackendClient(serverURL: server) { _ in key.text + "\r\nX-Admin: 1" }
+            await #expect(throws: PushClientError.credentialsUnavailable) { try await injecting.notifications(within: .seconds(30)) }
         }
     }
 }
