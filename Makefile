@@ -107,7 +107,7 @@ LOAD_CONNECTIONS ?= 50
 LOAD_SETUPS ?= bare sqlite postgres postgres-2
 load:
 	@scripts/install-system-deps wrk curl postgresql
-	LOAD_SETUPS="$(LOAD_SETUPS)" scripts/load-backend $(LOAD_SECONDS) $(LOAD_CONNECTIONS)
+	LOAD_SETUPS="$(LOAD_SETUPS)" RELEASE_FLAGS="$(RELEASE_FLAGS)" scripts/load-backend $(LOAD_SECONDS) $(LOAD_CONNECTIONS)
 
 # The module graph's rules: the codec depends on nothing, the APNs model on the codec alone, and
 # no production target on an emulator (scripts/check-module-graph).

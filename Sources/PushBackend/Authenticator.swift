@@ -109,16 +109,34 @@ package final class Authenticator: Sendable {
     ///   checks already waiting fill the queue.
     package func authenticate(authorization: String?, client: String) async throws(APIError) -> User {
         let store = store
-        return try await authenticate(authorization: authorization, client: client) { name throws(StoreError) in
-            try await store.user(named: name).map { ($0, ()) }
+        return try await authenticate(authorization: authorization, client: client) {
+            principal throws(StoreError) -> (UserRecord, APIKeyRecord?, Void)? in
+            switch principal {
+            case .user(let name):
+                guard let user = try await store.user(named: name) else { return nil }
+                return (user, nil, ())
+            case .apiKey(let id):
+                guard let (apiKey, user) = try await store.apiKeyOwner(id: id) else { return nil }
+                return (user, apiKey, ())
+            }
         }.user
     }
 
-    /// As ``authenticate(authorization:client:)``, with the user's row read by `load` together
-    /// with what the request is after, in one round trip: `load` returns nil when there is no
-    /// such user. What it loaded is handed back only once the password is checked.
+    /// Whom a request's credentials name, for the store to read.
+    package enum Principal: Sendable {
+        /// A user's name, from Basic credentials.
+        case user(String)
+        /// An API key's id, from a bearer token.
+        case apiKey(id: String)
+    }
+
+    /// As ``authenticate(authorization:client:)``, with the user's row (and for an API key, the
+    /// key's, whose owner the user is) read by `load` together with what the request is after, in
+    /// one round trip: `load` returns nil when there is no such user or key. What it loaded is
+    /// handed back only once the password or the key is checked.
     package func authenticate<Loaded: Sendable>(
-        authorization: String?, client: String, loading load: (String) async throws(StoreError) -> (UserRecord, Loaded)?
+        authorization: String?, client: String,
+        loading load: (Principal) async throws(StoreError) -> (UserRecord, APIKeyRecord?, Loaded)?
     ) async throws(APIError) -> (user: User, loaded: Loaded) {
         do {
             return try await identify(authorization: authorization, client: client, loading: load)
@@ -129,7 +147,7 @@ package final class Authenticator: Sendable {
     }
 
     private func identify<Loaded: Sendable>(
-        authorization: String?, client: String, loading load: (String) async throws(StoreError) -> (UserRecord, Loaded)?
+        authorization: String?, client: String, loading load: (Principal) async throws(StoreError) -> (UserRecord, APIKeyRecord?, Loaded)?
     ) async throws(APIError) -> (user: User, loaded: Loaded) {
         guard let authorization else { throw .unauthorized("send HTTP Basic credentials or an API key") }
         if APIKey.isBearer(authorization) { return try await identify(APIKey(authorization: authorization), client: client, loading: load) }
@@ -138,7 +156,7 @@ package final class Authenticator: Sendable {
         }
         let found: (UserRecord, Loaded)?
         do {
-            found = UserRecord.isValidName(name) ? try await load(name) : nil
+            found = UserRecord.isValidName(name) ? try await load(.user(name)).map { ($0.0, $0.2) } : nil
         } catch {
             throw .storage(error)
         }
@@ -166,24 +184,20 @@ package final class Authenticator: Sendable {
         throw .unauthorized("wrong user name or password")
     }
 
-    /// The owner of an API key, read on every request (so a revoked key fails on the next one);
+    /// The owner of an API key, read with the key on every request (so a revoked key fails on the next one);
     /// no password check, so no scrypt budget. A key that is malformed, unknown or wrong spends a
     /// check of the client's budget, so that guessing keys cannot keep the database busy.
     private func identify<Loaded: Sendable>(
-        _ key: APIKey?, client: String, loading load: (String) async throws(StoreError) -> (UserRecord, Loaded)?
+        _ key: APIKey?, client: String, loading load: (Principal) async throws(StoreError) -> (UserRecord, APIKeyRecord?, Loaded)?
     ) async throws(APIError) -> (user: User, loaded: Loaded) {
         func refuse() -> APIError {
             if let wait = addressBudget.take(client) { return .tooManyLogins(retryAfter: wait) }
             return .unauthorized("unknown or revoked API key")
         }
         guard let key else { throw refuse() }
-        let record: APIKeyRecord?
-        do { record = try await store.apiKey(id: key.id) } catch { throw .storage(error) }
-        guard let record, key.matches(record) else { throw refuse() }
-        let found: (UserRecord, Loaded)?
-        do { found = try await load(record.owner) } catch { throw .storage(error) }
-        // The owner is gone between the two reads: the key went with them.
-        guard let (user, loaded) = found else { throw refuse() }
+        let found: (UserRecord, APIKeyRecord?, Loaded)?
+        do { found = try await load(.apiKey(id: key.id)) } catch { throw .storage(error) }
+        guard let (user, record, loaded) = found, let record, key.matches(record) else { throw refuse() }
         metrics.apiKeyLogins.increment()
         return (User(name: user.name, role: user.role), loaded)
     }

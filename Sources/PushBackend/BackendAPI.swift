@@ -438,7 +438,16 @@ package struct BackendAPI: Sendable {
         // are checked all the same, so that a bad id tells an unauthenticated client nothing).
         let (store, key, now) = (store, Self.notificationKey(id), unixMilliseconds())
         let (caller, found) = try await authenticator.authenticate(authorization: request.headers[.authorization], client: client) {
-            name throws(StoreError) in try await store.userAndNotification(named: name, id: key, visibleAt: now)
+            principal throws(StoreError) -> (UserRecord, APIKeyRecord?, NotificationRecord?)? in
+            switch principal {
+            case .user(let name):
+                guard let (user, notification) = try await store.userAndNotification(named: name, id: key, visibleAt: now) else { return nil }
+                return (user, nil, notification)
+            case .apiKey(let keyID):
+                guard let (apiKey, user, notification) = try await store.apiKeyOwnerAndNotification(keyID: keyID, id: key, visibleAt: now)
+                else { return nil }
+                return (user, apiKey, notification)
+            }
         }
         context.record.user = caller.name
         guard let record = found else { throw APIError.notFound("no such notification") }

@@ -17,7 +17,13 @@ package protocol BackendStore: Sendable {
 
     /// Adds an API key of an existing user; `notFound` when there is no such user.
     func addAPIKey(_ key: APIKeyRecord) async throws(StoreError)
-    func apiKey(id: String) async throws(StoreError) -> APIKeyRecord?
+    /// The key of this id, its owner and the owner's notification `id` (as
+    /// ``userAndNotification(named:id:visibleAt:)`` reads it), in one round trip: what a request
+    /// signed with an API key reads.
+    func apiKeyOwnerAndNotification(
+        keyID: String, id: String, visibleAt: Int64
+    ) async throws(StoreError)
+        -> (APIKeyRecord, UserRecord, NotificationRecord?)?
     /// Every key, by owner, then by age.
     func apiKeys() async throws(StoreError) -> [APIKeyRecord]
     /// Whether there was such a key; it stops working on the next request.
@@ -84,6 +90,11 @@ extension BackendStore {
 
     package func checkAvailable() async throws(StoreError) {
         _ = try await user(named: "")
+    }
+
+    /// The key of this id and its owner, in one round trip (no notification id matches `""`).
+    package func apiKeyOwner(id: String) async throws(StoreError) -> (APIKeyRecord, UserRecord)? {
+        try await apiKeyOwnerAndNotification(keyID: id, id: "", visibleAt: 0).map { ($0.0, $0.1) }
     }
 }
 

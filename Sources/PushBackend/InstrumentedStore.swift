@@ -56,8 +56,14 @@ struct InstrumentedStore: BackendStore {
     func addAPIKey(_ key: APIKeyRecord) async throws(StoreError) {
         try await measure("add_api_key", writes: true) { () async throws(StoreError) in try await base.addAPIKey(key) }
     }
-    func apiKey(id: String) async throws(StoreError) -> APIKeyRecord? {
-        try await measure("api_key") { () async throws(StoreError) in try await base.apiKey(id: id) }
+    func apiKeyOwnerAndNotification(
+        keyID: String, id: String, visibleAt: Int64
+    ) async throws(StoreError)
+        -> (APIKeyRecord, UserRecord, NotificationRecord?)?
+    {
+        try await measure("api_key_owner_and_notification") { () async throws(StoreError) in
+            try await base.apiKeyOwnerAndNotification(keyID: keyID, id: id, visibleAt: visibleAt)
+        }
     }
     func apiKeys() async throws(StoreError) -> [APIKeyRecord] {
         try await measure("api_keys") { () async throws(StoreError) in try await base.apiKeys() }

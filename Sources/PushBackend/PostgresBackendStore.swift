@@ -310,8 +310,50 @@ package final class PostgresBackendStore: BackendStore {
         guard inserted > 0 else { throw StoreError(.notFound, "no user named \(key.owner)") }
     }
 
-    package func apiKey(id: String) async throws(StoreError) -> APIKeyRecord? {
-        try await apiKeys("SELECT id, owner, secret_hash, created_at FROM api_keys WHERE id = \(id)").first
+    package func apiKeyOwnerAndNotification(
+        keyID: String, id: String, visibleAt: Int64
+    ) async throws(StoreError)
+        -> (APIKeyRecord, UserRecord, NotificationRecord?)?
+    {
+        try await run {
+            var found: (APIKeyRecord, UserRecord, NotificationRecord?)?
+            // Read to the end (one row at most): leaving the sequence early would cancel the query.
+            for try await row in try await client.execute(KeyOwnerAndNotification(keyID: keyID, id: id, visibleAt: visibleAt), logger: logger) {
+                let (keyID, secretHash, created, userName, hash, roleName) = try row.decode((String, String, Int64, String, String, String).self)
+                guard let role = UserRole(rawValue: roleName) else { continue }
+                found = (
+                    APIKeyRecord(id: keyID, owner: userName, secretHash: secretHash, createdAt: created),
+                    UserRecord(name: userName, passwordHash: hash, role: role), try Self.notification(from: row, at: 6)
+                )
+            }
+            return found
+        }
+    }
+
+    /// ``UserAndNotification`` for a request signed with an API key: the key and its owner too.
+    struct KeyOwnerAndNotification: PostgresPreparedStatement {
+        static let name = "push-backend.key-owner-and-notification"
+        static let sql = """
+            SELECT api_keys.id, api_keys.secret_hash, api_keys.created_at, users.name, users.password_hash, users.role,
+                \(PostgresBackendStore.notificationColumns)
+            FROM api_keys JOIN users ON users.name = api_keys.owner LEFT JOIN notifications
+                ON notifications.id = $1 AND notifications.recipient = users.name
+                AND (notifications.send_at IS NULL OR notifications.send_at <= $2)
+            WHERE api_keys.id = $3
+            """
+        let keyID: String
+        let id: String
+        let visibleAt: Int64
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 3)
+            bindings.append(id)
+            bindings.append(visibleAt)
+            bindings.append(keyID)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
     }
 
     package func apiKeys() async throws(StoreError) -> [APIKeyRecord] {

@@ -234,8 +234,29 @@ package final class SQLiteBackendStore: BackendStore {
         guard !inserted.isEmpty else { throw StoreError(.notFound, "no user named \(key.owner)") }
     }
 
-    package func apiKey(id: String) async throws(StoreError) -> APIKeyRecord? {
-        try await run("SELECT id, owner, secret_hash, created_at FROM api_keys WHERE id = ?", [.text(id)]).first.flatMap(Self.apiKey(from:))
+    package func apiKeyOwnerAndNotification(
+        keyID: String, id: String, visibleAt: Int64
+    ) async throws(StoreError)
+        -> (APIKeyRecord, UserRecord, NotificationRecord?)?
+    {
+        let rows = try await run(
+            """
+            SELECT api_keys.id AS key_id, api_keys.secret_hash, api_keys.created_at AS key_created_at,
+                users.name AS user_name, users.password_hash, users.role, notifications.*
+            FROM api_keys JOIN users ON users.name = api_keys.owner LEFT JOIN notifications
+                ON notifications.id = ? AND notifications.recipient = users.name
+                AND (notifications.send_at IS NULL OR notifications.send_at <= ?)
+            WHERE api_keys.id = ?
+            """,
+            [.text(id), .integer(Int(visibleAt)), .text(keyID)])
+        guard let row = rows.first, let keyID = row.column("key_id")?.string, let secretHash = row.column("secret_hash")?.string,
+            let created = row.column("key_created_at")?.integer, let userName = row.column("user_name")?.string,
+            let hash = row.column("password_hash")?.string, let role = row.column("role")?.string.flatMap(UserRole.init(rawValue:))
+        else { return nil }
+        return (
+            APIKeyRecord(id: keyID, owner: userName, secretHash: secretHash, createdAt: Int64(created)),
+            UserRecord(name: userName, passwordHash: hash, role: role), Self.notification(from: row)
+        )
     }
 
     package func apiKeys() async throws(StoreError) -> [APIKeyRecord] {

@@ -44,6 +44,12 @@ struct APIKeyTests {
             let alice = try await addKey(for: "alice", role: .user, in: directory)
             let list = try await backend.call(.GET, "/api/notifications", as: nil, headers: bearer(alice.text))
             #expect(list.status == 200 && list.text.contains("invoice ready"), "\(list.text)")
+            // The image, read with the key, its owner and the notification in one statement; the
+            // sender's key is not its recipient.
+            let id = try #require(try sent.json().root["id"]?.string)
+            let image = try await backend.call(.GET, "/api/notifications/\(id)", as: nil, headers: bearer(alice.text))
+            #expect(image.status == 200 && image.header("Content-Type") == "image/png", "\(image.status)")
+            #expect(try await backend.call(.GET, "/api/notifications/\(id)", as: nil, headers: bearer(billing.text)).status == 404)
             let token = String(repeating: "3c", count: 32)
             let registered = try await backend.call(
                 .POST, "/api/register", as: nil, headers: bearer(alice.text), json: #"{"deviceToken": "\#(token)"}"#)

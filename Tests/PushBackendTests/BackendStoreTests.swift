@@ -220,11 +220,12 @@ struct BackendStoreTests {
             } catch {
                 #expect(error.code == .notFound)
             }
-            #expect(try await store.apiKey(id: first.record.id) == first.record)
+            #expect(try await store.apiKeyOwner(id: first.record.id).map { $0.0 } == first.record)
+            #expect(try await store.apiKeyOwner(id: first.record.id)?.1.role == .sender)
             #expect(try await store.apiKeys().map(\.owner) == ["alice", "news", "news"])
             #expect(try await store.removeAPIKey(id: first.record.id))
             #expect(try await !store.removeAPIKey(id: first.record.id))
-            #expect(try await store.apiKey(id: first.record.id) == nil)
+            #expect(try await store.apiKeyOwner(id: first.record.id) == nil)
             #expect(try await store.removeUser(named: "news"))
             #expect(try await store.apiKeys().map(\.id) == [third.record.id])
         }
