@@ -48,10 +48,12 @@ package struct APIError: HTTPResponseError, Hashable, Sendable, CustomStringConv
         hasher.combine(code)
     }
 
-    static func unauthorized(_ message: String) -> APIError {
-        APIError(
-            status: 401, code: .unauthorized, message,
-            headers: [("WWW-Authenticate", #"Basic realm="push-backend", charset="UTF-8""#), ("WWW-Authenticate", #"Bearer realm="push-backend""#)])
+    /// A 401 that offers the schemes the server takes, one `WWW-Authenticate` field each.
+    static func unauthorized(_ message: String, offering schemes: AuthenticationSchemes = .all) -> APIError {
+        var challenges: [(String, String)] = []
+        if schemes.contains(.basic) { challenges.append(("WWW-Authenticate", #"Basic realm="push-backend", charset="UTF-8""#)) }
+        if schemes.contains(.apiKeys) { challenges.append(("WWW-Authenticate", #"Bearer realm="push-backend""#)) }
+        return APIError(status: 401, code: .unauthorized, message, headers: challenges)
     }
 
     /// Also what a notification or registration of someone else's gets: no hint that it exists.

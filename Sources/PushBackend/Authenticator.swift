@@ -4,7 +4,20 @@ import PushCore
 import PushInternals
 import Synchronization
 
-/// HTTP Basic authentication against the store's scrypt hashes.
+/// The ways a caller may sign in; each can be switched off (`serve --no-basic-auth`,
+/// `--no-api-keys`).
+public struct AuthenticationSchemes: OptionSet, Sendable, Hashable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    /// A user's name and password (RFC 7617).
+    public static let basic = AuthenticationSchemes(rawValue: 1)
+    /// An API key as a bearer token (`push-backend apikey add`).
+    public static let apiKeys = AuthenticationSchemes(rawValue: 2)
+    public static let all: AuthenticationSchemes = [.basic, .apiKeys]
+}
+
+/// HTTP Basic authentication against the store's scrypt hashes, and API keys.
 ///
 /// scrypt costs tens of milliseconds and 32 MiB on purpose, which a server cannot pay on every
 /// request of a client that sends its credentials each time. So a successful check is remembered
@@ -48,6 +61,8 @@ package final class Authenticator: Sendable {
     }
 
     private let store: any BackendStore
+    /// The schemes this server takes; a request in another is refused (401).
+    let schemes: AuthenticationSchemes
     private let queue: PasswordCheckQueue
     private let limits: LoginLimits
     private let addressBudget: RateLimiter<String>
@@ -66,16 +81,17 @@ package final class Authenticator: Sendable {
     /// first use, once per process (so the first unknown name costs one hash more).
     private static let decoy = PasswordHash(hashing: "decoy", parameters: .standard)
 
-    package convenience init(store: any BackendStore, limits: LoginLimits = LoginLimits()) {
-        self.init(store: store, limits: limits, metricsFactory: MetricsSystem.factory)
+    package convenience init(store: any BackendStore, limits: LoginLimits = LoginLimits(), schemes: AuthenticationSchemes = .all) {
+        self.init(store: store, limits: limits, schemes: schemes, metricsFactory: MetricsSystem.factory)
     }
 
     package init(
-        store: any BackendStore, limits: LoginLimits, metricsFactory: any MetricsFactory,
+        store: any BackendStore, limits: LoginLimits, schemes: AuthenticationSchemes = .all, metricsFactory: any MetricsFactory,
         clock: @escaping @Sendable () -> ContinuousClock.Instant = { .now }
     ) {
         self.clock = clock
         self.store = store
+        self.schemes = schemes
         self.limits = limits
         addressBudget = RateLimiter(limits.perAddress)
         userBudget = RateLimiter(limits.perUser)
@@ -149,11 +165,15 @@ package final class Authenticator: Sendable {
     private func identify<Loaded: Sendable>(
         authorization: String?, client: String, loading load: (Principal) async throws(StoreError) -> (UserRecord, APIKeyRecord?, Loaded)?
     ) async throws(APIError) -> (user: User, loaded: Loaded) {
-        guard let authorization else { throw .unauthorized("send HTTP Basic credentials or an API key") }
-        if APIKey.isBearer(authorization) { return try await identify(APIKey(authorization: authorization), client: client, loading: load) }
-        guard let (name, password) = Self.basicCredentials(authorization) else {
-            throw .unauthorized("send HTTP Basic credentials or an API key")
+        let asked =
+            schemes == .all ? "send HTTP Basic credentials or an API key" : schemes == .basic ? "send HTTP Basic credentials" : "send an API key"
+        guard let authorization else { throw .unauthorized(asked, offering: schemes) }
+        if APIKey.isBearer(authorization) {
+            guard schemes.contains(.apiKeys) else { throw .unauthorized("API keys are off on this server", offering: schemes) }
+            return try await identify(APIKey(authorization: authorization), client: client, loading: load)
         }
+        guard let (name, password) = Self.basicCredentials(authorization) else { throw .unauthorized(asked, offering: schemes) }
+        guard schemes.contains(.basic) else { throw .unauthorized("Basic authentication is off on this server", offering: schemes) }
         let found: (UserRecord, Loaded)?
         do {
             found = UserRecord.isValidName(name) ? try await load(.user(name)).map { ($0.0, $0.2) } : nil
@@ -171,7 +191,7 @@ package final class Authenticator: Sendable {
             }
             if let hash = PasswordHash(encoded: user.passwordHash) {
                 guard try await budgetedCheck(attempt, password: password, hash: hash, client: client) else {
-                    throw .unauthorized("wrong user name or password")
+                    throw .unauthorized("wrong user name or password", offering: schemes)
                 }
                 metrics.loginsChecked.increment()
                 return (User(name: user.name, role: user.role), loaded)
@@ -181,7 +201,7 @@ package final class Authenticator: Sendable {
         // that unknown names are told apart by nothing.
         _ = try await budgetedCheck(
             Attempt(name: name, storedHash: Self.decoy.encoded, passwordMAC: mac), password: password, hash: Self.decoy, client: client)
-        throw .unauthorized("wrong user name or password")
+        throw .unauthorized("wrong user name or password", offering: schemes)
     }
 
     /// The owner of an API key, read with the key on every request (so a revoked key fails on the next one);
@@ -192,7 +212,7 @@ package final class Authenticator: Sendable {
     ) async throws(APIError) -> (user: User, loaded: Loaded) {
         func refuse() -> APIError {
             if let wait = addressBudget.take(client) { return .tooManyLogins(retryAfter: wait) }
-            return .unauthorized("unknown or revoked API key")
+            return .unauthorized("unknown or revoked API key", offering: schemes)
         }
         guard let key else { throw refuse() }
         let found: (UserRecord, APIKeyRecord?, Loaded)?

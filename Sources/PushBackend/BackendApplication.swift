@@ -24,7 +24,8 @@ package func buildApplication(
         } else {
             InstrumentedStore(base: try await SQLiteBackendStore.open(dataDirectory: configuration.dataDirectory, logger: logger), system: "sqlite")
         }
-    var resources = BackendResources(store: store, authenticator: Authenticator(store: store, limits: configuration.logins), logger: logger)
+    var resources = BackendResources(
+        store: store, authenticator: Authenticator(store: store, limits: configuration.logins, schemes: configuration.authentication), logger: logger)
     do {
         let deliverer = try await resources.openDelivery(delivery, metricsFactory: MetricsSystem.factory)
         let api = BackendAPI(

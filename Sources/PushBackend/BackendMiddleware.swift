@@ -28,7 +28,7 @@ package struct BackendRequestContext: AuthRequestContext {
     /// The authenticated caller; routes behind ``BasicAuthentication`` always have one.
     var caller: Authenticator.User {
         get throws(APIError) {
-            guard let identity else { throw .unauthorized("send HTTP Basic credentials") }
+            guard let identity else { throw .unauthorized("send HTTP Basic credentials or an API key") }
             return identity
         }
     }

@@ -130,6 +130,8 @@ public struct BackendConfiguration: Sendable, CustomStringConvertible, CustomDeb
     public var retentionSweepInterval: Duration
     /// HTTPS (HTTP/2 and HTTP/1.1 by ALPN) with this certificate and key; plain HTTP/1.1 when nil.
     public var tls: TLSConfiguration?
+    /// The ways callers may sign in: Basic and API keys unless one is switched off.
+    public var authentication: AuthenticationSchemes = .all
 
     public init(
         dataDirectory: String, databaseURL: String? = nil, host: String = "127.0.0.1", port: Int = 8080,

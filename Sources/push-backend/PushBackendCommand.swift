@@ -224,6 +224,10 @@ struct Serve: AsyncParsableCommand {
         name: .customLong("tls-certificate-out"),
         help: "With --demo and no certificate: serve HTTPS with one made at start for 127.0.0.1 and localhost, written here (PEM).")
     var tlsCertificateOut: String?
+    @Flag(name: .customLong("basic-auth"), inversion: .prefixedNo, help: "Take users' passwords with HTTP Basic (default on).")
+    var basicAuth: Bool?
+    @Flag(name: .customLong("api-keys"), inversion: .prefixedNo, help: "Take API keys as bearer tokens (default on).")
+    var apiKeys: Bool?
     @Flag(name: .customLong("print-config"), help: "Print the settings serve would use, where each came from, secrets redacted; then exit.")
     var printConfig = false
 
@@ -247,7 +251,7 @@ struct Serve: AsyncParsableCommand {
         ("retentionDays", \.retentionDays), ("metrics.port", \.metricsPort),
     ]
     static let boolOptions: [(key: String, option: any KeyPath<Serve, Bool?> & Sendable)] = [
-        ("demo", \.demo), ("apns.development", \.apnsDevelopment),
+        ("demo", \.demo), ("apns.development", \.apnsDevelopment), ("auth.basic", \.basicAuth), ("auth.apiKeys", \.apiKeys),
     ]
 
     /// Every key `serve` reads (and so every key a config file may hold).

@@ -109,6 +109,8 @@ struct ServeSettings {
         let tlsCertificate = settings.string("tls.certificate")
         let tlsKey = settings.string("tls.key")
         let tlsCertificateOut = settings.string("tls.certificateOut")
+        let basicAuth = settings.bool("auth.basic", default: true)
+        let apiKeys = settings.bool("auth.apiKeys", default: true)
         try settings.checkTypes()
 
         guard let logLevel = Logger.Level(rawValue: level) else { throw ValidationError("logLevel: unknown level \(level)") }
@@ -135,6 +137,7 @@ struct ServeSettings {
         }
         guard (1...36_500).contains(retentionDays) else { throw ValidationError("retentionDays is 1 to 36500") }
         if attributesSchema != nil && contentStateSchema == nil { throw ValidationError("attributesSchema needs contentStateSchema") }
+        guard basicAuth || apiKeys else { throw ValidationError("auth.basic and auth.apiKeys are both off: nobody could sign in") }
         switch (tlsCertificate, tlsKey, tlsCertificateOut) {
         case (let certificate?, let key?, nil): tls = .files(certificate: certificate, key: key)
         case (nil, nil, let out?) where demo: tls = .selfSigned(certificateOut: out)
@@ -186,6 +189,7 @@ struct ServeSettings {
             sendQuota: RateLimit(burst: sendBurst, perSecond: Double(sendPerMinute) / 60),
             registrations: RegistrationLimits(maximumDevices: maxDevicesPerUser, maximumActivityTokens: maxActivityTokensPerUser),
             retention: .seconds(retentionDays * 24 * 3600))
+        configuration.authentication = AuthenticationSchemes().union(basicAuth ? .basic : []).union(apiKeys ? .apiKeys : [])
     }
 
     /// The declared Live Activity types, when given.
@@ -267,7 +271,7 @@ struct ServeSettings {
         // stdout's lines, in this order, are what scripts read: the API, an emulator, the metrics.
         let (host, metricsHost) = (configuration.host, metrics?.host ?? "")
         let scheme = configuration.tls == nil ? "http" : "https"
-        if configuration.tls == nil && !NetworkAddress.isLoopback(host) {
+        if configuration.tls == nil && configuration.authentication.contains(.basic) && !NetworkAddress.isLoopback(host) {
             Logger(label: "push-backend").warning(
                 "serving Basic authentication over plain HTTP on a non-loopback address: passwords cross the network in the clear; give tls.certificate and tls.key, or put a TLS proxy in front",
                 metadata: ["host": "\(host)"])

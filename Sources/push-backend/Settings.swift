@@ -83,7 +83,7 @@ struct Settings {
     }
     func int(_ key: String) -> Int? { reader.int(forKey: ConfigKey(key)) }
     func int(_ key: String, default value: Int) -> Int { reader.int(forKey: ConfigKey(key), default: value) }
-    func bool(_ key: String) -> Bool { reader.bool(forKey: ConfigKey(key), default: false) }
+    func bool(_ key: String, default value: Bool = false) -> Bool { reader.bool(forKey: ConfigKey(key), default: value) }
     func strings(_ key: String) -> [String] { reader.stringArray(forKey: ConfigKey(key), default: []) }
 
     /// Throws a usage error naming the first key whose value was there but of the wrong type (the

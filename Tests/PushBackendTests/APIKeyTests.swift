@@ -129,4 +129,22 @@ struct APIKeyTests {
             await #expect(throws: PushClientError.credentialsUnavailable) { try await injecting.notifications(within: .seconds(30)) }
         }
     }
+
+    @Test("Each scheme can be switched off: a request in it is refused, and a 401 offers only the other")
+    func schemesOff() async throws {
+        for (schemes, offered) in [(AuthenticationSchemes.apiKeys, "Bearer "), (.basic, "Basic ")] {
+            let directory = try temporaryDirectory()
+            try await withBackend(dataDirectory: directory, configure: { $0.authentication = schemes }) { backend in
+                let key = try await addKey(for: "alice", role: .user, in: directory)
+                let basic = try await backend.call(.GET, "/api/notifications", as: "alice")
+                let bearer = try await backend.call(.GET, "/api/notifications", as: nil, headers: self.bearer(key.text))
+                let (on, off) = schemes == .basic ? (basic, bearer) : (bearer, basic)
+                #expect(on.status == 200)
+                #expect(off.status == 401 && off.text.contains("off on this server"), "\(off.text)")
+                #expect(off.headers["WWW-Authenticate"].map { $0.hasPrefix(offered) } == [true], "\(off.headers["WWW-Authenticate"])")
+                let none = try await backend.call(.GET, "/api/notifications", as: nil)
+                #expect(none.status == 401 && none.headers["WWW-Authenticate"].count == 1)
+            }
+        }
+    }
 }

@@ -101,6 +101,7 @@ struct BackendCommandTests {
             ["push-backend", "serve", "--demo", "--attributes-schema", "a.json"], ["hub-emulator", "--hub", "h"],
             ["push-backend", "serve", "--tls-certificate", "c.pem"], ["push-backend", "serve", "--tls-certificate-out", "c.pem"],
             ["push-backend", "apikey", "add", "bad:name"], ["push-backend", "apikey", "add", "svc", "--role", "admin"],
+            ["push-backend", "serve", "--no-basic-auth", "--no-api-keys"],
             ["push-backend", "serve", "--demo", "--tls-certificate-out", "c.pem", "--tls-key", "k.pem"],
             ["hub-emulator", "--port", "-1", "--hub", "h", "--connection-string", "x"],
             ["hub-emulator", "--hub", "h", "--connection-string", "Endpoint=sb://x/;SharedAccessKeyName=r"],

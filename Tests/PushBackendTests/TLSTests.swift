@@ -91,7 +91,7 @@ struct TLSTests {
         }
     }
 
-    @Test("Basic over plain HTTP on a non-loopback address is warned about at start; not over TLS")
+    @Test("Basic over plain HTTP on a non-loopback address is warned about at start; not over TLS, nor with Basic off")
     func plainHTTPWarning() async throws {
         let binary = PushCoreBinary.builtExecutable("push-backend")
         let directory = try temporaryDirectory()
@@ -102,6 +102,9 @@ struct TLSTests {
         #expect(plain.status == 1 && plain.err.contains(warning), "\(plain.err)")
         let tls = try await PushCoreBinary.run(serve + ["--tls-certificate-out", directory + "/backend.pem"], executable: binary)
         #expect(tls.status == 1 && !tls.err.contains(warning) && tls.err.contains("Cannot assign requested address"), "\(tls.err)")
+        // Without Basic there is no password to expose.
+        let keysOnly = try await PushCoreBinary.run(serve + ["--no-basic-auth"], executable: binary)
+        #expect(keysOnly.status == 1 && !keysOnly.err.contains(warning), "\(keysOnly.err)")
         for host in ["127.0.0.1", "127.3.4.5", "::1", "localhost"] { #expect(NetworkAddress.isLoopback(host), "\(host)") }
         for host in ["0.0.0.0", "10.0.0.1", "::", "::2", "example.com"] { #expect(!NetworkAddress.isLoopback(host), "\(host)") }
     }
