@@ -318,7 +318,7 @@ package final class PostgresBackendStore: BackendStore {
         try await run {
             var found: (APIKeyRecord, UserRecord, NotificationRecord?)?
             // Read to the end (one row at most): leaving the sequence early would cancel the query.
-            for try await row in try await client.execute(KeyOwnerAndNotification(keyID: keyID, id: id, visibleAt: visibleAt), logger: logger) {
+            for try await row in try await client.execute(KeyOwnerAndNotification(who: keyID, id: id, visibleAt: visibleAt), logger: logger) {
                 let (keyID, secretHash, created, userName, hash, roleName) = try row.decode((String, String, Int64, String, String, String).self)
                 guard let role = UserRole(rawValue: roleName) else { continue }
                 found = (
@@ -331,7 +331,7 @@ package final class PostgresBackendStore: BackendStore {
     }
 
     /// ``UserAndNotification`` for a request signed with an API key: the key and its owner too.
-    struct KeyOwnerAndNotification: PostgresPreparedStatement {
+    struct KeyOwnerAndNotification: NotificationLookup {
         static let name = "push-backend.key-owner-and-notification"
         static let sql = """
             SELECT api_keys.id, api_keys.secret_hash, api_keys.created_at, users.name, users.password_hash, users.role,
@@ -341,19 +341,9 @@ package final class PostgresBackendStore: BackendStore {
                 AND (notifications.send_at IS NULL OR notifications.send_at <= $2)
             WHERE api_keys.id = $3
             """
-        let keyID: String
+        let who: String
         let id: String
         let visibleAt: Int64
-
-        func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 3)
-            bindings.append(id)
-            bindings.append(visibleAt)
-            bindings.append(keyID)
-            return bindings
-        }
-
-        func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
     }
 
     package func apiKeys() async throws(StoreError) -> [APIKeyRecord] {
@@ -599,7 +589,7 @@ package final class PostgresBackendStore: BackendStore {
         try await run {
             var found: (UserRecord, NotificationRecord?)?
             // Read to the end (one row at most): leaving the sequence early would cancel the query.
-            for try await row in try await client.execute(UserAndNotification(name: name, id: id, visibleAt: visibleAt), logger: logger) {
+            for try await row in try await client.execute(UserAndNotification(who: name, id: id, visibleAt: visibleAt), logger: logger) {
                 let (userName, hash, roleName) = try row.decode((String, String, String).self)
                 guard let role = UserRole(rawValue: roleName) else { continue }
                 found = (UserRecord(name: userName, passwordHash: hash, role: role), try Self.notification(from: row, at: 3))
@@ -611,7 +601,7 @@ package final class PostgresBackendStore: BackendStore {
     /// The read behind every authenticated fetch of a notification, the backend's busiest
     /// statement: prepared once per connection, so that PostgreSQL parses and plans it once
     /// instead of on every request.
-    struct UserAndNotification: PostgresPreparedStatement {
+    struct UserAndNotification: NotificationLookup {
         // Spelled out: the protocol's default is `String(reflecting:)` of the type, a run-time
         // lookup of its name on every execution.
         static let name = "push-backend.user-and-notification"
@@ -622,19 +612,17 @@ package final class PostgresBackendStore: BackendStore {
                 AND (notifications.send_at IS NULL OR notifications.send_at <= $2)
             WHERE users.name = $3
             """
-        let name: String
+        let who: String
         let id: String
         let visibleAt: Int64
+    }
 
-        func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 3)
-            bindings.append(id)
-            bindings.append(visibleAt)
-            bindings.append(name)
-            return bindings
-        }
-
-        func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
+    /// A caller's row joined with their notification `$1`, if visible at `$2`; the caller is `$3`
+    /// (a user's name, or an API key's id).
+    protocol NotificationLookup: PostgresPreparedStatement where Row == PostgresRow {
+        var who: String { get }
+        var id: String { get }
+        var visibleAt: Int64 { get }
     }
 
     /// The notification in the row's columns from `first` on (``notificationColumns``); nil when
@@ -778,4 +766,16 @@ final class StoreCallWatchdog: Sendable {
             overdue?()
         }
     }
+}
+
+extension PostgresBackendStore.NotificationLookup {
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 3)
+        bindings.append(id)
+        bindings.append(visibleAt)
+        bindings.append(who)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
 }
