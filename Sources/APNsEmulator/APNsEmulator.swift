@@ -208,8 +208,7 @@ public final class APNsEmulator: Sendable {
         port: Int = 0, identity: APNsEmulatorIdentity, logger: Logger = Logger(label: "apns-emulator"),
         connectionCap: (any AvailableConnectionsDelegate)? = nil, onListening: @escaping @Sendable (Int) async -> Void
     ) throws -> some ApplicationProtocol {
-        var tls = TLSConfiguration.makeServerConfiguration(
-            certificateChain: [.certificate(identity.certificate)], privateKey: .privateKey(identity.privateKey))
+        var tls = identity.serverTLSConfiguration()
         if !clientCertificateRoots.isEmpty {
             // Asked for, and verified when presented: token clients present none.
             tls.certificateVerification = .optionalVerification
@@ -318,6 +317,11 @@ public struct APNsEmulatorIdentity: Sendable {
         self.privateKeyPEM = privateKeyPEM
         certificate = try NIOSSLCertificate(bytes: Array(certificatePEM.utf8), format: .pem)
         privateKey = try NIOSSLPrivateKey(bytes: Array(privateKeyPEM.utf8), format: .pem)
+    }
+
+    /// The server side of this identity: its certificate and key, for a TLS listener.
+    package func serverTLSConfiguration() -> TLSConfiguration {
+        .makeServerConfiguration(certificateChain: [.certificate(certificate)], privateKey: .privateKey(privateKey))
     }
 
     /// A new P-256 key and a self-signed certificate for it, valid for a day (from a minute ago, for

@@ -136,7 +136,7 @@ public final class FCMEmulator: Sendable {
         port: Int = 0, identity: APNsEmulatorIdentity, logger: Logger = Logger(label: "fcm-emulator"),
         onListening: @escaping @Sendable (Int) async -> Void
     ) throws -> some ApplicationProtocol {
-        let tls = try identity.serverTLSConfiguration()
+        let tls = identity.serverTLSConfiguration()
         return Application(
             router: router(),
             server: try .http2Upgrade(
@@ -196,15 +196,6 @@ public final class FCMEmulator: Sendable {
             storage.requests = 0
             storage.tokenRequests = 0
         }
-    }
-}
-
-extension APNsEmulatorIdentity {
-    /// The server side of this identity, offering HTTP/2 and HTTP/1.1.
-    func serverTLSConfiguration() throws -> TLSConfiguration {
-        TLSConfiguration.makeServerConfiguration(
-            certificateChain: try NIOSSLCertificate.fromPEMBytes(Array(certificatePEM.utf8)).map { .certificate($0) },
-            privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(privateKeyPEM.utf8), format: .pem)))
     }
 }
 

@@ -245,9 +245,7 @@ struct ServeSettings {
             } catch {
                 throw fail("cannot write \(certificateOut)")
             }
-            return .makeServerConfiguration(
-                certificateChain: [.certificate(try NIOSSLCertificate(bytes: Array(identity.certificatePEM.utf8), format: .pem))],
-                privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(identity.privateKeyPEM.utf8), format: .pem)))
+            return identity.serverTLSConfiguration()
         }
     }
 

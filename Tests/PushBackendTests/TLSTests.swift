@@ -20,9 +20,7 @@ struct TLSTests {
         let identity = try APNsEmulatorIdentity.generate()
         let certificateFile = try temporaryDirectory() + "/backend.pem"
         try identity.certificatePEM.write(toFile: certificateFile, atomically: true, encoding: .utf8)
-        let tls = TLSConfiguration.makeServerConfiguration(
-            certificateChain: [.certificate(try NIOSSLCertificate(bytes: Array(identity.certificatePEM.utf8), format: .pem))],
-            privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(identity.privateKeyPEM.utf8), format: .pem)))
+        let tls = identity.serverTLSConfiguration()
         try await withBackend(
             overSockets: true,
             configure: {
