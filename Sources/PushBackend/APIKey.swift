@@ -27,7 +27,7 @@ package struct APIKey: Sendable {
     /// this form; nil for anything else.
     package init?(authorization: String) {
         let bytes = Array(authorization.utf8)
-        guard bytes.count == 7 + 4 + 16 + 1 + 64, String(decoding: bytes[0..<7], as: UTF8.self).lowercased() == "bearer " else { return nil }
+        guard bytes.count == 7 + 4 + 16 + 1 + 64, Self.isBearer(authorization) else { return nil }
         let token = bytes[7...]
         let id = token.dropFirst(4).prefix(16), secret = token.suffix(64)
         guard token.starts(with: Self.prefix.utf8), token[token.startIndex + 20] == UInt8(ascii: "_"),

@@ -84,16 +84,7 @@ struct BasicAuthenticationMiddleware: ClientMiddleware {
         _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
         next: (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
-        let stored: PushCredentials?
-        do {
-            stored = try await store.credentials()
-        } catch let error as PushClientError {
-            throw error
-        } catch {
-            // The store's own error may describe the item it could not read: only the fact is kept.
-            throw PushClientError.credentialsUnavailable
-        }
-        guard let credentials = stored else { throw PushClientError.unauthorized }
+        guard let credentials = try await askingForCredentials({ try await store.credentials() }) else { throw PushClientError.unauthorized }
         var request = request
         request.headerFields[.authorization] = credentials.authorization
         return try await next(request, body, baseURL)
@@ -120,18 +111,22 @@ struct BearerAuthenticationMiddleware: ClientMiddleware {
     /// `Bearer TOKEN`, for a token of visible ASCII only: anything else could end the header or
     /// start another, and is refused before it is sent (its text is not repeated).
     private func authorization(renewing: Bool) async throws -> String {
-        let given: String?
-        do {
-            given = try await token(renewing)
-        } catch let error as PushClientError {
-            throw error
-        } catch {
-            throw PushClientError.credentialsUnavailable
-        }
-        guard let given else { throw PushClientError.unauthorized }
+        guard let given = try await askingForCredentials({ try await token(renewing) }) else { throw PushClientError.unauthorized }
         guard !given.isEmpty, given.utf8.count <= 8192, given.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
             throw PushClientError.credentialsUnavailable
         }
         return "Bearer " + given
+    }
+}
+
+/// What the app's credential store or token closure gives; its failure as a ``PushClientError``.
+/// The source's own error may describe the item it could not read: only the fact is kept.
+private func askingForCredentials<Value>(_ ask: () async throws -> Value) async throws(PushClientError) -> Value {
+    do {
+        return try await ask()
+    } catch let error as PushClientError {
+        throw error
+    } catch {
+        throw .credentialsUnavailable
     }
 }

@@ -110,8 +110,8 @@ struct Serve: AsyncParsableCommand {
             "metrics on http://HOST:PORT" after those lines.
             --tls-certificate and --tls-key serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN); with --demo,
             --tls-certificate-out makes a certificate for 127.0.0.1 and localhost and writes it there.
-            Without TLS on an address other than loopback, it warns: Basic passwords would cross the
-            network in the clear.
+            Without TLS, with Basic on, on an address other than loopback, it warns: passwords would
+            cross the network in the clear.
             SIGTERM or SIGINT stops it gracefully.
 
             Examples:
