@@ -47,11 +47,12 @@ let package = Package(
         .default(enabledTraits: ["Server"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.1.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.21.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.0.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.0.0"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.60.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.20.0"),
@@ -208,6 +209,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
                 serverProduct("Logging", "swift-log"), serverProduct("NIOCore", "swift-nio"),
                 serverProduct("NIOPosix", "swift-nio"), serverProduct("NIOSSL", "swift-nio-ssl"),
+                // Apps' identity tokens (OpenID Connect JWTs) and the JWKS they are checked against.
+                serverProduct("JWTKit", "jwt-kit"), serverProduct("AsyncHTTPClient", "async-http-client"), serverProduct("NIOHTTP1", "swift-nio"),
             ],
             // The API's contract, served at GET /openapi.yaml.
             resources: [.embedInCode("openapi.yaml")]
@@ -385,7 +388,8 @@ let package = Package(
                 serverProduct("Hummingbird", "hummingbird"), serverProduct("HummingbirdTesting", "hummingbird"),
                 serverProduct("SQLiteNIO", "sqlite-nio"), serverProduct("Logging", "swift-log"),
                 serverProduct("Tracing", "swift-distributed-tracing"), serverProduct("InMemoryTracing", "swift-distributed-tracing"),
-                serverProduct("MetricsTestKit", "swift-metrics"),
+                serverProduct("MetricsTestKit", "swift-metrics"), serverProduct("JWTKit", "jwt-kit"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
         .testTarget(

@@ -9,7 +9,8 @@ package struct APIError: HTTPResponseError, Hashable, Sendable, CustomStringConv
     /// The `code` of an error body; `rawValue` is how the body spells it.
     package enum Code: String, Hashable, Sendable, CustomStringConvertible {
         case activityGone, apnsDeliveryRequired, apnsRejected, apnsUnavailable, bodyTooLarge, channelGone, conflict, contentStateMismatch,
-            duplicateField, forbidden, hubError, internalError, invalidDeviceToken, invalidField, invalidJSON, invalidPayload, invalidQuery,
+            duplicateField, forbidden, hubError, identityProviderUnavailable, internalError, invalidDeviceToken, invalidField, invalidJSON,
+            invalidPayload, invalidQuery,
             invalidToken, loginBusy, methodNotAllowed, missingField, notFound, payloadTooLarge, rateLimited, registrationContended, resourceGone,
             scheduleTooFar, schedulingUnavailable, storageUnavailable, tooManyActivityTokens, tooManyDevices, tooManyLogins, unauthorized,
             unknownField, unknownRecipient, unknownResource,
@@ -52,7 +53,7 @@ package struct APIError: HTTPResponseError, Hashable, Sendable, CustomStringConv
     static func unauthorized(_ message: String, offering schemes: AuthenticationSchemes = .all) -> APIError {
         var challenges: [(String, String)] = []
         if schemes.contains(.basic) { challenges.append(("WWW-Authenticate", #"Basic realm="push-backend", charset="UTF-8""#)) }
-        if schemes.contains(.apiKeys) { challenges.append(("WWW-Authenticate", #"Bearer realm="push-backend""#)) }
+        if !schemes.isDisjoint(with: [.apiKeys, .identityTokens]) { challenges.append(("WWW-Authenticate", #"Bearer realm="push-backend""#)) }
         return APIError(status: 401, code: .unauthorized, message, headers: challenges)
     }
 
@@ -69,6 +70,11 @@ package struct APIError: HTTPResponseError, Hashable, Sendable, CustomStringConv
     static func tooManyLogins(retryAfter wait: Duration) -> APIError {
         APIError(
             status: 429, code: .tooManyLogins, "too many failed logins; try again later", headers: [("Retry-After", String(wait.retryAfterSeconds))])
+    }
+
+    /// The identity provider's keys cannot be fetched, so a token cannot be judged.
+    static func identityProviderUnavailable(_ message: String) -> APIError {
+        APIError(status: 503, code: .identityProviderUnavailable, message, headers: [("Retry-After", "60")])
     }
 
     /// The password checks already waiting fill the queue.

@@ -5,7 +5,7 @@ import PushInternals
 import Synchronization
 
 /// The ways a caller may sign in; each can be switched off (`serve --no-basic-auth`,
-/// `--no-api-keys`).
+/// `--no-api-keys`), and identity tokens are taken only when their provider is configured.
 public struct AuthenticationSchemes: OptionSet, Sendable, Hashable {
     public let rawValue: Int
     public init(rawValue: Int) { self.rawValue = rawValue }
@@ -14,10 +14,18 @@ public struct AuthenticationSchemes: OptionSet, Sendable, Hashable {
     public static let basic = AuthenticationSchemes(rawValue: 1)
     /// An API key as a bearer token (`push-backend apikey add`).
     public static let apiKeys = AuthenticationSchemes(rawValue: 2)
-    public static let all: AuthenticationSchemes = [.basic, .apiKeys]
+    /// An identity provider's JWT as a bearer token (``IdentityTokenSettings``).
+    public static let identityTokens = AuthenticationSchemes(rawValue: 4)
+    public static let all: AuthenticationSchemes = [.basic, .apiKeys, .identityTokens]
+
+    /// What a request without credentials is told to send.
+    var request: String {
+        let names = [(Self.basic, "HTTP Basic credentials"), (.apiKeys, "an API key"), (.identityTokens, "an identity token")]
+        return "send " + names.filter { contains($0.0) }.map(\.1).joined(separator: " or ")
+    }
 }
 
-/// HTTP Basic authentication against the store's scrypt hashes, and API keys.
+/// HTTP Basic authentication against the store's scrypt hashes, API keys, and identity tokens.
 ///
 /// scrypt costs tens of milliseconds and 32 MiB on purpose, which a server cannot pay on every
 /// request of a client that sends its credentials each time. So a successful check is remembered
@@ -63,6 +71,8 @@ package final class Authenticator: Sendable {
     private let store: any BackendStore
     /// The schemes this server takes; a request in another is refused (401).
     let schemes: AuthenticationSchemes
+    /// Present when identity tokens are taken.
+    private let identityTokens: IdentityTokenVerifier?
     private let queue: PasswordCheckQueue
     private let limits: LoginLimits
     private let addressBudget: RateLimiter<String>
@@ -81,17 +91,22 @@ package final class Authenticator: Sendable {
     /// first use, once per process (so the first unknown name costs one hash more).
     private static let decoy = PasswordHash(hashing: "decoy", parameters: .standard)
 
-    package convenience init(store: any BackendStore, limits: LoginLimits = LoginLimits(), schemes: AuthenticationSchemes = .all) {
-        self.init(store: store, limits: limits, schemes: schemes, metricsFactory: MetricsSystem.factory)
+    package convenience init(
+        store: any BackendStore, limits: LoginLimits = LoginLimits(), schemes: AuthenticationSchemes = .all,
+        identityTokens: IdentityTokenVerifier? = nil
+    ) {
+        self.init(store: store, limits: limits, schemes: schemes, identityTokens: identityTokens, metricsFactory: MetricsSystem.factory)
     }
 
+    /// - Parameter schemes: The schemes taken; identity tokens only with a verifier.
     package init(
-        store: any BackendStore, limits: LoginLimits, schemes: AuthenticationSchemes = .all, metricsFactory: any MetricsFactory,
-        clock: @escaping @Sendable () -> ContinuousClock.Instant = { .now }
+        store: any BackendStore, limits: LoginLimits, schemes: AuthenticationSchemes = .all, identityTokens: IdentityTokenVerifier? = nil,
+        metricsFactory: any MetricsFactory, clock: @escaping @Sendable () -> ContinuousClock.Instant = { .now }
     ) {
         self.clock = clock
         self.store = store
-        self.schemes = schemes
+        self.identityTokens = schemes.contains(.identityTokens) ? identityTokens : nil
+        self.schemes = self.identityTokens == nil ? schemes.subtracting(.identityTokens) : schemes
         self.limits = limits
         addressBudget = RateLimiter(limits.perAddress)
         userBudget = RateLimiter(limits.perUser)
@@ -140,7 +155,7 @@ package final class Authenticator: Sendable {
 
     /// Whom a request's credentials name, for the store to read.
     package enum Principal: Sendable {
-        /// A user's name, from Basic credentials.
+        /// A user's name, from Basic credentials or an identity token.
         case user(String)
         /// An API key's id, from a bearer token.
         case apiKey(id: String)
@@ -165,10 +180,13 @@ package final class Authenticator: Sendable {
     private func identify<Loaded: Sendable>(
         authorization: String?, client: String, loading load: (Principal) async throws(StoreError) -> (UserRecord, APIKeyRecord?, Loaded)?
     ) async throws(APIError) -> (user: User, loaded: Loaded) {
-        let asked =
-            schemes == .all ? "send HTTP Basic credentials or an API key" : schemes == .basic ? "send HTTP Basic credentials" : "send an API key"
+        let asked = schemes.request
         guard let authorization else { throw .unauthorized(asked, offering: schemes) }
         if APIKey.isBearer(authorization) {
+            let token = authorization.utf8.dropFirst(7).drop { $0 == UInt8(ascii: " ") }
+            if let identityTokens, !token.starts(with: APIKey.prefix.utf8) {
+                return try await identify(token: String(Substring(token)), verifier: identityTokens, client: client, loading: load)
+            }
             guard schemes.contains(.apiKeys) else { throw .unauthorized("API keys are off on this server", offering: schemes) }
             return try await identify(APIKey(authorization: authorization), client: client, loading: load)
         }
@@ -220,6 +238,39 @@ package final class Authenticator: Sendable {
         guard let (user, record, loaded) = found, let record, key.matches(record) else { throw refuse() }
         metrics.apiKeyLogins.increment()
         return (User(name: user.name, role: user.role), loaded)
+    }
+
+    /// The user an identity token names, created with the `user` role on first sight. A refused
+    /// token spends a check of the client's budget, as a wrong API key does; a token checked before
+    /// (``IdentityTokenVerifier``) spends nothing.
+    private func identify<Loaded: Sendable>(
+        token: String, verifier: IdentityTokenVerifier, client: String,
+        loading load: (Principal) async throws(StoreError) -> (UserRecord, APIKeyRecord?, Loaded)?
+    ) async throws(APIError) -> (user: User, loaded: Loaded) {
+        let name: String
+        do throws(IdentityTokenVerifier.Refusal) {
+            name = try await verifier.userName(from: token)
+        } catch {
+            if error.keysUnavailable { throw .identityProviderUnavailable(error.message) }
+            if let wait = addressBudget.take(client) { throw .tooManyLogins(retryAfter: wait) }
+            throw .unauthorized(error.message, offering: schemes)
+        }
+        do throws(StoreError) {
+            var found = try await load(.user(name))
+            if found == nil {
+                do throws(StoreError) {
+                    try await store.addUser(UserRecord(name: name, passwordHash: UserRecord.noPassword, role: .user))
+                } catch  where error.code == .conflict {
+                    // Another request made the user first.
+                }
+                found = try await load(.user(name))
+            }
+            guard let (user, _, loaded) = found else { throw StoreError(.notFound, "the user \(name) was removed as it was created") }
+            metrics.identityTokenLogins.increment()
+            return (User(name: user.name, role: user.role), loaded)
+        } catch {
+            throw .storage(error)
+        }
     }
 
     /// Takes a check from the client's and the name's budgets and runs it. A real login that

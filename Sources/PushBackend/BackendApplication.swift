@@ -24,9 +24,14 @@ package func buildApplication(
         } else {
             InstrumentedStore(base: try await SQLiteBackendStore.open(dataDirectory: configuration.dataDirectory, logger: logger), system: "sqlite")
         }
+    let identityTokens = configuration.identityTokens.map { IdentityTokenVerifier($0, logger: logger) }
     var resources = BackendResources(
-        store: store, authenticator: Authenticator(store: store, limits: configuration.logins, schemes: configuration.authentication), logger: logger)
+        store: store,
+        authenticator: Authenticator(
+            store: store, limits: configuration.logins, schemes: configuration.authentication, identityTokens: identityTokens),
+        logger: logger)
     do {
+        identityTokens?.start()
         let deliverer = try await resources.openDelivery(delivery, metricsFactory: MetricsSystem.factory)
         let api = BackendAPI(
             store: store, authenticator: resources.authenticator, delivery: deliverer, images: RichPushImages.registry,

@@ -21,6 +21,7 @@ struct BackendMetrics: Sendable {
     let loginsChecked: Counter
     let loginsRefused: Counter
     let apiKeyLogins: Counter
+    let identityTokenLogins: Counter
 
     /// - Parameter factory: The metrics system's, unless a test hands in its own.
     init(factory: any MetricsFactory = MetricsSystem.factory) {
@@ -29,6 +30,7 @@ struct BackendMetrics: Sendable {
         loginsChecked = Counter(label: "push_backend_logins_total", dimensions: [("result", "checked")], factory: factory)
         loginsRefused = Counter(label: "push_backend_logins_total", dimensions: [("result", "refused")], factory: factory)
         apiKeyLogins = Counter(label: "push_backend_logins_total", dimensions: [("result", "api_key")], factory: factory)
+        identityTokenLogins = Counter(label: "push_backend_logins_total", dimensions: [("result", "identity_token")], factory: factory)
     }
 
     func pruningHeld(blaming reason: APNsRejectionReason) {

@@ -6,7 +6,7 @@ import NIOCore
 import NotificationHubs
 import PushCore
 
-/// The request context: Hummingbird's, the caller once Basic authentication has found them, the
+/// The request context: Hummingbird's, the caller once authentication has found them, the
 /// client's address (password checks are budgeted per address), and the request's record for its
 /// log line.
 package struct BackendRequestContext: AuthRequestContext {
@@ -25,7 +25,7 @@ package struct BackendRequestContext: AuthRequestContext {
     /// The address without its port: one budget per host.
     var client: String { remoteAddress?.ipAddress ?? "unknown" }
 
-    /// The authenticated caller; routes behind ``BasicAuthentication`` always have one.
+    /// The authenticated caller; routes behind ``CallerAuthentication`` always have one.
     var caller: Authenticator.User {
         get throws(APIError) {
             guard let identity else { throw .unauthorized("send HTTP Basic credentials or an API key") }
@@ -41,10 +41,10 @@ final class RequestRecord: @unchecked Sendable {
     var user: String?
 }
 
-/// HTTP Basic authentication through ``Authenticator``: puts the caller in the context, or
-/// refuses the request (401 with `WWW-Authenticate`, 429 beyond a login budget, 503 when the
-/// password checks are queued full).
-struct BasicAuthentication: AuthenticatorMiddleware {
+/// Authentication through ``Authenticator`` (Basic, an API key or an identity token): puts the
+/// caller in the context, or refuses the request (401 with `WWW-Authenticate`, 429 beyond a login
+/// budget, 503 when the password checks are queued full or a token's keys cannot be fetched).
+struct CallerAuthentication: AuthenticatorMiddleware {
     typealias Context = BackendRequestContext
     let authenticator: Authenticator
 

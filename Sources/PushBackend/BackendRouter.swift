@@ -21,7 +21,7 @@ extension BackendAPI {
         router.add(middleware: ExactPaths())
 
         ServiceController(api: self).addRoutes(to: router)
-        let api = router.group("api").add(middleware: BasicAuthentication(authenticator: authenticator))
+        let api = router.group("api").add(middleware: CallerAuthentication(authenticator: authenticator))
         RegistrationsController(api: self).addRoutes(to: api.group("register"))
         NotificationsController(api: self).addRoutes(to: api.group("notifications"))
         // The busiest routes authenticate themselves, reading the caller and the notification together.

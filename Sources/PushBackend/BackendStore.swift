@@ -136,6 +136,10 @@ package struct UserRecord: Sendable, Hashable {
         self.role = role
     }
 
+    /// The hash of a user who has no password (made for an API key or by an identity token): it
+    /// parses as no hash, so no Basic password matches it.
+    package static let noPassword = "!"
+
     /// 1 to 64 of `A-Z a-z 0-9 . _ -`: the name goes into the tag `username:{name}` and into
     /// Basic credentials, where `:` would end it.
     package static func isValidName(_ name: String) -> Bool {

@@ -130,8 +130,11 @@ public struct BackendConfiguration: Sendable, CustomStringConvertible, CustomDeb
     public var retentionSweepInterval: Duration
     /// HTTPS (HTTP/2 and HTTP/1.1 by ALPN) with this certificate and key; plain HTTP/1.1 when nil.
     public var tls: TLSConfiguration?
-    /// The ways callers may sign in: Basic and API keys unless one is switched off.
+    /// The ways callers may sign in: Basic and API keys unless one is switched off, and identity
+    /// tokens when ``identityTokens`` is set.
     public var authentication: AuthenticationSchemes = .all
+    /// The identity provider whose tokens apps sign in with; none when nil.
+    public var identityTokens: IdentityTokenSettings?
 
     public init(
         dataDirectory: String, databaseURL: String? = nil, host: String = "127.0.0.1", port: Int = 8080,
@@ -166,6 +169,7 @@ public struct BackendConfiguration: Sendable, CustomStringConvertible, CustomDeb
             children: [
                 "dataDirectory": dataDirectory, "databaseURL": redactedDatabaseURL as Any, "host": host, "port": port, "server": server,
                 "logins": logins, "sendQuota": sendQuota, "retention": retention, "tls": tls != nil,
+                "identityTokens": identityTokens as Any,
             ], displayStyle: .struct)
     }
 

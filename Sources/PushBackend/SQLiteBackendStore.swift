@@ -5,6 +5,8 @@ import NotificationHubs
 import SQLiteNIO
 
 #if canImport(Glibc)
+// Since Foundation is in this module's graph, Glibc's `stat` and `timespec` are CoreFoundation's.
+import CoreFoundation
 import Glibc
 #elseif canImport(Darwin)
 import Darwin

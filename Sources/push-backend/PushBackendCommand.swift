@@ -228,6 +228,17 @@ struct Serve: AsyncParsableCommand {
     var basicAuth: Bool?
     @Flag(name: .customLong("api-keys"), inversion: .prefixedNo, help: "Take API keys as bearer tokens (default on).")
     var apiKeys: Bool?
+    @Option(
+        name: .customLong("jwks-url"),
+        help:
+            "Take apps' identity tokens (OpenID Connect JWTs, RS256 or ES256) signed by the keys of this JWK Set (https); with --token-issuer and --token-audience."
+    )
+    var jwksURL: String?
+    @Option(name: .customLong("jwks-file"), help: "As --jwks-url, the JWK Set read from this file.") var jwksFile: String?
+    @Option(name: .customLong("token-issuer"), help: "The iss identity tokens must carry.") var tokenIssuer: String?
+    @Option(name: .customLong("token-audience"), help: "What identity tokens' aud must name (the app's client id).")
+    var tokenAudience: String?
+    @Option(name: .customLong("token-user-claim"), help: "The claim that names the user (default sub).") var tokenUserClaim: String?
     @Flag(name: .customLong("print-config"), help: "Print the settings serve would use, where each came from, secrets redacted; then exit.")
     var printConfig = false
 
@@ -242,6 +253,8 @@ struct Serve: AsyncParsableCommand {
         ("apns.otherEndpoint", \.apnsOtherEndpoint), ("apns.checkDevice", \.apnsCheckDevice), ("contentStateSchema", \.contentStateSchema),
         ("attributesSchema", \.attributesSchema), ("logLevel", \.logLevel), ("metrics.host", \.metricsHost),
         ("tls.certificate", \.tlsCertificate), ("tls.key", \.tlsKey), ("tls.certificateOut", \.tlsCertificateOut),
+        ("auth.tokens.jwksUrl", \.jwksURL), ("auth.tokens.jwksFile", \.jwksFile), ("auth.tokens.issuer", \.tokenIssuer),
+        ("auth.tokens.audience", \.tokenAudience), ("auth.tokens.userClaim", \.tokenUserClaim),
     ]
     static let intOptions: [(key: String, option: any KeyPath<Serve, Int?> & Sendable)] = [
         ("port", \.port), ("idleTimeout", \.idleTimeout), ("requestHeadTimeout", \.requestHeadTimeout),
@@ -403,7 +416,7 @@ struct APIKeyCommand: AsyncParsableCommand {
                     return user.role
                 }
                 // A stored hash that parses as none: no password ever matches it.
-                try await store.addUser(UserRecord(name: owner, passwordHash: "!", role: role ?? .user))
+                try await store.addUser(UserRecord(name: owner, passwordHash: UserRecord.noPassword, role: role ?? .user))
                 try await store.addAPIKey(record)
                 return role ?? .user
             }

@@ -111,6 +111,11 @@ struct ServeSettings {
         let tlsCertificateOut = settings.string("tls.certificateOut")
         let basicAuth = settings.bool("auth.basic", default: true)
         let apiKeys = settings.bool("auth.apiKeys", default: true)
+        let jwksURL = settings.string("auth.tokens.jwksUrl")
+        let jwksFile = settings.string("auth.tokens.jwksFile")
+        let tokenIssuer = settings.string("auth.tokens.issuer")
+        let tokenAudience = settings.string("auth.tokens.audience")
+        let tokenUserClaim = settings.string("auth.tokens.userClaim", default: "sub")
         try settings.checkTypes()
 
         guard let logLevel = Logger.Level(rawValue: level) else { throw ValidationError("logLevel: unknown level \(level)") }
@@ -137,7 +142,11 @@ struct ServeSettings {
         }
         guard (1...36_500).contains(retentionDays) else { throw ValidationError("retentionDays is 1 to 36500") }
         if attributesSchema != nil && contentStateSchema == nil { throw ValidationError("attributesSchema needs contentStateSchema") }
-        guard basicAuth || apiKeys else { throw ValidationError("auth.basic and auth.apiKeys are both off: nobody could sign in") }
+        let identityTokens = try Self.identityTokens(
+            jwksURL: jwksURL, jwksFile: jwksFile, issuer: tokenIssuer, audience: tokenAudience, userClaim: tokenUserClaim)
+        guard basicAuth || apiKeys || identityTokens != nil else {
+            throw ValidationError("auth.basic and auth.apiKeys are both off and no identity provider is configured: nobody could sign in")
+        }
         switch (tlsCertificate, tlsKey, tlsCertificateOut) {
         case (let certificate?, let key?, nil): tls = .files(certificate: certificate, key: key)
         case (nil, nil, let out?) where demo: tls = .selfSigned(certificateOut: out)
@@ -190,6 +199,34 @@ struct ServeSettings {
             registrations: RegistrationLimits(maximumDevices: maxDevicesPerUser, maximumActivityTokens: maxActivityTokensPerUser),
             retention: .seconds(retentionDays * 24 * 3600))
         configuration.authentication = AuthenticationSchemes().union(basicAuth ? .basic : []).union(apiKeys ? .apiKeys : [])
+            .union(identityTokens != nil ? .identityTokens : [])
+        configuration.identityTokens = identityTokens
+    }
+
+    /// The identity provider, when a JWK Set is given: one source, an issuer and an audience.
+    private static func identityTokens(
+        jwksURL: String?, jwksFile: String?, issuer: String?, audience: String?, userClaim: String
+    ) throws -> IdentityTokenSettings? {
+        let source: IdentityTokenSettings.KeySource
+        switch (jwksURL, jwksFile) {
+        case (nil, nil):
+            guard issuer == nil, audience == nil else {
+                throw ValidationError("auth.tokens.issuer and audience need auth.tokens.jwksUrl or jwksFile")
+            }
+            return nil
+        case (let url?, nil):
+            guard let parsed = URL(string: url), let host = parsed.host,
+                parsed.scheme == "https" || (parsed.scheme == "http" && NetworkAddress.isLoopback(host))
+            else { throw ValidationError("auth.tokens.jwksUrl is an https URL (http only to a loopback address)") }
+            source = .url(url)
+        case (nil, let file?): source = .file(file)
+        default: throw ValidationError("give auth.tokens.jwksUrl or auth.tokens.jwksFile, not both")
+        }
+        guard let issuer, !issuer.isEmpty, let audience, !audience.isEmpty else {
+            throw ValidationError("identity tokens need auth.tokens.issuer and auth.tokens.audience")
+        }
+        guard !userClaim.isEmpty else { throw ValidationError("auth.tokens.userClaim is empty") }
+        return IdentityTokenSettings(keys: source, issuer: issuer, audience: audience, userClaim: userClaim)
     }
 
     /// The declared Live Activity types, when given.
