@@ -9,12 +9,11 @@ package struct APIError: HTTPResponseError, Hashable, Sendable, CustomStringConv
     /// The `code` of an error body; `rawValue` is how the body spells it.
     package enum Code: String, Hashable, Sendable, CustomStringConvertible {
         case activityGone, apnsDeliveryRequired, apnsRejected, apnsUnavailable, bodyTooLarge, channelGone, conflict, contentStateMismatch,
-            duplicateField, forbidden, hubError, identityProviderUnavailable, internalError, invalidDeviceToken, invalidField, invalidJSON,
-            invalidPayload, invalidQuery,
-            invalidToken, loginBusy, methodNotAllowed, missingField, notFound, payloadTooLarge, rateLimited, registrationContended, resourceGone,
-            scheduleTooFar, schedulingUnavailable, storageUnavailable, tooManyActivityTokens, tooManyDevices, tooManyLogins, unauthorized,
-            unknownField, unknownRecipient, unknownResource,
-            unsupportedMediaType, unsupportedRichType, wrongActivityKind
+            duplicateField, forbidden, hubError, identityProviderUnavailable, internalError, invalidDeviceToken, invalidField,
+            invalidImage, invalidJSON, invalidPayload, invalidQuery, invalidToken, loginBusy, methodNotAllowed, missingField, notFound,
+            payloadTooLarge, rateLimited, registrationContended, resourceGone, scheduleTooFar, schedulingUnavailable, storageUnavailable,
+            tooManyActivityTokens, tooManyDevices, tooManyImages, tooManyLogins, unauthorized, unknownField, unknownRecipient,
+            unknownResource, unsupportedMediaType, unsupportedRichType, wrongActivityKind
 
         package var description: String { rawValue }
     }

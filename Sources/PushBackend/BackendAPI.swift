@@ -5,7 +5,7 @@ import Hummingbird
 import HummingbirdAuth
 import Logging
 package import Metrics
-import NIOCore
+package import NIOCore
 import NotificationHubs
 package import PushCore
 import PushFCM
@@ -94,24 +94,38 @@ package struct BackendAPI: Sendable {
     let registrationBudget: RateLimiter<String>
     /// Each embedded image as it is served, made once.
     private let servedImages: [String: ServedImage]
+    /// What users may upload.
+    let imageLimits: ImageLimits
+    /// Uploaded images as they are served, read from the store once while they are in use.
+    let uploadedImages: UploadedImageCache
 
-    struct ServedImage {
-        /// Its length, entity tag and content type.
-        let resource: EmbeddedResource
+    /// An image as every response serves it: embedded, or uploaded.
+    package struct ServedImage: Sendable {
         /// The image's bytes in one buffer that every response shares: a response, or a range of
         /// one, is a slice of it, so no response copies the image and its body is one write. (The
-        /// images are compiled in and small; this second copy of each is made once.)
-        let bytes: ByteBuffer
+        /// embedded images are compiled in and small; this second copy of each is made once.)
+        package let bytes: ByteBuffer
+        package let entityTag: EntityTag
+        package let contentType: ContentType
         /// The `Repr-Digest` (RFC 9530): the SHA-256 a phone can check the whole image against,
         /// however many ranges it arrived in.
-        let digest: String
+        package let digest: String
+
+        package init(bytes: ByteBuffer, entityTag: EntityTag, contentType: ContentType, digest: String) {
+            self.bytes = bytes
+            self.entityTag = entityTag
+            self.contentType = contentType
+            self.digest = digest
+        }
     }
 
     package init(
         store: any BackendStore, authenticator: Authenticator, delivery: any PushDeliverer, images: ResourceRegistry, defaultImage: String,
-        sendQuota: RateLimit, registrationLimits: RegistrationLimits = RegistrationLimits(),
+        sendQuota: RateLimit, registrationLimits: RegistrationLimits = RegistrationLimits(), imageLimits: ImageLimits = ImageLimits(),
         metricsFactory: any MetricsFactory = MetricsSystem.factory
     ) {
+        self.imageLimits = imageLimits
+        uploadedImages = UploadedImageCache(capacity: imageLimits.cacheBytes)
         self.registrationLimits = registrationLimits
         registrationBudget = RateLimiter(registrationLimits.rate)
         self.store = store
@@ -125,7 +139,7 @@ package struct BackendAPI: Sendable {
         for name in images.names {
             guard let resource = try? images.resource(named: name) else { continue }
             served[name] = ServedImage(
-                resource: resource, bytes: ByteBuffer(bytes: resource.bytes),
+                bytes: ByteBuffer(bytes: resource.bytes), entityTag: resource.entityTag, contentType: resource.contentType,
                 digest: "sha-256=:\(Base64.encodedString(SHA256.hash(data: resource.bytes))):")
         }
         servedImages = served
@@ -235,10 +249,16 @@ package struct BackendAPI: Sendable {
         var richType = ""
         switch request.content {
         case .rich(let type, let resource, let message, let alert):
-            let resource = resource ?? defaultImage
-            guard (try? images.resource(named: resource)) != nil else {
-                throw APIError.badRequest(
-                    .unknownResource, "no embedded image is named \(resource); there are \(images.names.joined(separator: ", "))")
+            var resource = resource ?? defaultImage
+            if (try? images.resource(named: resource)) == nil {
+                // An image the sender uploaded, by its id.
+                let uploaded = Self.notificationKey(resource).isEmpty ? nil : try await store.image(id: resource.lowercased())
+                guard let uploaded, uploaded.owner == caller.name, uploaded.complete else {
+                    throw APIError(
+                        status: 422, code: .unknownResource,
+                        "no embedded image is named \(resource) (there are \(images.names.joined(separator: ", "))), nor is it an image you uploaded")
+                }
+                resource = uploaded.id
             }
             // Stored alike: the alert is only how it is pushed; the app fetches the same item.
             content = .rich(richType: type, resource: resource, message: message)
@@ -455,7 +475,8 @@ package struct BackendAPI: Sendable {
         let response: Response
         switch record.content {
         case .rich(_, let resourceName, _):
-            guard let image = servedImages[resourceName] else {
+            let uploaded = servedImages[resourceName] == nil ? try await uploadedImage(id: resourceName) : nil
+            guard let image = servedImages[resourceName] ?? uploaded else {
                 throw APIError(status: 410, code: .resourceGone, "the image \(resourceName) is no longer served")
             }
             response = imageResponse(image, request: request, isHead: isHead)
@@ -482,9 +503,9 @@ package struct BackendAPI: Sendable {
 
     /// The image, or the part a `Range` asks for.
     private func imageResponse(_ image: ServedImage, request: Request, isHead: Bool) -> Response {
-        let (headers, resource) = (request.headers, image.resource)
+        let headers = request.headers
         let plan = ResourceResponse(
-            length: resource.count, entityTag: resource.entityTag, contentType: resource.contentType,
+            length: image.bytes.readableBytes, entityTag: image.entityTag, contentType: image.contentType,
             range: headers[.range], ifNoneMatch: headers[.ifNoneMatch], ifRange: headers[.ifRange])
         var fields = HTTPFields()
         fields.append(plan.headers.map { ($0.name, $0.value) } + [("Cache-Control", "private, no-cache")])

@@ -35,7 +35,8 @@ package func buildApplication(
         let deliverer = try await resources.openDelivery(delivery, metricsFactory: MetricsSystem.factory)
         let api = BackendAPI(
             store: store, authenticator: resources.authenticator, delivery: deliverer, images: RichPushImages.registry,
-            defaultImage: configuration.defaultImage, sendQuota: configuration.sendQuota, registrationLimits: configuration.registrations)
+            defaultImage: configuration.defaultImage, sendQuota: configuration.sendQuota, registrationLimits: configuration.registrations,
+            imageLimits: configuration.images)
         let maximumConnections = configuration.server.effectiveMaximumConnections()
         if maximumConnections < configuration.server.maximumConnections {
             logger.notice("connection cap lowered to fit the file descriptor limit", metadata: ["connections": "\(maximumConnections)"])
@@ -53,7 +54,9 @@ package func buildApplication(
                 availableConnectionsDelegate: ConnectionCap(maximum: maximumConnections, logger: logger)),
             services: [
                 resources,
-                RetentionSweep(store: store, retention: configuration.retention, interval: configuration.retentionSweepInterval, logger: logger),
+                RetentionSweep(
+                    store: store, retention: configuration.retention, imageGrace: configuration.images.unreferencedGrace,
+                    interval: configuration.retentionSweepInterval, logger: logger),
             ],
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? configuration.port) },
             logger: logger
@@ -118,8 +121,9 @@ struct BackendResources: Service {
     }
 }
 
-/// Deletes notifications older than the retention, now and then every interval, until the
-/// application shuts down.
+/// Deletes notifications older than the retention, then the uploaded images no notification names
+/// any more (past their grace period, or abandoned mid-upload), now and then every interval, until
+/// the application shuts down.
 struct RetentionSweep: Service {
     /// Notifications one statement deletes: a backlog of a million goes in short statements, with
     /// requests served between them.
@@ -127,6 +131,7 @@ struct RetentionSweep: Service {
 
     let store: any BackendStore
     let retention: Duration
+    let imageGrace: Duration
     let interval: Duration
     let logger: Logger
 
@@ -135,22 +140,38 @@ struct RetentionSweep: Service {
     }
 
     func sweep() async {
-        let retentionMilliseconds = retention.components.seconds * 1000 + retention.components.attoseconds / 1_000_000_000_000_000
+        func milliseconds(_ duration: Duration) -> Int64 {
+            duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+        }
         while !Task.isCancelled {
-            let cutoff = unixMilliseconds() - retentionMilliseconds
-            var deleted = 0
-            do {
-                while !Task.isCancelled {
-                    let batch = try await store.deleteNotifications(pastBefore: cutoff, limit: Self.batch)
-                    deleted += batch
-                    if batch < Self.batch { break }
-                    await Task.yield()
-                }
-            } catch {
-                logger.error("retention sweep failed: \(error)")
+            let now = unixMilliseconds()
+            let notifications = await inBatches { () async throws(StoreError) in
+                try await store.deleteNotifications(pastBefore: now - milliseconds(retention), limit: Self.batch)
             }
-            if deleted > 0 { logger.info("deleted notifications past their retention", metadata: ["count": "\(deleted)"]) }
+            if notifications > 0 { logger.info("deleted notifications past their retention", metadata: ["count": "\(notifications)"]) }
+            let images = await inBatches { () async throws(StoreError) in
+                try await store.deleteUnusedImages(
+                    unreferencedBefore: now - milliseconds(imageGrace), incompleteBefore: now - milliseconds(BackendAPI.abandonedUploadAge),
+                    limit: Self.batch)
+            }
+            if images > 0 { logger.info("deleted uploaded images no notification names", metadata: ["count": "\(images)"]) }
             try? await Task.sleep(for: interval)
         }
+    }
+
+    /// Runs `delete` until it deletes less than a batch; how many it deleted.
+    private func inBatches(_ delete: () async throws(StoreError) -> Int) async -> Int {
+        var deleted = 0
+        do {
+            while !Task.isCancelled {
+                let batch = try await delete()
+                deleted += batch
+                if batch < Self.batch { break }
+                await Task.yield()
+            }
+        } catch {
+            logger.error("retention sweep failed: \(error)")
+        }
+        return deleted
     }
 }

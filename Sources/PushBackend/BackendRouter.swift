@@ -24,6 +24,7 @@ extension BackendAPI {
         let api = router.group("api").add(middleware: CallerAuthentication(authenticator: authenticator))
         RegistrationsController(api: self).addRoutes(to: api.group("register"))
         NotificationsController(api: self).addRoutes(to: api.group("notifications"))
+        ImagesController(api: self).addRoutes(to: api.group("images"))
         // The busiest routes authenticate themselves, reading the caller and the notification together.
         NotificationsController(api: self).addFetchRoutes(to: router.group("api/notifications"))
         let apns = api.add(middleware: RequireDirectAPNs(delivery: delivery))

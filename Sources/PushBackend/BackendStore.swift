@@ -1,4 +1,5 @@
 import Crypto
+package import NIOCore
 package import NotificationHubs
 import PushInternals
 
@@ -75,6 +76,24 @@ package protocol BackendStore: Sendable {
     /// Callers delete a backlog in batches, so that no statement holds the database long.
     func deleteNotifications(pastBefore time: Int64, limit: Int) async throws(StoreError) -> Int
 
+    /// An uploaded image's row, before its first chunk: not complete, not served, not listed.
+    func addImage(_ image: ImageRecord) async throws(StoreError)
+    /// The image's next chunk of bytes (`index` from 0, in order).
+    func addImageChunk(imageID: String, index: Int, bytes: ByteBuffer) async throws(StoreError)
+    /// Marks an upload complete, with its size and digests: from now on it is served and listed.
+    func completeImage(id: String, size: Int, entityTag: String, digest: String) async throws(StoreError)
+    /// The image's row, complete or not.
+    func image(id: String) async throws(StoreError) -> ImageRecord?
+    /// A complete image's row and its bytes in one buffer, in one round trip.
+    func imageBytes(id: String) async throws(StoreError) -> (ImageRecord, ByteBuffer)?
+    /// The owner's images, complete and uploading, newest first.
+    func images(owner: String) async throws(StoreError) -> [ImageRecord]
+    /// Whether there was such an image (its chunks go with it); `owner` nil for any owner's.
+    func deleteImage(id: String, owner: String?) async throws(StoreError) -> Bool
+    /// Deletes at most `limit` images that no notification names: complete ones created before
+    /// `unreferencedBefore`, uploads that never completed started before `incompleteBefore`.
+    func deleteUnusedImages(unreferencedBefore: Int64, incompleteBefore: Int64, limit: Int) async throws(StoreError) -> Int
+
     /// Whether the database answers now: `GET /ready` asks. The default reads a user no name
     /// can match, one round trip through the engine.
     func checkAvailable() async throws(StoreError)
@@ -121,6 +140,35 @@ package struct APIKeyRecord: Sendable, Hashable {
         self.id = id
         self.owner = owner
         self.secretHash = secretHash
+        self.createdAt = createdAt
+    }
+}
+
+/// An image a user uploaded, for rich notifications; its bytes are kept in chunks beside it.
+package struct ImageRecord: Sendable, Hashable {
+    package let id: String
+    package let owner: String
+    package let contentType: String
+    /// Its length in bytes, once complete.
+    package var size: Int
+    /// The strong entity tag (XXH3-128, as the embedded images'), once complete.
+    package var entityTag: String?
+    /// Its `Repr-Digest`, `sha-256=:…:`, once complete.
+    package var digest: String?
+    package var complete: Bool
+    package let createdAt: Int64
+
+    package init(
+        id: String, owner: String, contentType: String, size: Int = 0, entityTag: String? = nil, digest: String? = nil,
+        complete: Bool = false, createdAt: Int64
+    ) {
+        self.id = id
+        self.owner = owner
+        self.contentType = contentType
+        self.size = size
+        self.entityTag = entityTag
+        self.digest = digest
+        self.complete = complete
         self.createdAt = createdAt
     }
 }

@@ -1,4 +1,5 @@
 import Metrics
+import NIOCore
 import Synchronization
 import Tracing
 
@@ -70,6 +71,37 @@ struct InstrumentedStore: BackendStore {
     }
     func removeAPIKey(id: String) async throws(StoreError) -> Bool {
         try await measure("remove_api_key", writes: true) { () async throws(StoreError) in try await base.removeAPIKey(id: id) }
+    }
+
+    func addImage(_ image: ImageRecord) async throws(StoreError) {
+        try await measure("add_image", writes: true) { () async throws(StoreError) in try await base.addImage(image) }
+    }
+    func addImageChunk(imageID: String, index: Int, bytes: ByteBuffer) async throws(StoreError) {
+        try await measure("add_image_chunk", writes: true) { () async throws(StoreError) in
+            try await base.addImageChunk(imageID: imageID, index: index, bytes: bytes)
+        }
+    }
+    func completeImage(id: String, size: Int, entityTag: String, digest: String) async throws(StoreError) {
+        try await measure("complete_image", writes: true) { () async throws(StoreError) in
+            try await base.completeImage(id: id, size: size, entityTag: entityTag, digest: digest)
+        }
+    }
+    func image(id: String) async throws(StoreError) -> ImageRecord? {
+        try await measure("image") { () async throws(StoreError) in try await base.image(id: id) }
+    }
+    func imageBytes(id: String) async throws(StoreError) -> (ImageRecord, ByteBuffer)? {
+        try await measure("image_bytes") { () async throws(StoreError) in try await base.imageBytes(id: id) }
+    }
+    func images(owner: String) async throws(StoreError) -> [ImageRecord] {
+        try await measure("images") { () async throws(StoreError) in try await base.images(owner: owner) }
+    }
+    func deleteImage(id: String, owner: String?) async throws(StoreError) -> Bool {
+        try await measure("delete_image", writes: true) { () async throws(StoreError) in try await base.deleteImage(id: id, owner: owner) }
+    }
+    func deleteUnusedImages(unreferencedBefore: Int64, incompleteBefore: Int64, limit: Int) async throws(StoreError) -> Int {
+        try await measure("delete_unused_images", writes: true) { () async throws(StoreError) in
+            try await base.deleteUnusedImages(unreferencedBefore: unreferencedBefore, incompleteBefore: incompleteBefore, limit: limit)
+        }
     }
 
     func registration(id: String) async throws(StoreError) -> RegistrationRecord? {

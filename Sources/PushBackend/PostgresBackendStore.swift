@@ -1,5 +1,6 @@
 import Foundation
 package import Logging
+package import NIOCore
 import NIOSSL
 import NotificationHubs
 import PostgresNIO
@@ -95,6 +96,31 @@ package final class PostgresBackendStore: BackendStore {
                 created_at BIGINT NOT NULL
             )
             """
+        ],
+        [
+            """
+            CREATE TABLE images (
+                id TEXT PRIMARY KEY,
+                owner TEXT NOT NULL REFERENCES users(name) ON DELETE CASCADE,
+                content_type TEXT NOT NULL,
+                size BIGINT NOT NULL,
+                etag TEXT,
+                digest TEXT,
+                complete BOOLEAN NOT NULL,
+                created_at BIGINT NOT NULL
+            )
+            """,
+            "CREATE INDEX images_by_owner ON images (owner, created_at)",
+            "CREATE INDEX images_by_age ON images (created_at)",
+            """
+            CREATE TABLE image_chunks (
+                image_id TEXT NOT NULL REFERENCES images(id) ON DELETE CASCADE,
+                seq INTEGER NOT NULL,
+                data BYTEA NOT NULL,
+                PRIMARY KEY (image_id, seq)
+            )
+            """,
+            "CREATE INDEX notifications_by_resource ON notifications (resource)",
         ],
     ]
 
@@ -308,6 +334,91 @@ package final class PostgresBackendStore: BackendStore {
             WHERE EXISTS (SELECT 1 FROM users WHERE name = \(key.owner)) RETURNING id
             """)
         guard inserted > 0 else { throw StoreError(.notFound, "no user named \(key.owner)") }
+    }
+
+    // MARK: Images
+
+    package func addImage(_ image: ImageRecord) async throws(StoreError) {
+        let inserted = try await count(
+            """
+            INSERT INTO images (id, owner, content_type, size, complete, created_at)
+            SELECT \(image.id), \(image.owner), \(image.contentType), 0, false, \(image.createdAt)
+            WHERE EXISTS (SELECT 1 FROM users WHERE name = \(image.owner)) RETURNING id
+            """)
+        guard inserted > 0 else { throw StoreError(.notFound, "no user named \(image.owner)") }
+    }
+
+    package func addImageChunk(imageID: String, index: Int, bytes: ByteBuffer) async throws(StoreError) {
+        _ = try await count("INSERT INTO image_chunks (image_id, seq, data) VALUES (\(imageID), \(index), \(bytes)) RETURNING seq")
+    }
+
+    package func completeImage(id: String, size: Int, entityTag: String, digest: String) async throws(StoreError) {
+        let updated = try await count(
+            "UPDATE images SET size = \(size), etag = \(entityTag), digest = \(digest), complete = true WHERE id = \(id) RETURNING id")
+        guard updated > 0 else { throw StoreError(.notFound, "no image \(id)") }
+    }
+
+    static let imageColumns =
+        "images.id, images.owner, images.content_type, images.size, images.etag, images.digest, images.complete, images.created_at"
+
+    package func image(id: String) async throws(StoreError) -> ImageRecord? {
+        try await images("SELECT \(unescaped: Self.imageColumns) FROM images WHERE id = \(id)").first
+    }
+
+    package func imageBytes(id: String) async throws(StoreError) -> (ImageRecord, ByteBuffer)? {
+        try await run {
+            var found: (ImageRecord, ByteBuffer)?
+            let query: PostgresQuery = """
+                SELECT \(unescaped: Self.imageColumns), image_chunks.data FROM images JOIN image_chunks ON image_chunks.image_id = images.id
+                WHERE images.id = \(id) AND images.complete ORDER BY image_chunks.seq
+                """
+            for try await row in try await client.query(query, logger: logger) {
+                let (id, owner, type, size, etag, digest, complete, created, chunk) = try row.decode(
+                    (String, String, String, Int64, String?, String?, Bool, Int64, ByteBuffer).self)
+                if found == nil {
+                    let image = ImageRecord(
+                        id: id, owner: owner, contentType: type, size: Int(size), entityTag: etag, digest: digest, complete: complete,
+                        createdAt: created)
+                    found = (image, ByteBufferAllocator().buffer(capacity: Int(size)))
+                }
+                var bytes = chunk
+                found!.1.writeBuffer(&bytes)
+            }
+            return found
+        }
+    }
+
+    package func images(owner: String) async throws(StoreError) -> [ImageRecord] {
+        try await images("SELECT \(unescaped: Self.imageColumns) FROM images WHERE owner = \(owner) ORDER BY created_at DESC, id")
+    }
+
+    package func deleteImage(id: String, owner: String?) async throws(StoreError) -> Bool {
+        try await count("DELETE FROM images WHERE id = \(id) AND (\(owner)::text IS NULL OR owner = \(owner)) RETURNING id") > 0
+    }
+
+    package func deleteUnusedImages(unreferencedBefore: Int64, incompleteBefore: Int64, limit: Int) async throws(StoreError) -> Int {
+        try await count(
+            """
+            DELETE FROM images WHERE id IN (
+                SELECT id FROM images WHERE (complete AND created_at < \(unreferencedBefore) OR NOT complete AND created_at < \(incompleteBefore))
+                AND NOT EXISTS (SELECT 1 FROM notifications WHERE notifications.resource = images.id) ORDER BY created_at LIMIT \(limit)
+            ) RETURNING id
+            """)
+    }
+
+    private func images(_ query: PostgresQuery) async throws(StoreError) -> [ImageRecord] {
+        try await run {
+            var images: [ImageRecord] = []
+            for try await (id, owner, type, size, etag, digest, complete, created) in try await client.query(query, logger: logger).decode(
+                (String, String, String, Int64, String?, String?, Bool, Int64).self)
+            {
+                images.append(
+                    ImageRecord(
+                        id: id, owner: owner, contentType: type, size: Int(size), entityTag: etag, digest: digest, complete: complete,
+                        createdAt: created))
+            }
+            return images
+        }
     }
 
     package func apiKeyOwnerAndNotification(

@@ -135,6 +135,8 @@ public struct BackendConfiguration: Sendable, CustomStringConvertible, CustomDeb
     public var authentication: AuthenticationSchemes = .all
     /// The identity provider whose tokens apps sign in with; none when nil.
     public var identityTokens: IdentityTokenSettings?
+    /// Uploaded images: their size, each user's share, how long an unused one is kept.
+    public var images = ImageLimits()
 
     public init(
         dataDirectory: String, databaseURL: String? = nil, host: String = "127.0.0.1", port: Int = 8080,

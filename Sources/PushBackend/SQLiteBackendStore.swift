@@ -1,5 +1,5 @@
 package import Logging
-import NIOCore
+package import NIOCore
 import NIOPosix
 import NotificationHubs
 import SQLiteNIO
@@ -109,6 +109,33 @@ package final class SQLiteBackendStore: BackendStore {
                 created_at INTEGER NOT NULL
             ) STRICT
             """
+        ],
+        [
+            // Images users upload for rich notifications, in chunks written as the body arrives.
+            """
+            CREATE TABLE images (
+                id TEXT PRIMARY KEY NOT NULL,
+                owner TEXT NOT NULL REFERENCES users(name) ON DELETE CASCADE,
+                content_type TEXT NOT NULL,
+                size INTEGER NOT NULL,
+                etag TEXT,
+                digest TEXT,
+                complete INTEGER NOT NULL CHECK (complete IN (0, 1)),
+                created_at INTEGER NOT NULL
+            ) STRICT
+            """,
+            "CREATE INDEX images_by_owner ON images (owner, created_at)",
+            "CREATE INDEX images_by_age ON images (created_at)",
+            """
+            CREATE TABLE image_chunks (
+                image_id TEXT NOT NULL REFERENCES images(id) ON DELETE CASCADE,
+                seq INTEGER NOT NULL,
+                data BLOB NOT NULL,
+                PRIMARY KEY (image_id, seq)
+            ) STRICT
+            """,
+            // The sweep asks whether any notification still names an image.
+            "CREATE INDEX notifications_by_resource ON notifications (resource)",
         ],
     ]
 
@@ -281,6 +308,77 @@ package final class SQLiteBackendStore: BackendStore {
             let role = row.column("role")?.string.flatMap(UserRole.init(rawValue:))
         else { return nil }
         return UserRecord(name: name, passwordHash: hash, role: role)
+    }
+
+    // MARK: Images
+
+    package func addImage(_ image: ImageRecord) async throws(StoreError) {
+        let inserted = try await run(
+            """
+            INSERT INTO images (id, owner, content_type, size, complete, created_at) SELECT ?1, ?2, ?3, 0, 0, ?4
+            WHERE EXISTS (SELECT 1 FROM users WHERE name = ?2) RETURNING id
+            """,
+            [.text(image.id), .text(image.owner), .text(image.contentType), .integer(Int(image.createdAt))])
+        guard !inserted.isEmpty else { throw StoreError(.notFound, "no user named \(image.owner)") }
+    }
+
+    package func addImageChunk(imageID: String, index: Int, bytes: ByteBuffer) async throws(StoreError) {
+        _ = try await run("INSERT INTO image_chunks (image_id, seq, data) VALUES (?, ?, ?)", [.text(imageID), .integer(index), .blob(bytes)])
+    }
+
+    package func completeImage(id: String, size: Int, entityTag: String, digest: String) async throws(StoreError) {
+        let updated = try await run(
+            "UPDATE images SET size = ?, etag = ?, digest = ?, complete = 1 WHERE id = ? RETURNING id",
+            [.integer(size), .text(entityTag), .text(digest), .text(id)])
+        guard !updated.isEmpty else { throw StoreError(.notFound, "no image \(id)") }
+    }
+
+    package func image(id: String) async throws(StoreError) -> ImageRecord? {
+        try await run("SELECT * FROM images WHERE id = ?", [.text(id)]).first.flatMap(Self.image(from:))
+    }
+
+    package func imageBytes(id: String) async throws(StoreError) -> (ImageRecord, ByteBuffer)? {
+        let rows = try await run(
+            "SELECT images.*, image_chunks.data FROM images JOIN image_chunks ON image_chunks.image_id = images.id WHERE images.id = ? AND complete = 1 ORDER BY seq",
+            [.text(id)])
+        guard let first = rows.first, let image = Self.image(from: first) else { return nil }
+        var bytes = ByteBufferAllocator().buffer(capacity: image.size)
+        for row in rows {
+            guard case .blob(var chunk) = row.column("data") else { return nil }
+            bytes.writeBuffer(&chunk)
+        }
+        return (image, bytes)
+    }
+
+    package func images(owner: String) async throws(StoreError) -> [ImageRecord] {
+        try await run("SELECT * FROM images WHERE owner = ? ORDER BY created_at DESC, id", [.text(owner)]).compactMap(Self.image(from:))
+    }
+
+    package func deleteImage(id: String, owner: String?) async throws(StoreError) -> Bool {
+        !(try await run("DELETE FROM images WHERE id = ? AND (?2 IS NULL OR owner = ?2) RETURNING id", [.text(id), owner.map { .text($0) } ?? .null]))
+            .isEmpty
+    }
+
+    package func deleteUnusedImages(unreferencedBefore: Int64, incompleteBefore: Int64, limit: Int) async throws(StoreError) -> Int {
+        try await run(
+            """
+            DELETE FROM images WHERE id IN (
+                SELECT id FROM images WHERE (complete = 1 AND created_at < ?1 OR complete = 0 AND created_at < ?2)
+                AND NOT EXISTS (SELECT 1 FROM notifications WHERE notifications.resource = images.id) ORDER BY created_at LIMIT ?3
+            ) RETURNING id
+            """,
+            [.integer(Int(unreferencedBefore)), .integer(Int(incompleteBefore)), .integer(limit)]
+        ).count
+    }
+
+    private static func image(from row: SQLiteRow) -> ImageRecord? {
+        guard let id = row.column("id")?.string, let owner = row.column("owner")?.string,
+            let contentType = row.column("content_type")?.string, let size = row.column("size")?.integer,
+            let complete = row.column("complete")?.integer, let created = row.column("created_at")?.integer
+        else { return nil }
+        return ImageRecord(
+            id: id, owner: owner, contentType: contentType, size: size, entityTag: row.column("etag")?.string,
+            digest: row.column("digest")?.string, complete: complete == 1, createdAt: Int64(created))
     }
 
     // MARK: Registrations

@@ -205,6 +205,16 @@ struct Serve: AsyncParsableCommand {
         name: .customLong("max-activity-tokens-per-user"),
         help: "Live Activity tokens one user may register (default \(ServeSettings.defaults.maxActivityTokensPerUser)).")
     var maxActivityTokensPerUser: Int?
+    @Option(
+        name: .customLong("max-image-bytes"), help: "An uploaded image's size at most (default \(ImageLimits().maximumBytes), iOS's limit).")
+    var maxImageBytes: Int?
+    @Option(
+        name: .customLong("max-images-per-user"), help: "Uploaded images one user may hold (default \(ImageLimits().maximumImagesPerUser)).")
+    var maxImagesPerUser: Int?
+    @Option(
+        name: .customLong("max-image-bytes-per-user"),
+        help: "Bytes of uploaded images one user may hold (default \(ImageLimits().maximumBytesPerUser)).")
+    var maxImageBytesPerUser: Int?
     @Option(name: .customLong("retention-days"), help: "Days notifications are kept; older ones are deleted every hour (default 30).")
     var retentionDays: Int?
     @Option(
@@ -261,7 +271,8 @@ struct Serve: AsyncParsableCommand {
         ("requestBodyTimeout", \.requestBodyTimeout), ("writeTimeout", \.writeTimeout), ("maxConnections", \.maxConnections),
         ("maxConnectionsPerAddress", \.maxConnectionsPerAddress), ("sendBurst", \.sendBurst), ("sendPerMinute", \.sendPerMinute),
         ("loginBurst", \.loginBurst), ("maxDevicesPerUser", \.maxDevicesPerUser), ("maxActivityTokensPerUser", \.maxActivityTokensPerUser),
-        ("retentionDays", \.retentionDays), ("metrics.port", \.metricsPort),
+        ("retentionDays", \.retentionDays), ("metrics.port", \.metricsPort), ("images.maxBytes", \.maxImageBytes),
+        ("images.maxPerUser", \.maxImagesPerUser), ("images.maxBytesPerUser", \.maxImageBytesPerUser),
     ]
     static let boolOptions: [(key: String, option: any KeyPath<Serve, Bool?> & Sendable)] = [
         ("demo", \.demo), ("apns.development", \.apnsDevelopment), ("auth.basic", \.basicAuth), ("auth.apiKeys", \.apiKeys),

@@ -104,6 +104,9 @@ struct ServeSettings {
         let maxDevicesPerUser = settings.int("maxDevicesPerUser", default: Self.defaults.maxDevicesPerUser)
         let maxActivityTokensPerUser = settings.int("maxActivityTokensPerUser", default: Self.defaults.maxActivityTokensPerUser)
         let retentionDays = settings.int("retentionDays", default: 30)
+        let maxImageBytes = settings.int("images.maxBytes", default: ImageLimits().maximumBytes)
+        let maxImagesPerUser = settings.int("images.maxPerUser", default: ImageLimits().maximumImagesPerUser)
+        let maxImageBytesPerUser = settings.int("images.maxBytesPerUser", default: ImageLimits().maximumBytesPerUser)
         let metricsPort = settings.int("metrics.port")
         let metricsHost = settings.string("metrics.host", default: "127.0.0.1")
         let tlsCertificate = settings.string("tls.certificate")
@@ -141,6 +144,9 @@ struct ServeSettings {
             throw ValidationError("trustedProxies takes IP addresses, not \(bad)")
         }
         guard (1...36_500).contains(retentionDays) else { throw ValidationError("retentionDays is 1 to 36500") }
+        guard (1...1 << 30).contains(maxImageBytes), (0...1_000_000).contains(maxImagesPerUser),
+            (0...1 << 40).contains(maxImageBytesPerUser)
+        else { throw ValidationError("images.maxBytes is 1 to 2^30, images.maxPerUser 0 to 1000000, images.maxBytesPerUser 0 to 2^40") }
         if attributesSchema != nil && contentStateSchema == nil { throw ValidationError("attributesSchema needs contentStateSchema") }
         let identityTokens = try Self.identityTokens(
             jwksURL: jwksURL, jwksFile: jwksFile, issuer: tokenIssuer, audience: tokenAudience, userClaim: tokenUserClaim)
@@ -201,6 +207,9 @@ struct ServeSettings {
         configuration.authentication = AuthenticationSchemes().union(basicAuth ? .basic : []).union(apiKeys ? .apiKeys : [])
             .union(identityTokens != nil ? .identityTokens : [])
         configuration.identityTokens = identityTokens
+        configuration.images.maximumBytes = maxImageBytes
+        configuration.images.maximumImagesPerUser = maxImagesPerUser
+        configuration.images.maximumBytesPerUser = maxImageBytesPerUser
     }
 
     /// The identity provider, when a JWK Set is given: one source, an issuer and an audience.

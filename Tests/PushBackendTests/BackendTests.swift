@@ -307,7 +307,7 @@ struct BackendRequestTests {
                 (#"{"kind": "rich", "mesage": "typo"}"#, 400, "unknownField"),
                 (#"{"kind": "rich", "message": "x", "message": "y"}"#, 400, "duplicateField"),
                 (#"{"kind": "rich", "richType": "coupon", "message": "x"}"#, 400, "unsupportedRichType"),
-                (#"{"kind": "rich", "message": "x", "resource": "../etc/passwd"}"#, 400, "unknownResource"),
+                (#"{"kind": "rich", "message": "x", "resource": "../etc/passwd"}"#, 422, "unknownResource"),
                 (#"{"kind": "secure", "payload": "\#(String(repeating: "s", count: 40_000))"}"#, 413, "payloadTooLarge"),
                 (#"{"kind": "secure", "payload": "x", "to": "no:colons"}"#, 422, "unknownRecipient"),
             ]
