@@ -364,7 +364,10 @@ private final class RequestDeadlines: ChannelDuplexHandler, RemovableChannelHand
 
 /// Behind the decoder: tells ``RequestDeadlines`` when a head and a body's end arrived and when a
 /// response ended, and ends a connection that has carried its last request or outlived its age:
-/// that response says `Connection: close`, and the connection closes once it is written.
+/// that response says `Connection: close`, and the connection closes once it is written. It also
+/// answers `Expect: 100-continue` (RFC 9110 §10.1.1) with `100 Continue`, when nothing else is being
+/// answered on the connection, so that a client that waits for it (curl, for a body over 1 MiB)
+/// sends its body at once rather than after its own timeout.
 private final class RequestProgress: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -377,6 +380,9 @@ private final class RequestProgress: ChannelDuplexHandler, RemovableChannelHandl
     private var responses = 0
     /// Decided with the response's head, so that its `Connection` header tells the truth.
     private var closing = false
+    /// Heads read and responses ended: a `100 Continue` goes out only when they differ by one.
+    private var requestsRead = 0
+    private var responsesEnded = 0
 
     init(maximumRequests: Int, maximumAge: Duration) {
         self.maximumRequests = maximumRequests
@@ -385,7 +391,12 @@ private final class RequestProgress: ChannelDuplexHandler, RemovableChannelHandl
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
-        case .head: context.triggerUserOutboundEvent(RequestProgressEvent.headArrived, promise: nil)
+        case .head(let head):
+            requestsRead += 1
+            context.triggerUserOutboundEvent(RequestProgressEvent.headArrived, promise: nil)
+            if requestsRead == responsesEnded + 1, head.headerFields[.expect]?.lowercased() == "100-continue" {
+                context.writeAndFlush(wrapOutboundOut(.head(HTTPResponse(status: .continue))), promise: nil)
+            }
         case .end: context.triggerUserOutboundEvent(RequestProgressEvent.bodyArrived, promise: nil)
         case .body: break
         }
@@ -400,11 +411,13 @@ private final class RequestProgress: ChannelDuplexHandler, RemovableChannelHandl
             if closing { head.headerFields[.connection] = "close" }
             context.write(wrapOutboundOut(.head(head)), promise: promise)
         case .end where closing:
+            responsesEnded += 1
             let written = promise ?? context.eventLoop.makePromise()
             let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
             written.futureResult.whenComplete { _ in loopBound.value.close(promise: nil) }
             context.write(data, promise: written)
         case .end:
+            responsesEnded += 1
             context.write(data, promise: promise)
             context.triggerUserOutboundEvent(RequestProgressEvent.awaitingNext, promise: nil)
         default:

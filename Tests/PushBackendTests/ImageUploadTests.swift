@@ -143,6 +143,20 @@ struct ImageUploadTests {
             #expect(left.isEmpty, "\(left)")
             // The server is fine: the next upload works.
             #expect(try await upload(Self.jpeg, as: "image/jpeg", to: backend).status == 201)
+
+            // A client that asks to be told to go on (curl does, for a body over 1 MiB) is told at once.
+            let asking = try RawConnection(port: backend.port)
+            try asking.send(
+                "POST /api/images HTTP/1.1\r\nHost: x\r\nAuthorization: \(authorization)\r\nContent-Type: image/jpeg\r\nContent-Length: \(Self.jpeg.count)\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n"
+            )
+            var told = ""
+            for _ in 0..<50 where !told.contains("\r\n\r\n") {
+                told += String(decoding: asking.readUntilClosed(timeout: .milliseconds(200)).bytes, as: UTF8.self)
+            }
+            #expect(told == "HTTP/1.1 100 Continue\r\n\r\n", "\(told.debugDescription)")
+            try asking.send(bytes: Self.jpeg)
+            let final = String(decoding: asking.readUntilClosed(timeout: .seconds(30)).bytes, as: UTF8.self)
+            #expect(final.hasPrefix("HTTP/1.1 201"), "\(final.prefix(100))")
         }
     }
 

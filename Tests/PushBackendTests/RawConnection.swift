@@ -54,7 +54,10 @@ final class RawConnection: @unchecked Sendable {
     deinit { close() }
 
     func send(_ text: String) throws {
-        let bytes = Array(text.utf8)
+        try send(bytes: Array(text.utf8))
+    }
+
+    func send(bytes: [UInt8]) throws {
         var sent = 0
         while sent < bytes.count {
             let count = bytes[sent...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
