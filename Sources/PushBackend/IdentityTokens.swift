@@ -134,6 +134,8 @@ package final class IdentityTokenVerifier: Sendable {
         guard let algorithm = header.alg.flatMap(JWK.Algorithm.init(rawValue:)), algorithm == .rs256 || algorithm == .es256 else {
             throw Refusal("the token's algorithm is not accepted: RS256 and ES256 are")
         }
+        // Extensions the token says must be understood (RFC 7515 §4.1.11): none is, here.
+        guard header.fields["crit"] == nil else { throw Refusal("the token has critical header parameters (crit), which are not taken") }
         guard let keyID = header.kid else { throw Refusal("the token names no key (kid)") }
         let keys = try await keys(having: keyID)
         guard let keyAlgorithm = keys.algorithms[keyID] else { throw Refusal("the token's key is not one of the provider's") }

@@ -141,6 +141,9 @@ struct IdentityTokenTests {
             let publicPEM = try Insecure.RSA.PrivateKey(backing: provider.rsa).publicKey.pemRepresentation
             let mac = HMAC<SHA256>.authenticationCode(for: Data("\(header).\(payload)".utf8), using: SymmetricKey(data: Data(publicPEM.utf8)))
             let none = Self.base64URL(Data(#"{"alg":"none","kid":"rsa1"}"#.utf8))
+            var critical = JWTHeader()
+            critical.crit = ["exp"]
+            critical.kid = "rsa1"
             let cases: [(String, String, String)] = [
                 ("bad signature", try await impostor.sign(Claims(sub: "dana"), kid: "rsa1"), "signature does not verify"),
                 ("issuer", try await provider.sign(Claims(iss: "https://evil.example.com/", sub: "dana"), kid: "rsa1"), "another issuer"),
@@ -153,6 +156,7 @@ struct IdentityTokenTests {
                 ("no subject", try await provider.sign(Claims(), kid: "rsa1"), "no sub claim"),
                 ("subject not a user name", try await provider.sign(Claims(sub: "auth0|5f7c8ec7"), kid: "rsa1"), "not a user name"),
                 ("garbage", "not.a.token", "malformed"),
+                ("crit", try await provider.signers.sign(Claims(sub: "dana"), kid: JWKIdentifier(string: "rsa1"), header: critical), "crit"),
             ]
             for (name, token, reason) in cases {
                 let refused = try await backend.call(.GET, "/api/notifications", as: nil, headers: bearer(token))
