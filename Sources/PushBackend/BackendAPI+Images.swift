@@ -150,8 +150,9 @@ extension BackendAPI {
 
     /// `DELETE /api/images/{id}`: the caller's upload; notifications that name it answer 410 from now.
     func deleteImage(id: String, caller: Authenticator.User) async throws -> Response {
-        guard try await store.deleteImage(id: Self.notificationKey(id), owner: caller.name) else { throw APIError.notFound("no such image") }
-        uploadedImages.remove(id: Self.notificationKey(id))
+        let key = Self.notificationKey(id)
+        guard try await store.deleteImage(id: key, owner: caller.name) else { throw APIError.notFound("no such image") }
+        uploadedImages.remove(id: key)
         return Response(status: .noContent)
     }
 

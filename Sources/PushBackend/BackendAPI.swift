@@ -475,8 +475,8 @@ package struct BackendAPI: Sendable {
         let response: Response
         switch record.content {
         case .rich(_, let resourceName, _):
-            let uploaded = servedImages[resourceName] == nil ? try await uploadedImage(id: resourceName) : nil
-            guard let image = servedImages[resourceName] ?? uploaded else {
+            let served = if let embedded = servedImages[resourceName] { embedded } else { try await uploadedImage(id: resourceName) }
+            guard let image = served else {
                 throw APIError(status: 410, code: .resourceGone, "the image \(resourceName) is no longer served")
             }
             response = imageResponse(image, request: request, isHead: isHead)
