@@ -187,6 +187,14 @@ struct Serve: AsyncParsableCommand {
         help: "Notifications a user may create per minute after the burst (default \(ServeSettings.defaults.sendPerMinute)).")
     var sendPerMinute: Int?
     @Option(
+        name: .customLong("registration-burst"),
+        help: "Registrations of devices and activity tokens a user may make at once (default \(ServeSettings.defaults.registrationBurst)).")
+    var registrationBurst: Int?
+    @Option(
+        name: .customLong("registrations-per-minute"),
+        help: "Registrations a user may make per minute after the burst (default \(ServeSettings.defaults.registrationsPerMinute)).")
+    var registrationsPerMinute: Int?
+    @Option(
         name: .customLong("login-burst"),
         help: """
             Password checks one client address, and one user name from one network, may start at once; then one a second, \
@@ -270,6 +278,7 @@ struct Serve: AsyncParsableCommand {
         ("port", \.port), ("idleTimeout", \.idleTimeout), ("requestHeadTimeout", \.requestHeadTimeout),
         ("requestBodyTimeout", \.requestBodyTimeout), ("writeTimeout", \.writeTimeout), ("maxConnections", \.maxConnections),
         ("maxConnectionsPerAddress", \.maxConnectionsPerAddress), ("sendBurst", \.sendBurst), ("sendPerMinute", \.sendPerMinute),
+        ("registrationBurst", \.registrationBurst), ("registrationsPerMinute", \.registrationsPerMinute),
         ("loginBurst", \.loginBurst), ("maxDevicesPerUser", \.maxDevicesPerUser), ("maxActivityTokensPerUser", \.maxActivityTokensPerUser),
         ("retentionDays", \.retentionDays), ("metrics.port", \.metricsPort), ("images.maxBytes", \.maxImageBytes),
         ("images.maxPerUser", \.maxImagesPerUser), ("images.maxBytesPerUser", \.maxImageBytesPerUser),

@@ -27,6 +27,8 @@ struct ServeSettings {
         var sendBurst = BackendConfiguration.defaultSendQuota.burst
         var sendPerMinute = Int(BackendConfiguration.defaultSendQuota.perSecond * 60)
         var loginBurst = LoginLimits().perAddress.burst
+        var registrationBurst = RegistrationLimits().rate.burst
+        var registrationsPerMinute = Int(RegistrationLimits().rate.perSecond * 60)
         var maxDevicesPerUser = RegistrationLimits().maximumDevices
         var maxActivityTokensPerUser = RegistrationLimits().maximumActivityTokens
     }
@@ -100,6 +102,8 @@ struct ServeSettings {
         let sendBurst = settings.int("sendBurst", default: Self.defaults.sendBurst)
         let sendPerMinute = settings.int("sendPerMinute", default: Self.defaults.sendPerMinute)
         let loginBurst = settings.int("loginBurst", default: Self.defaults.loginBurst)
+        let registrationBurst = settings.int("registrationBurst", default: Self.defaults.registrationBurst)
+        let registrationsPerMinute = settings.int("registrationsPerMinute", default: Self.defaults.registrationsPerMinute)
         let trustedProxies = settings.strings("trustedProxies")
         let maxDevicesPerUser = settings.int("maxDevicesPerUser", default: Self.defaults.maxDevicesPerUser)
         let maxActivityTokensPerUser = settings.int("maxActivityTokensPerUser", default: Self.defaults.maxActivityTokensPerUser)
@@ -136,6 +140,9 @@ struct ServeSettings {
         guard (1...100_000).contains(loginBurst) else { throw ValidationError("loginBurst is 1 to 100000") }
         guard (1...100_000).contains(sendBurst), (1...100_000).contains(sendPerMinute) else {
             throw ValidationError("sendBurst and sendPerMinute are 1 to 100000")
+        }
+        guard (1...100_000).contains(registrationBurst), (1...100_000).contains(registrationsPerMinute) else {
+            throw ValidationError("registrationBurst and registrationsPerMinute are 1 to 100000")
         }
         guard (1...100_000).contains(maxDevicesPerUser), (1...100_000).contains(maxActivityTokensPerUser) else {
             throw ValidationError("maxDevicesPerUser and maxActivityTokensPerUser are 1 to 100000")
@@ -202,7 +209,9 @@ struct ServeSettings {
                 perAddress: RateLimit(burst: loginBurst, perSecond: LoginLimits().perAddress.perSecond),
                 perUser: RateLimit(burst: loginBurst, perSecond: LoginLimits().perUser.perSecond), trustedProxies: Set(trustedProxies)),
             sendQuota: RateLimit(burst: sendBurst, perSecond: Double(sendPerMinute) / 60),
-            registrations: RegistrationLimits(maximumDevices: maxDevicesPerUser, maximumActivityTokens: maxActivityTokensPerUser),
+            registrations: RegistrationLimits(
+                maximumDevices: maxDevicesPerUser, maximumActivityTokens: maxActivityTokensPerUser,
+                rate: RateLimit(burst: registrationBurst, perSecond: Double(registrationsPerMinute) / 60)),
             retention: .seconds(retentionDays * 24 * 3600))
         configuration.authentication = AuthenticationSchemes().union(basicAuth ? .basic : []).union(apiKeys ? .apiKeys : [])
             .union(identityTokens != nil ? .identityTokens : [])
