@@ -66,7 +66,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.1.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
-        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird.git", from: "2.1.0"),
         .package(url: "https://github.com/apple/swift-openapi-urlsession.git", from: "1.0.0"),
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
@@ -211,13 +212,16 @@ let package = Package(
                 serverProduct("NIOPosix", "swift-nio"), serverProduct("NIOSSL", "swift-nio-ssl"),
                 // Apps' identity tokens (OpenID Connect JWTs) and the JWKS they are checked against.
                 serverProduct("JWTKit", "jwt-kit"), serverProduct("AsyncHTTPClient", "async-http-client"), serverProduct("NIOHTTP1", "swift-nio"),
+                // The server side generated from the contract (Generated/, by scripts/generate-openapi).
+                serverProduct("OpenAPIRuntime", "swift-openapi-runtime"), serverProduct("OpenAPIHummingbird", "swift-openapi-hummingbird"),
             ],
-            // The API's contract, served at GET /openapi.yaml.
-            resources: [.embedInCode("openapi.yaml")]
+            // The API's contract, served at GET /openapi.yaml: whole with APNs delivery, without the
+            // operations that need it with a hub (derived by scripts/generate-openapi).
+            resources: [.embedInCode("openapi.yaml"), .embedInCode("Generated/openapi-hub.yaml")]
         ),
 
         // The app side of the flows: push parsing, the backend client (generated from the
-        // backend's OpenAPI document by scripts/generate-client), verified ranged image downloads.
+        // backend's OpenAPI document by scripts/generate-openapi), verified ranged image downloads.
         // Its transport is URLSession on Apple platforms and AsyncHTTPClient on Linux, where
         // URLSession cannot stream a body; never the server's packages, never libxxhash.
         .target(

@@ -7,6 +7,12 @@ import PushCore
 import PushInternals
 import Synchronization
 
+#if canImport(FoundationEssentials)
+import class FoundationEssentials.JSONEncoder
+#else
+import class Foundation.JSONEncoder
+#endif
+
 /// What users may upload for rich notifications.
 public struct ImageLimits: Sendable, Hashable {
     /// One image's bytes: 10 MB, what iOS takes as an image attachment.
@@ -72,13 +78,12 @@ extension BackendAPI {
                 throw APIError(status: 409, code: .tooManyImages, "your images would be over \(limits.maximumBytesPerUser) bytes; delete one first")
             }
             try await store.completeImage(id: image.id, size: size, entityTag: entityTag.headerValue, digest: digest)
-            let body = JSON.object([
-                JSONMember("id", .string(image.id)), JSONMember("contentType", .string(contentType.mediaType)),
-                JSONMember("size", .number(JSONNumber(size))),
-                JSONMember("etag", .string(entityTag.headerValue)), JSONMember("digest", .string(digest)),
-            ])
+            var stored = image
+            (stored.size, stored.entityTag, stored.digest, stored.complete) = (size, entityTag.headerValue, digest, true)
+            // The answer as the generated list's: one description of an image.
+            let body = try JSONEncoder().encode(Self.uploadedImage(stored, createdAt: false))
             return .json(
-                201, body, headers: [("Location", "/api/images/\(image.id)"), ("ETag", entityTag.headerValue), ("Repr-Digest", digest)])
+                201, Array(body), headers: [("Location", "/api/images/\(image.id)"), ("ETag", entityTag.headerValue), ("Repr-Digest", digest)])
         } catch {
             // Not on the request's task: a client that went away cancels it, and the store skips
             // work for a cancelled task.
@@ -130,30 +135,24 @@ extension BackendAPI {
     }
 
     /// `GET /api/images`: the caller's uploads, newest first.
-    func listImages(caller: Authenticator.User) async throws -> Response {
-        let images = try await store.images(owner: caller.name).filter(\.complete)
-        return .json(
-            200,
-            .object([
-                JSONMember(
-                    "images",
-                    .array(
-                        images.map { image in
-                            .object([
-                                JSONMember("id", .string(image.id)), JSONMember("contentType", .string(image.contentType)),
-                                JSONMember("size", .number(JSONNumber(image.size))), JSONMember("etag", .string(image.entityTag ?? "")),
-                                JSONMember("digest", .string(image.digest ?? "")), JSONMember("createdAt", .number(JSONNumber(Int(image.createdAt)))),
-                            ])
-                        }))
-            ]))
+    package func listImages(_ input: Operations.ListImages.Input) async throws -> Operations.ListImages.Output {
+        let images = try await store.images(owner: try RequestScope.caller.name).filter(\.complete)
+        return .ok(.init(body: .json(.init(images: images.map { Self.uploadedImage($0, createdAt: true) }))))
+    }
+
+    /// An image as the upload's answer and the list describe it.
+    static func uploadedImage(_ image: ImageRecord, createdAt: Bool) -> Components.Schemas.UploadedImage {
+        .init(
+            id: image.id, contentType: .init(rawValue: image.contentType) ?? .imagePng, size: image.size, etag: image.entityTag ?? "",
+            digest: image.digest ?? "", createdAt: createdAt ? Int(image.createdAt) : nil)
     }
 
     /// `DELETE /api/images/{id}`: the caller's upload; notifications that name it answer 410 from now.
-    func deleteImage(id: String, caller: Authenticator.User) async throws -> Response {
-        let key = Self.notificationKey(id)
-        guard try await store.deleteImage(id: key, owner: caller.name) else { throw APIError.notFound("no such image") }
+    package func deleteImage(_ input: Operations.DeleteImage.Input) async throws -> Operations.DeleteImage.Output {
+        let key = Self.notificationKey(input.path.id)
+        guard try await store.deleteImage(id: key, owner: try RequestScope.caller.name) else { throw APIError.notFound("no such image") }
         uploadedImages.remove(id: key)
-        return Response(status: .noContent)
+        return .noContent(.init())
     }
 
     /// An uploaded image as it is served, from the cache or read from the store once.
@@ -165,17 +164,6 @@ extension BackendAPI {
             else { return nil }
             return ServedImage(bytes: bytes, entityTag: tag, contentType: ContentType(record.contentType), digest: digest)
         }
-    }
-}
-
-/// `/api/images`: the images a user uploads for their rich notifications.
-struct ImagesController {
-    let api: BackendAPI
-
-    func addRoutes(to group: RouterGroup<BackendAPI.Context>) {
-        group.post { request, context in try await api.uploadImage(request, caller: context.caller) }
-        group.get { _, context in try await api.listImages(caller: context.caller) }
-        group.delete(":id") { _, context in try await api.deleteImage(id: context.parameters.require("id"), caller: context.caller) }
     }
 }
 

@@ -46,7 +46,7 @@ package func buildApplication(
             unlimited: configuration.logins.trustedProxies)
         // Services stop in the reverse of this order, after the server: the sweep, then the store.
         return Application(
-            router: api.router(),
+            router: try api.router(),
             server: try configuration.tls.map { try .https(limits: configuration.server, connections: connections, tls: $0) }
                 ?? .http1(limits: configuration.server, connections: connections),
             configuration: ApplicationConfiguration(

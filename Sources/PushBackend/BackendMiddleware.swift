@@ -4,6 +4,7 @@ import HummingbirdAuth
 import Logging
 import NIOCore
 import NotificationHubs
+import OpenAPIRuntime
 import PushCore
 
 /// The request context: Hummingbird's, the caller once authentication has found them, the
@@ -149,6 +150,7 @@ extension APIError {
     init(_ error: any Error) {
         switch error {
         case let refusal as APIError: self = refusal
+        case let error as ServerError: self.init(error)
         case let error as StoreError: self = .storage(error)
         case let error as NotificationHubError: self = .hub(error)
         case let error as HTTPError where error.status == .notFound: self = .notFound()

@@ -493,7 +493,7 @@ struct APNsDeliveryTests {
             #expect(try await backend.call(.POST, "/api/channels", as: "bob", json: "{}").status == 501)
             let contract = try await backend.call(.GET, "/openapi.yaml", as: nil)
             #expect(contract.status == 200 && contract.header("Content-Type") == "application/yaml")
-            #expect(contract.text.hasPrefix("openapi: 3.1.0\n") && contract.text.contains("\n  /api/notifications/{id}:\n"))
+            #expect(contract.text.contains("\nopenapi: 3.1.0\n") && contract.text.contains("\n  /api/notifications/{id}:\n"))
             #expect(!contract.text.contains("/api/activities") && !contract.text.contains("/api/channels"))
             #expect(!contract.text.contains("name: liveActivities") && contract.text.contains("\ncomponents:\n"))
         }

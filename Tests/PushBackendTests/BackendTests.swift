@@ -304,7 +304,10 @@ struct BackendRequestTests {
                 (#"{"kind": "loud"}"#, 400, "invalidField"),
                 (#"{"kind": "rich"}"#, 400, "missingField"),
                 (#"{"kind": "rich", "message": 5}"#, 400, "invalidField"),
-                (#"{"kind": "rich", "mesage": "typo"}"#, 400, "unknownField"),
+                (#"{"kind": "rich", "message": "x", "mesage": "typo"}"#, 400, "unknownField"),
+                // Both wrong: the generated decoding finds the missing key first.
+                (#"{"kind": "rich", "mesage": "typo"}"#, 400, "missingField"),
+                (#"{"kind": null, "message": "x"}"#, 400, "missingField"),
                 (#"{"kind": "rich", "message": "x", "message": "y"}"#, 400, "duplicateField"),
                 (#"{"kind": "rich", "richType": "coupon", "message": "x"}"#, 400, "unsupportedRichType"),
                 (#"{"kind": "rich", "message": "x", "resource": "../etc/passwd"}"#, 422, "unknownResource"),
@@ -328,7 +331,7 @@ struct BackendRequestTests {
             #expect(try await backend.call(.POST, "/openapi.yaml", as: nil).status == 405)
             for query in ["limit=5&sort=new", "limit=1&limit=2", "limit=", "&"] {
                 let reply = try await backend.call(.GET, "/api/notifications?\(query)", as: "alice")
-                #expect(reply.status == 400 && reply.errorCode == "invalidQuery", "\(query)")
+                #expect(reply.status == 400 && reply.errorCode == "invalidQuery", "\(query) → \(reply.status) \(reply.text)")
             }
             #expect(try await backend.call(.GET, "/api/notifications?limit=3", as: "alice").status == 200)
             #expect(try await backend.call(.GET, "/api/notifications?", as: "alice").status == 200)

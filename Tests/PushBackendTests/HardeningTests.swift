@@ -70,8 +70,8 @@ struct FloodTests {
         ) { backend in
             // The client sends for as long as the write timeout lets the connection live: three
             // seconds, so that a loaded machine (the sanitizer run sent 40 in one) still sends many.
-            // Answers of 38 KB, asked for one at a time (never more than the server reads ahead),
-            // until they fill both sockets' buffers and the server's own hold.
+            // Answers of 40 KB, asked for one at a time (never more than the server reads ahead),
+            // until they fill both sockets' buffers and the server's own hold: some 40 of them.
             let (hungUp, sent) = try await offPool {
                 let connection = try RawConnection(port: backend.port, receiveBuffer: 2048, sendTimeout: 2)
                 var sent = 0
@@ -83,7 +83,7 @@ struct FloodTests {
             }
             // Many answers went out first: the connection ended for making no progress, not for
             // holding too many requests, which were asked for one by one.
-            #expect(sent > 40, "only \(sent) requests sent")
+            #expect(sent > 30, "only \(sent) requests sent")
             #expect(hungUp)
         }
     }

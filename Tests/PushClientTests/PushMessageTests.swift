@@ -176,7 +176,7 @@ struct PushClientPartsTests {
         }
     }
 
-    @Test("The generated client is from the contract as it stands (scripts/generate-client)")
+    @Test("The generated client is from the contract as it stands (scripts/generate-openapi)")
     func generatedClientIsCurrent() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let contract = try Data(contentsOf: root.appendingPathComponent("Sources/PushBackend/openapi.yaml"))
@@ -187,7 +187,8 @@ struct PushClientPartsTests {
         for file in files {
             let text = try String(contentsOf: generated.appendingPathComponent(file), encoding: .utf8)
             #expect(
-                text.contains("// openapi.yaml SHA-256: \(digest)\n"), "\(file) is from another version of openapi.yaml: run scripts/generate-client")
+                text.contains("// openapi.yaml SHA-256: \(digest)\n"), "\(file) is from another version of openapi.yaml: run scripts/generate-openapi"
+            )
         }
     }
 }
