@@ -1,6 +1,6 @@
 SWIFT ?= swift
 
-.PHONY: deps build bench bench-quick cross-check-tokens cross-check-firebase-admin check-contract check-core-alone check-apple-shape check-generated check-client test test-debug test-release test-asan test-tsan fuzz fuzz-smoke robustness check-modules format-lint docs load clean
+.PHONY: deps build bench bench-quick cross-check-tokens cross-check-firebase-admin check-contract check-core-alone check-apple-shape check-generated check-openapi test test-debug test-release test-asan test-tsan fuzz fuzz-smoke robustness check-modules format-lint docs load load-writes clean
 
 FUZZ_SECONDS ?= 300
 # Extra flags for the release builds of `bench-quick` and `test-release`, and for the ASan build;
@@ -109,6 +109,12 @@ load:
 	@scripts/install-system-deps wrk curl postgresql
 	LOAD_SETUPS="$(LOAD_SETUPS)" RELEASE_FLAGS="$(RELEASE_FLAGS)" scripts/load-backend $(LOAD_SECONDS) $(LOAD_CONNECTIONS)
 
+# The writes under wrk: POST /api/register and POST /api/notifications, requests/s, p99 and the
+# server's allocations per request (scripts/load-writes; BIN=FOLDER for another build).
+load-writes:
+	@scripts/install-system-deps wrk curl
+	RELEASE_FLAGS="$(RELEASE_FLAGS)" scripts/load-writes $(LOAD_SECONDS) $(LOAD_CONNECTIONS)
+
 # The module graph's rules: the codec depends on nothing, the APNs model on the codec alone, and
 # no production target on an emulator (scripts/check-module-graph).
 check-modules:
@@ -121,10 +127,11 @@ FORMAT_PATHS = Sources Tests Benchmarks Fuzz Package.swift
 check-generated:
 	scripts/generate-apns-schema.py --check
 
-# PushClient's generated code against what swift-openapi-generator gives for openapi.yaml today,
-# byte for byte (builds the generator first: a few minutes, so CI relies on the digest test).
-check-client:
-	scripts/generate-client --check
+# The code generated from openapi.yaml (PushClient's client, push-backend's server side, the hub's
+# document) against what swift-openapi-generator gives for it today, byte for byte (builds the
+# generator first: a few minutes, so CI relies on the digest tests).
+check-openapi:
+	scripts/generate-openapi --check
 
 # PushClient type-checked as an Apple platform builds it: its Apple dependencies only, stand-ins
 # for the SDK modules and swift-openapi-urlsession; the core at the iOS floor (scripts/check-apple-shape).

@@ -361,7 +361,7 @@ struct NotificationRequest {
         case .rich(let rich), .richAlert(let rich):
             let richType = rich.richType ?? "img"
             guard Self.richTypes.contains(richType) else {
-                throw .badRequest(.unsupportedRichType, "richType \(richType.debugDescription) is not served; use img")
+                throw APIError(status: 422, code: .unsupportedRichType, "richType \(richType.debugDescription) is not served; use img")
             }
             content = .rich(richType: richType, resource: rich.resource, message: rich.message, alert: rich.kind == .richAlert)
             (to, sendAt) = (rich.to, rich.sendAt)

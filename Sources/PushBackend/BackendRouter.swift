@@ -35,8 +35,8 @@ extension BackendAPI {
             if path.hasPrefix("/api/channels") || (path.hasPrefix("/api/activities/") && path.hasSuffix("/updates")) { return senderOnly }
             return path.hasPrefix("/api/activities") ? activities : api
         }
-        // Compact JSON: the runtime's default pretty-prints, a third more bytes for no reader.
-        try registerHandlers(on: transport, configuration: Configuration(jsonEncodingOptions: []), middlewares: [ContractInput()])
+        // Compact JSON, in a stable order: the runtime's default pretty-prints, a third more bytes for no reader.
+        try registerHandlers(on: transport, configuration: Configuration(jsonEncodingOptions: [.sortedKeys]), middlewares: [ContractInput()])
 
         // By hand (docs/backend.md says why): the upload, stored as it streams in, and the fetch,
         // which authenticates itself, reading the caller and the notification together.

@@ -54,30 +54,55 @@ struct GroupedTransport: ServerTransport {
 /// place where request bodies are held to what PushCore's parser takes.
 ///
 /// - A body (every generated `POST` takes a JSON one, and no other method does) must be
-///   `application/json` (415), at most ``BackendAPI/maximumRequestBody`` bytes (413), one JSON
-///   object (`invalidJSON`), with no key twice in any object (`duplicateField`) and no U+0000 in
-///   any string (`invalidField`: PostgreSQL cannot store one in text, and both engines must answer
-///   the same). The generated decoding then checks the shape: unknown keys, missing ones, types.
+///   `application/json` (415), at most ``BackendAPI/maximumRequestBody`` bytes (413), and pass
+///   ``RequestBody/check(_:)``. The generated decoding then checks the shape: unknown keys, missing
+///   ones, types.
 /// - `Accept` is disregarded, as RFC 9110 §12.5.1 lets a server do: the generated code checks it
 ///   only once the handler has run, and a notification sent must not be answered 406.
 struct ContractInput: ServerMiddleware {
     func intercept(
-        _ request: HTTPRequest, body: HTTPBody?, metadata: ServerRequestMetadata, operationID: String,
+        _ request: HTTPRequest, body requestBody: HTTPBody?, metadata: ServerRequestMetadata, operationID: String,
         next: @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
         var request = request
         request.headerFields[.accept] = nil
-        guard request.method == .post else { return try await next(request, nil, metadata) }
-        guard RequestBody.isJSON(request.headerFields[.contentType]) else {
-            throw APIError(status: 415, code: .unsupportedMediaType, "send the body as application/json")
+        var body: HTTPBody?
+        if request.method == .post {
+            guard RequestBody.isJSON(request.headerFields[.contentType]) else {
+                throw APIError(status: 415, code: .unsupportedMediaType, "send the body as application/json")
+            }
+            let bytes: [UInt8]
+            do {
+                bytes = try await [UInt8](collecting: requestBody ?? HTTPBody(), upTo: BackendAPI.maximumRequestBody)
+            } catch {
+                throw APIError(status: 413, code: .bodyTooLarge, "the body is over \(BackendAPI.maximumRequestBody) bytes")
+            }
+            try RequestBody.check(bytes)
+            body = HTTPBody(bytes)
         }
-        let bytes: [UInt8]
-        do {
-            bytes = try await [UInt8](collecting: body ?? HTTPBody(), upTo: BackendAPI.maximumRequestBody)
-        } catch {
-            throw APIError(status: 413, code: .bodyTooLarge, "the body is over \(BackendAPI.maximumRequestBody) bytes")
+        var (response, responseBody) = try await next(request, body, metadata)
+        // The runtime writes a header's value as a URI component (`/` as `%2F`); `Location` is a
+        // URI reference, and goes out as the handler wrote it.
+        if let location = response.headerFields[.location] { response.headerFields[.location] = Self.percentDecoded(location) }
+        return (response, responseBody)
+    }
+
+    /// `%2F` as `/`; a `%` not followed by two hex digits as it is.
+    static func percentDecoded(_ text: String) -> String {
+        var bytes: [UInt8] = []
+        var utf8 = text.utf8[...]
+        while let byte = utf8.popFirst() {
+            if byte == UInt8(ascii: "%"), utf8.count >= 2,
+                case (let high, let low) = (hexDigitValue(utf8.first!), hexDigitValue(utf8.dropFirst().first!)),
+                high <= 15, low <= 15
+            {
+                bytes.append(high << 4 | low)
+                utf8 = utf8.dropFirst(2)
+            } else {
+                bytes.append(byte)
+            }
         }
-        return try await next(request, HTTPBody(try RequestBody.checked(bytes)), metadata)
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
 

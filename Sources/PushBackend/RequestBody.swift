@@ -11,11 +11,9 @@ enum RequestBody {
     }
 
     /// Refuses what the generated decoding would take and we do not: not one JSON object, a key
-    /// twice in an object, U+0000 in a string (or a key). Returns the body the generated decoding
-    /// is to read: the same bytes, or, when a member of the object is `null`, the object without
-    /// it (`null` is absent, as the contract says, also for the keys the generator leaves out of
-    /// its types because the document types them `null` alone).
-    static func checked(_ bytes: [UInt8]) throws(APIError) -> [UInt8] {
+    /// twice in any object, U+0000 in a string or a key (PostgreSQL cannot store one in text, and
+    /// both engines must answer the same) but within ``freeForm`` members, which are not stored.
+    static func check(_ bytes: [UInt8]) throws(APIError) {
         var parser = JSONParser(options: JSONParser.Options(maximumDepth: 16, maximumInputSize: BackendAPI.maximumRequestBody))
         let document: JSONDocument
         do throws(JSONError) {
@@ -24,30 +22,30 @@ enum RequestBody {
             throw .badRequest(.invalidJSON, error.description)
         }
         guard document.root.kind == .object else { throw .badRequest(.invalidJSON, "the body is not a JSON object") }
-        try checkStrings(document.root, at: "")
-        guard document.root.members.contains(where: { $0.value.isNull }), case .object(let members)? = try? JSON(document.root) else {
-            return bytes
-        }
-        var kept: [UInt8] = []
-        try? JSON.object(members.filter { if case .null = $0.value { false } else { true } }).write(into: &kept)
-        return kept
+        try checkStrings(document.root, at: "", allowingNUL: false)
     }
 
-    private static func checkStrings(_ value: JSONValue, at path: String) throws(APIError) {
+    /// The members whose value is any JSON object the sender chooses, passed to the device as it
+    /// is: a Live Activity's `contentState` and `attributes`.
+    static let freeForm: Set<String> = ["contentState", "attributes"]
+
+    private static func checkStrings(_ value: JSONValue, at path: String, allowingNUL: Bool) throws(APIError) {
         switch value.kind {
         case .object:
             var seen: Set<String> = []
             for member in value.members {
                 let key = member.key.string ?? ""
                 let field = path.isEmpty ? key : "\(path).\(key)"
-                guard !key.utf8.contains(0) else { throw .badRequest(.invalidField, "a key in \(path.isEmpty ? "the body" : path) contains U+0000") }
+                guard allowingNUL || !key.utf8.contains(0) else {
+                    throw .badRequest(.invalidField, "a key in \(path.isEmpty ? "the body" : path) contains U+0000")
+                }
                 guard seen.insert(key).inserted else { throw .badRequest(.duplicateField, "the field \(field) appears twice") }
-                try checkStrings(member.value, at: field)
+                try checkStrings(member.value, at: field, allowingNUL: allowingNUL || (path.isEmpty && freeForm.contains(key)))
             }
         case .array:
-            for (index, element) in value.elements.enumerated() { try checkStrings(element, at: "\(path)[\(index)]") }
+            for (index, element) in value.elements.enumerated() { try checkStrings(element, at: "\(path)[\(index)]", allowingNUL: allowingNUL) }
         case .string:
-            guard !(value.string ?? "").utf8.contains(0) else { throw .badRequest(.invalidField, "\(path) must not contain U+0000") }
+            guard allowingNUL || !(value.string ?? "").utf8.contains(0) else { throw .badRequest(.invalidField, "\(path) must not contain U+0000") }
         default:
             break
         }

@@ -504,14 +504,18 @@ struct APNsDeliveryTests {
         }
     }
 
-    @Test("Live Activity bodies: fields for another event are refused, null is absent, whole seconds however written")
+    @Test("Live Activity bodies: fields for another event are refused, an optional null is absent, whole seconds however written")
     func liveActivityBodies() async throws {
         try await withAPNsBackend { backend in
             let activity = try backend.created(
                 try await backend.call(.POST, "/api/activities", as: "alice", json: #"{"token":"\#(token(7))","kind":"activity"}"#))
             let cases: [(json: String, status: Int)] = [
                 (#"{"event":"update","contentState":{"score":1},"timestamp":1.8e9}"#, 200),
-                (#"{"event":"update","contentState":{"score":1},"timestamp":1800000000.0,"inputPushToken":null}"#, 200),
+                (#"{"event":"update","contentState":{"score":1},"timestamp":1800000000.0,"alert":null,"staleDate":null}"#, 200),
+                // A key for another event is refused, whatever its value.
+                (#"{"event":"update","contentState":{"score":1},"inputPushToken":null}"#, 400),
+                // The free-form objects go to the device as they are, U+0000 and all.
+                (#"{"event":"update","contentState":{"score\u0000":"a\u0000b"}}"#, 200),
                 (#"{"event":"update","contentState":{"score":1},"timestamp":1800000000.5}"#, 400),
                 (#"{"event":"update","contentState":{"score":1},"timestamp":10000000000}"#, 400),
                 (#"{"event":"update","contentState":{"score":1},"inputPushToken":false}"#, 400),

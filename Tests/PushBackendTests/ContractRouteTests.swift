@@ -6,6 +6,7 @@ import HummingbirdTesting
 import NIOHTTP1
 import NotificationHubs
 import PushBackend
+import PushCore
 import PushTestSupport
 import RichPushImages
 import SQLiteNIO
@@ -94,6 +95,22 @@ struct ContractRouteTests {
                 let reply = try await backend.call(method, path, as: "carol", json: operation.hasBody ? #"{"event":"end"}"# : nil)
                 #expect(reply.status == 501 && reply.errorCode == "apnsDeliveryRequired", "\(operation) → \(reply.status) \(reply.text)")
             }
+        }
+    }
+
+    @Test("Generated answers go out as written: Location unescaped, compact JSON in a stable order, Accept disregarded")
+    func generatedAnswers() async throws {
+        try await withBackend { backend in
+            let created = try await backend.call(.POST, "/api/notifications", as: "alice", json: #"{"kind": "secure", "payload": "x"}"#)
+            let id = try #require(try created.json().root["id"]?.string)
+            #expect(created.status == 201 && created.header("Location") == "/api/notifications/\(id)")
+            #expect(created.text == #"{"id":"\#(id)"}"#)
+            let registered = try await backend.call(
+                .POST, "/api/register", as: "alice", headers: [("Accept", "text/html")],
+                json: #"{"deviceToken": "\#(String(repeating: "ab", count: 32))"}"#)
+            #expect(
+                registered.status == 201 && registered.text.hasPrefix(#"{"id":""#)
+                    && registered.text.hasSuffix(#"","platform":"apns","reachable":true}"#))
         }
     }
 
