@@ -7,7 +7,7 @@ import PushCore
 extension BackendAPI {
     /// `POST /api/channels`: created with APNs, then here; devices subscribe to its `channelId`
     /// through ActivityKit.
-    package func createChannel(_ input: Operations.CreateChannel.Input) async throws -> Operations.CreateChannel.Output {
+    func createChannel(_ input: Operations.CreateChannel.Input) async throws -> Operations.CreateChannel.Output {
         let (caller, apns) = (try RequestScope.caller, try directAPNs())
         let policy: APNsMessageStoragePolicy
         switch input.body {
@@ -32,7 +32,7 @@ extension BackendAPI {
     }
 
     /// `DELETE /api/channels/{id}`: with APNs, then here.
-    package func deleteChannel(_ input: Operations.DeleteChannel.Input) async throws -> Operations.DeleteChannel.Output {
+    func deleteChannel(_ input: Operations.DeleteChannel.Input) async throws -> Operations.DeleteChannel.Output {
         let (id, apns) = (input.path.id, try directAPNs())
         let record = try await ownChannel(id: id, caller: try RequestScope.caller)
         do throws(APNsChannelError) {
@@ -47,7 +47,7 @@ extension BackendAPI {
     }
 
     /// `POST /api/channels/{id}/broadcasts`: an `update` or an `end` for every activity subscribed.
-    package func broadcast(_ input: Operations.Broadcast.Input) async throws -> Operations.Broadcast.Output {
+    func broadcast(_ input: Operations.Broadcast.Input) async throws -> Operations.Broadcast.Output {
         let (id, apns) = (input.path.id, try directAPNs())
         let update: LiveActivityRequest
         switch input.body {

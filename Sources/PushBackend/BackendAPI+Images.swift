@@ -135,7 +135,7 @@ extension BackendAPI {
     }
 
     /// `GET /api/images`: the caller's uploads, newest first.
-    package func listImages(_ input: Operations.ListImages.Input) async throws -> Operations.ListImages.Output {
+    func listImages(_ input: Operations.ListImages.Input) async throws -> Operations.ListImages.Output {
         let images = try await store.images(owner: try RequestScope.caller.name).filter(\.complete)
         return .ok(.init(body: .json(.init(images: images.map { Self.uploadedImage($0, createdAt: true) }))))
     }
@@ -148,7 +148,7 @@ extension BackendAPI {
     }
 
     /// `DELETE /api/images/{id}`: the caller's upload; notifications that name it answer 410 from now.
-    package func deleteImage(_ input: Operations.DeleteImage.Input) async throws -> Operations.DeleteImage.Output {
+    func deleteImage(_ input: Operations.DeleteImage.Input) async throws -> Operations.DeleteImage.Output {
         let key = Self.notificationKey(input.path.id)
         guard try await store.deleteImage(id: key, owner: try RequestScope.caller.name) else { throw APIError.notFound("no such image") }
         uploadedImages.remove(id: key)

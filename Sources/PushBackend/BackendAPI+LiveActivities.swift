@@ -26,7 +26,7 @@ extension BackendAPI {
     // MARK: Activities
 
     /// `POST /api/activities`: the caller's push-to-start token, or one activity's own token.
-    package func registerActivityToken(_ input: Operations.RegisterActivityToken.Input) async throws -> Operations.RegisterActivityToken.Output {
+    func registerActivityToken(_ input: Operations.RegisterActivityToken.Input) async throws -> Operations.RegisterActivityToken.Output {
         let caller = try RequestScope.caller
         _ = try directAPNs()
         let body: Components.Schemas.ActivityRegistration
@@ -50,7 +50,7 @@ extension BackendAPI {
     }
 
     /// `DELETE /api/activities/{id}`: only the owner's.
-    package func deleteActivityToken(_ input: Operations.DeleteActivityToken.Input) async throws -> Operations.DeleteActivityToken.Output {
+    func deleteActivityToken(_ input: Operations.DeleteActivityToken.Input) async throws -> Operations.DeleteActivityToken.Output {
         guard try await store.deleteActivity(id: input.path.id, owner: try RequestScope.caller.name) else {
             throw APIError.notFound("no such activity")
         }
@@ -59,7 +59,7 @@ extension BackendAPI {
 
     /// `POST /api/activities/{id}/updates` (sender role): `start` to a push-to-start token, `update`
     /// or `end` to an activity's.
-    package func pushActivityUpdate(_ input: Operations.PushActivityUpdate.Input) async throws -> Operations.PushActivityUpdate.Output {
+    func pushActivityUpdate(_ input: Operations.PushActivityUpdate.Input) async throws -> Operations.PushActivityUpdate.Output {
         let logger = RequestScope.logger
         let apns = try directAPNs()
         let update: LiveActivityRequest

@@ -11,7 +11,7 @@ import PushFCM
 /// validators, and which authenticates itself.
 extension BackendAPI {
     /// `POST /api/notifications`: stored, then pushed to the recipient's devices.
-    package func createNotification(_ input: Operations.CreateNotification.Input) async throws -> Operations.CreateNotification.Output {
+    func createNotification(_ input: Operations.CreateNotification.Input) async throws -> Operations.CreateNotification.Output {
         let (caller, logger) = (try RequestScope.caller, RequestScope.logger)
         let request: NotificationRequest
         switch input.body {
@@ -144,7 +144,7 @@ extension BackendAPI {
     }
 
     /// `GET /api/notifications`: the caller's, newest first.
-    package func listNotifications(_ input: Operations.ListNotifications.Input) async throws -> Operations.ListNotifications.Output {
+    func listNotifications(_ input: Operations.ListNotifications.Input) async throws -> Operations.ListNotifications.Output {
         let caller = try RequestScope.caller
         // Strict, as bodies are: a misspelt or repeated parameter would otherwise be silently ignored.
         let query = RequestScope.current?.query ?? ""
@@ -292,7 +292,7 @@ extension BackendAPI {
     }
 
     /// `PUT /api/notifications/{id}/read`: the caller's notification marked read, once; 204 again after.
-    package func markNotificationRead(_ input: Operations.MarkNotificationRead.Input) async throws -> Operations.MarkNotificationRead.Output {
+    func markNotificationRead(_ input: Operations.MarkNotificationRead.Input) async throws -> Operations.MarkNotificationRead.Output {
         let (caller, now) = (try RequestScope.caller, unixMilliseconds())
         guard let (_, found) = try await store.userAndNotification(named: caller.name, id: Self.notificationKey(input.path.id), visibleAt: now),
             let record = found

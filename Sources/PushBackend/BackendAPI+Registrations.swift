@@ -6,7 +6,7 @@ import PushCore
 extension BackendAPI {
     /// `POST /api/register`: a fresh registration id, whether the token was known or not; the
     /// device's one installation now carries the caller's tag.
-    package func registerDevice(_ input: Operations.RegisterDevice.Input) async throws -> Operations.RegisterDevice.Output {
+    func registerDevice(_ input: Operations.RegisterDevice.Input) async throws -> Operations.RegisterDevice.Output {
         let caller = try RequestScope.caller
         let platform: Installation.Platform
         var deviceToken: String
@@ -57,7 +57,7 @@ extension BackendAPI {
     }
 
     /// `DELETE /api/register/{id}`: only the owner's.
-    package func unregisterDevice(_ input: Operations.UnregisterDevice.Input) async throws -> Operations.UnregisterDevice.Output {
+    func unregisterDevice(_ input: Operations.UnregisterDevice.Input) async throws -> Operations.UnregisterDevice.Output {
         let (caller, id) = (try RequestScope.caller, input.path.id)
         let registration = try await store.registration(id: id)
         let deleted = registration?.owner == caller.name ? try await store.deleteRegistration(id: id, owner: caller.name) : false

@@ -6,17 +6,17 @@ import OpenAPIRuntime
 /// answers; `/ready`: its store answers too).
 extension BackendAPI {
     /// `GET /openapi.yaml`: the document as this server's delivery serves it.
-    package func getContract(_ input: Operations.GetContract.Input) async throws -> Operations.GetContract.Output {
+    func getContract(_ input: Operations.GetContract.Input) async throws -> Operations.GetContract.Output {
         .ok(.init(body: .yaml(HTTPBody(contract))))
     }
 
     /// `GET /health`: asks nothing of the store, so a slow one does not get the process restarted.
-    package func getHealth(_ input: Operations.GetHealth.Input) async throws -> Operations.GetHealth.Output {
+    func getHealth(_ input: Operations.GetHealth.Input) async throws -> Operations.GetHealth.Output {
         .ok(.init(body: .json(.init(status: .ok))))
     }
 
     /// `GET /ready`: one round trip to the store; 503 `storageUnavailable` while it fails.
-    package func getReadiness(_ input: Operations.GetReadiness.Input) async throws -> Operations.GetReadiness.Output {
+    func getReadiness(_ input: Operations.GetReadiness.Input) async throws -> Operations.GetReadiness.Output {
         do throws(StoreError) {
             try await store.checkAvailable()
         } catch {

@@ -2,26 +2,14 @@
 // From Sources/PushBackend/openapi.yaml by scripts/generate-openapi (swift-openapi-generator 1.14.3).
 // openapi.yaml SHA-256: 87b0057bd4ffde0f51de1ed241f68585aa28e95308186bf74cb33bcb0fab6ec8
 // swift-format-ignore-file
-#if compiler(>=6.4)
-@diagnose(UnusedImportAccess, as: ignored)
-#endif
-@_spi(Generated) package import OpenAPIRuntime
-#if compiler(>=6.4)
-@diagnose(UnusedImportAccess, as: ignored)
-#endif
-package import struct Foundation.URL
-#if compiler(>=6.4)
-@diagnose(UnusedImportAccess, as: ignored)
-#endif
-package import struct Foundation.Data
-#if compiler(>=6.4)
-@diagnose(UnusedImportAccess, as: ignored)
-#endif
-package import struct Foundation.Date
+@_spi(Generated) import OpenAPIRuntime
+import struct Foundation.URL
+import struct Foundation.Data
+import struct Foundation.Date
 extension Components {
     /// Types generated from the `#/components/parameters` section of the OpenAPI document.
-    package enum Parameters {
+    internal enum Parameters {
         /// - Remark: Generated from `#/components/parameters/Id`.
-        package typealias Id = Components.Schemas.Id
+        internal typealias Id = Components.Schemas.Id
     }
 }

@@ -2,35 +2,23 @@
 // From Sources/PushBackend/openapi.yaml by scripts/generate-openapi (swift-openapi-generator 1.14.3).
 // openapi.yaml SHA-256: 87b0057bd4ffde0f51de1ed241f68585aa28e95308186bf74cb33bcb0fab6ec8
 // swift-format-ignore-file
-#if compiler(>=6.4)
-@diagnose(UnusedImportAccess, as: ignored)
-#endif
-@_spi(Generated) package import OpenAPIRuntime
-#if compiler(>=6.4)
-@diagnose(UnusedImportAccess, as: ignored)
-#endif
-package import struct Foundation.URL
-#if compiler(>=6.4)
-@diagnose(UnusedImportAccess, as: ignored)
-#endif
-package import struct Foundation.Data
-#if compiler(>=6.4)
-@diagnose(UnusedImportAccess, as: ignored)
-#endif
-package import struct Foundation.Date
+@_spi(Generated) import OpenAPIRuntime
+import struct Foundation.URL
+import struct Foundation.Data
+import struct Foundation.Date
 extension Components {
     /// Types generated from the `#/components/responses` section of the OpenAPI document.
-    package enum Responses {
-        package struct BadRequest: Sendable, Hashable {
+    internal enum Responses {
+        internal struct BadRequest: Sendable, Hashable {
             /// - Remark: Generated from `#/components/responses/BadRequest/content`.
-            @frozen package enum Body: Sendable, Hashable {
+            internal enum Body: Sendable, Hashable {
                 /// - Remark: Generated from `#/components/responses/BadRequest/content/application\/json`.
                 case json(Components.Schemas._Error)
                 /// The associated value of the enum case if `self` is `.json`.
                 ///
                 /// - Throws: An error if `self` is not `.json`.
                 /// - SeeAlso: `.json`.
-                package var json: Components.Schemas._Error {
+                internal var json: Components.Schemas._Error {
                     get throws {
                         switch self {
                         case let .json(body):
@@ -40,39 +28,39 @@ extension Components {
                 }
             }
             /// Received HTTP response body
-            package var body: Components.Responses.BadRequest.Body
+            internal var body: Components.Responses.BadRequest.Body
             /// Creates a new `BadRequest`.
             ///
             /// - Parameters:
             ///   - body: Received HTTP response body
-            package init(body: Components.Responses.BadRequest.Body) {
+            internal init(body: Components.Responses.BadRequest.Body) {
                 self.body = body
             }
         }
-        package struct Unauthorized: Sendable, Hashable {
+        internal struct Unauthorized: Sendable, Hashable {
             /// - Remark: Generated from `#/components/responses/Unauthorized/headers`.
-            package struct Headers: Sendable, Hashable {
+            internal struct Headers: Sendable, Hashable {
                 /// - Remark: Generated from `#/components/responses/Unauthorized/headers/WWW-Authenticate`.
-                package var wwwAuthenticate: Swift.String
+                internal var wwwAuthenticate: Swift.String
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
                 ///   - wwwAuthenticate:
-                package init(wwwAuthenticate: Swift.String) {
+                internal init(wwwAuthenticate: Swift.String) {
                     self.wwwAuthenticate = wwwAuthenticate
                 }
             }
             /// Received HTTP response headers
-            package var headers: Components.Responses.Unauthorized.Headers
+            internal var headers: Components.Responses.Unauthorized.Headers
             /// - Remark: Generated from `#/components/responses/Unauthorized/content`.
-            @frozen package enum Body: Sendable, Hashable {
+            internal enum Body: Sendable, Hashable {
                 /// - Remark: Generated from `#/components/responses/Unauthorized/content/application\/json`.
                 case json(Components.Schemas._Error)
                 /// The associated value of the enum case if `self` is `.json`.
                 ///
                 /// - Throws: An error if `self` is not `.json`.
                 /// - SeeAlso: `.json`.
-                package var json: Components.Schemas._Error {
+                internal var json: Components.Schemas._Error {
                     get throws {
                         switch self {
                         case let .json(body):
@@ -82,13 +70,13 @@ extension Components {
                 }
             }
             /// Received HTTP response body
-            package var body: Components.Responses.Unauthorized.Body
+            internal var body: Components.Responses.Unauthorized.Body
             /// Creates a new `Unauthorized`.
             ///
             /// - Parameters:
             ///   - headers: Received HTTP response headers
             ///   - body: Received HTTP response body
-            package init(
+            internal init(
                 headers: Components.Responses.Unauthorized.Headers,
                 body: Components.Responses.Unauthorized.Body
             ) {
@@ -96,16 +84,16 @@ extension Components {
                 self.body = body
             }
         }
-        package struct Forbidden: Sendable, Hashable {
+        internal struct Forbidden: Sendable, Hashable {
             /// - Remark: Generated from `#/components/responses/Forbidden/content`.
-            @frozen package enum Body: Sendable, Hashable {
+            internal enum Body: Sendable, Hashable {
                 /// - Remark: Generated from `#/components/responses/Forbidden/content/application\/json`.
                 case json(Components.Schemas._Error)
                 /// The associated value of the enum case if `self` is `.json`.
                 ///
                 /// - Throws: An error if `self` is not `.json`.
                 /// - SeeAlso: `.json`.
-                package var json: Components.Schemas._Error {
+                internal var json: Components.Schemas._Error {
                     get throws {
                         switch self {
                         case let .json(body):
@@ -115,25 +103,25 @@ extension Components {
                 }
             }
             /// Received HTTP response body
-            package var body: Components.Responses.Forbidden.Body
+            internal var body: Components.Responses.Forbidden.Body
             /// Creates a new `Forbidden`.
             ///
             /// - Parameters:
             ///   - body: Received HTTP response body
-            package init(body: Components.Responses.Forbidden.Body) {
+            internal init(body: Components.Responses.Forbidden.Body) {
                 self.body = body
             }
         }
-        package struct NotFound: Sendable, Hashable {
+        internal struct NotFound: Sendable, Hashable {
             /// - Remark: Generated from `#/components/responses/NotFound/content`.
-            @frozen package enum Body: Sendable, Hashable {
+            internal enum Body: Sendable, Hashable {
                 /// - Remark: Generated from `#/components/responses/NotFound/content/application\/json`.
                 case json(Components.Schemas._Error)
                 /// The associated value of the enum case if `self` is `.json`.
                 ///
                 /// - Throws: An error if `self` is not `.json`.
                 /// - SeeAlso: `.json`.
-                package var json: Components.Schemas._Error {
+                internal var json: Components.Schemas._Error {
                     get throws {
                         switch self {
                         case let .json(body):
@@ -143,25 +131,25 @@ extension Components {
                 }
             }
             /// Received HTTP response body
-            package var body: Components.Responses.NotFound.Body
+            internal var body: Components.Responses.NotFound.Body
             /// Creates a new `NotFound`.
             ///
             /// - Parameters:
             ///   - body: Received HTTP response body
-            package init(body: Components.Responses.NotFound.Body) {
+            internal init(body: Components.Responses.NotFound.Body) {
                 self.body = body
             }
         }
-        package struct Conflict: Sendable, Hashable {
+        internal struct Conflict: Sendable, Hashable {
             /// - Remark: Generated from `#/components/responses/Conflict/content`.
-            @frozen package enum Body: Sendable, Hashable {
+            internal enum Body: Sendable, Hashable {
                 /// - Remark: Generated from `#/components/responses/Conflict/content/application\/json`.
                 case json(Components.Schemas._Error)
                 /// The associated value of the enum case if `self` is `.json`.
                 ///
                 /// - Throws: An error if `self` is not `.json`.
                 /// - SeeAlso: `.json`.
-                package var json: Components.Schemas._Error {
+                internal var json: Components.Schemas._Error {
                     get throws {
                         switch self {
                         case let .json(body):
@@ -171,25 +159,25 @@ extension Components {
                 }
             }
             /// Received HTTP response body
-            package var body: Components.Responses.Conflict.Body
+            internal var body: Components.Responses.Conflict.Body
             /// Creates a new `Conflict`.
             ///
             /// - Parameters:
             ///   - body: Received HTTP response body
-            package init(body: Components.Responses.Conflict.Body) {
+            internal init(body: Components.Responses.Conflict.Body) {
                 self.body = body
             }
         }
-        package struct Gone: Sendable, Hashable {
+        internal struct Gone: Sendable, Hashable {
             /// - Remark: Generated from `#/components/responses/Gone/content`.
-            @frozen package enum Body: Sendable, Hashable {
+            internal enum Body: Sendable, Hashable {
                 /// - Remark: Generated from `#/components/responses/Gone/content/application\/json`.
                 case json(Components.Schemas._Error)
                 /// The associated value of the enum case if `self` is `.json`.
                 ///
                 /// - Throws: An error if `self` is not `.json`.
                 /// - SeeAlso: `.json`.
-                package var json: Components.Schemas._Error {
+                internal var json: Components.Schemas._Error {
                     get throws {
                         switch self {
                         case let .json(body):
@@ -199,25 +187,25 @@ extension Components {
                 }
             }
             /// Received HTTP response body
-            package var body: Components.Responses.Gone.Body
+            internal var body: Components.Responses.Gone.Body
             /// Creates a new `Gone`.
             ///
             /// - Parameters:
             ///   - body: Received HTTP response body
-            package init(body: Components.Responses.Gone.Body) {
+            internal init(body: Components.Responses.Gone.Body) {
                 self.body = body
             }
         }
-        package struct TooLarge: Sendable, Hashable {
+        internal struct TooLarge: Sendable, Hashable {
             /// - Remark: Generated from `#/components/responses/TooLarge/content`.
-            @frozen package enum Body: Sendable, Hashable {
+            internal enum Body: Sendable, Hashable {
                 /// - Remark: Generated from `#/components/responses/TooLarge/content/application\/json`.
                 case json(Components.Schemas._Error)
                 /// The associated value of the enum case if `self` is `.json`.
                 ///
                 /// - Throws: An error if `self` is not `.json`.
                 /// - SeeAlso: `.json`.
-                package var json: Components.Schemas._Error {
+                internal var json: Components.Schemas._Error {
                     get throws {
                         switch self {
                         case let .json(body):
@@ -227,25 +215,25 @@ extension Components {
                 }
             }
             /// Received HTTP response body
-            package var body: Components.Responses.TooLarge.Body
+            internal var body: Components.Responses.TooLarge.Body
             /// Creates a new `TooLarge`.
             ///
             /// - Parameters:
             ///   - body: Received HTTP response body
-            package init(body: Components.Responses.TooLarge.Body) {
+            internal init(body: Components.Responses.TooLarge.Body) {
                 self.body = body
             }
         }
-        package struct UnsupportedMediaType: Sendable, Hashable {
+        internal struct UnsupportedMediaType: Sendable, Hashable {
             /// - Remark: Generated from `#/components/responses/UnsupportedMediaType/content`.
-            @frozen package enum Body: Sendable, Hashable {
+            internal enum Body: Sendable, Hashable {
                 /// - Remark: Generated from `#/components/responses/UnsupportedMediaType/content/application\/json`.
                 case json(Components.Schemas._Error)
                 /// The associated value of the enum case if `self` is `.json`.
                 ///
                 /// - Throws: An error if `self` is not `.json`.
                 /// - SeeAlso: `.json`.
-                package var json: Components.Schemas._Error {
+                internal var json: Components.Schemas._Error {
                     get throws {
                         switch self {
                         case let .json(body):
@@ -255,25 +243,25 @@ extension Components {
                 }
             }
             /// Received HTTP response body
-            package var body: Components.Responses.UnsupportedMediaType.Body
+            internal var body: Components.Responses.UnsupportedMediaType.Body
             /// Creates a new `UnsupportedMediaType`.
             ///
             /// - Parameters:
             ///   - body: Received HTTP response body
-            package init(body: Components.Responses.UnsupportedMediaType.Body) {
+            internal init(body: Components.Responses.UnsupportedMediaType.Body) {
                 self.body = body
             }
         }
-        package struct Unprocessable: Sendable, Hashable {
+        internal struct Unprocessable: Sendable, Hashable {
             /// - Remark: Generated from `#/components/responses/Unprocessable/content`.
-            @frozen package enum Body: Sendable, Hashable {
+            internal enum Body: Sendable, Hashable {
                 /// - Remark: Generated from `#/components/responses/Unprocessable/content/application\/json`.
                 case json(Components.Schemas._Error)
                 /// The associated value of the enum case if `self` is `.json`.
                 ///
                 /// - Throws: An error if `self` is not `.json`.
                 /// - SeeAlso: `.json`.
-                package var json: Components.Schemas._Error {
+                internal var json: Components.Schemas._Error {
                     get throws {
                         switch self {
                         case let .json(body):
@@ -283,41 +271,41 @@ extension Components {
                 }
             }
             /// Received HTTP response body
-            package var body: Components.Responses.Unprocessable.Body
+            internal var body: Components.Responses.Unprocessable.Body
             /// Creates a new `Unprocessable`.
             ///
             /// - Parameters:
             ///   - body: Received HTTP response body
-            package init(body: Components.Responses.Unprocessable.Body) {
+            internal init(body: Components.Responses.Unprocessable.Body) {
                 self.body = body
             }
         }
-        package struct TooManyRequests: Sendable, Hashable {
+        internal struct TooManyRequests: Sendable, Hashable {
             /// - Remark: Generated from `#/components/responses/TooManyRequests/headers`.
-            package struct Headers: Sendable, Hashable {
+            internal struct Headers: Sendable, Hashable {
                 /// Seconds to wait before asking again.
                 ///
                 /// - Remark: Generated from `#/components/responses/TooManyRequests/headers/Retry-After`.
-                package var retryAfter: Components.Headers.RetryAfter
+                internal var retryAfter: Components.Headers.RetryAfter
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
                 ///   - retryAfter: Seconds to wait before asking again.
-                package init(retryAfter: Components.Headers.RetryAfter) {
+                internal init(retryAfter: Components.Headers.RetryAfter) {
                     self.retryAfter = retryAfter
                 }
             }
             /// Received HTTP response headers
-            package var headers: Components.Responses.TooManyRequests.Headers
+            internal var headers: Components.Responses.TooManyRequests.Headers
             /// - Remark: Generated from `#/components/responses/TooManyRequests/content`.
-            @frozen package enum Body: Sendable, Hashable {
+            internal enum Body: Sendable, Hashable {
                 /// - Remark: Generated from `#/components/responses/TooManyRequests/content/application\/json`.
                 case json(Components.Schemas._Error)
                 /// The associated value of the enum case if `self` is `.json`.
                 ///
                 /// - Throws: An error if `self` is not `.json`.
                 /// - SeeAlso: `.json`.
-                package var json: Components.Schemas._Error {
+                internal var json: Components.Schemas._Error {
                     get throws {
                         switch self {
                         case let .json(body):
@@ -327,13 +315,13 @@ extension Components {
                 }
             }
             /// Received HTTP response body
-            package var body: Components.Responses.TooManyRequests.Body
+            internal var body: Components.Responses.TooManyRequests.Body
             /// Creates a new `TooManyRequests`.
             ///
             /// - Parameters:
             ///   - headers: Received HTTP response headers
             ///   - body: Received HTTP response body
-            package init(
+            internal init(
                 headers: Components.Responses.TooManyRequests.Headers,
                 body: Components.Responses.TooManyRequests.Body
             ) {
@@ -341,16 +329,16 @@ extension Components {
                 self.body = body
             }
         }
-        package struct InternalError: Sendable, Hashable {
+        internal struct InternalError: Sendable, Hashable {
             /// - Remark: Generated from `#/components/responses/InternalError/content`.
-            @frozen package enum Body: Sendable, Hashable {
+            internal enum Body: Sendable, Hashable {
                 /// - Remark: Generated from `#/components/responses/InternalError/content/application\/json`.
                 case json(Components.Schemas._Error)
                 /// The associated value of the enum case if `self` is `.json`.
                 ///
                 /// - Throws: An error if `self` is not `.json`.
                 /// - SeeAlso: `.json`.
-                package var json: Components.Schemas._Error {
+                internal var json: Components.Schemas._Error {
                     get throws {
                         switch self {
                         case let .json(body):
@@ -360,25 +348,25 @@ extension Components {
                 }
             }
             /// Received HTTP response body
-            package var body: Components.Responses.InternalError.Body
+            internal var body: Components.Responses.InternalError.Body
             /// Creates a new `InternalError`.
             ///
             /// - Parameters:
             ///   - body: Received HTTP response body
-            package init(body: Components.Responses.InternalError.Body) {
+            internal init(body: Components.Responses.InternalError.Body) {
                 self.body = body
             }
         }
-        package struct NotImplemented: Sendable, Hashable {
+        internal struct NotImplemented: Sendable, Hashable {
             /// - Remark: Generated from `#/components/responses/NotImplemented/content`.
-            @frozen package enum Body: Sendable, Hashable {
+            internal enum Body: Sendable, Hashable {
                 /// - Remark: Generated from `#/components/responses/NotImplemented/content/application\/json`.
                 case json(Components.Schemas._Error)
                 /// The associated value of the enum case if `self` is `.json`.
                 ///
                 /// - Throws: An error if `self` is not `.json`.
                 /// - SeeAlso: `.json`.
-                package var json: Components.Schemas._Error {
+                internal var json: Components.Schemas._Error {
                     get throws {
                         switch self {
                         case let .json(body):
@@ -388,25 +376,25 @@ extension Components {
                 }
             }
             /// Received HTTP response body
-            package var body: Components.Responses.NotImplemented.Body
+            internal var body: Components.Responses.NotImplemented.Body
             /// Creates a new `NotImplemented`.
             ///
             /// - Parameters:
             ///   - body: Received HTTP response body
-            package init(body: Components.Responses.NotImplemented.Body) {
+            internal init(body: Components.Responses.NotImplemented.Body) {
                 self.body = body
             }
         }
-        package struct BadGateway: Sendable, Hashable {
+        internal struct BadGateway: Sendable, Hashable {
             /// - Remark: Generated from `#/components/responses/BadGateway/content`.
-            @frozen package enum Body: Sendable, Hashable {
+            internal enum Body: Sendable, Hashable {
                 /// - Remark: Generated from `#/components/responses/BadGateway/content/application\/json`.
                 case json(Components.Schemas._Error)
                 /// The associated value of the enum case if `self` is `.json`.
                 ///
                 /// - Throws: An error if `self` is not `.json`.
                 /// - SeeAlso: `.json`.
-                package var json: Components.Schemas._Error {
+                internal var json: Components.Schemas._Error {
                     get throws {
                         switch self {
                         case let .json(body):
@@ -416,41 +404,41 @@ extension Components {
                 }
             }
             /// Received HTTP response body
-            package var body: Components.Responses.BadGateway.Body
+            internal var body: Components.Responses.BadGateway.Body
             /// Creates a new `BadGateway`.
             ///
             /// - Parameters:
             ///   - body: Received HTTP response body
-            package init(body: Components.Responses.BadGateway.Body) {
+            internal init(body: Components.Responses.BadGateway.Body) {
                 self.body = body
             }
         }
-        package struct Unavailable: Sendable, Hashable {
+        internal struct Unavailable: Sendable, Hashable {
             /// - Remark: Generated from `#/components/responses/Unavailable/headers`.
-            package struct Headers: Sendable, Hashable {
+            internal struct Headers: Sendable, Hashable {
                 /// Seconds to wait before asking again (`loginBusy`, `identityProviderUnavailable`).
                 ///
                 /// - Remark: Generated from `#/components/responses/Unavailable/headers/Retry-After`.
-                package var retryAfter: Swift.Int?
+                internal var retryAfter: Swift.Int?
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
                 ///   - retryAfter: Seconds to wait before asking again (`loginBusy`, `identityProviderUnavailable`).
-                package init(retryAfter: Swift.Int? = nil) {
+                internal init(retryAfter: Swift.Int? = nil) {
                     self.retryAfter = retryAfter
                 }
             }
             /// Received HTTP response headers
-            package var headers: Components.Responses.Unavailable.Headers
+            internal var headers: Components.Responses.Unavailable.Headers
             /// - Remark: Generated from `#/components/responses/Unavailable/content`.
-            @frozen package enum Body: Sendable, Hashable {
+            internal enum Body: Sendable, Hashable {
                 /// - Remark: Generated from `#/components/responses/Unavailable/content/application\/json`.
                 case json(Components.Schemas._Error)
                 /// The associated value of the enum case if `self` is `.json`.
                 ///
                 /// - Throws: An error if `self` is not `.json`.
                 /// - SeeAlso: `.json`.
-                package var json: Components.Schemas._Error {
+                internal var json: Components.Schemas._Error {
                     get throws {
                         switch self {
                         case let .json(body):
@@ -460,13 +448,13 @@ extension Components {
                 }
             }
             /// Received HTTP response body
-            package var body: Components.Responses.Unavailable.Body
+            internal var body: Components.Responses.Unavailable.Body
             /// Creates a new `Unavailable`.
             ///
             /// - Parameters:
             ///   - headers: Received HTTP response headers
             ///   - body: Received HTTP response body
-            package init(
+            internal init(
                 headers: Components.Responses.Unavailable.Headers = .init(),
                 body: Components.Responses.Unavailable.Body
             ) {

@@ -2,45 +2,33 @@
 // From Sources/PushBackend/openapi.yaml by scripts/generate-openapi (swift-openapi-generator 1.14.3).
 // openapi.yaml SHA-256: 87b0057bd4ffde0f51de1ed241f68585aa28e95308186bf74cb33bcb0fab6ec8
 // swift-format-ignore-file
-#if compiler(>=6.4)
-@diagnose(UnusedImportAccess, as: ignored)
-#endif
-@_spi(Generated) package import OpenAPIRuntime
-#if compiler(>=6.4)
-@diagnose(UnusedImportAccess, as: ignored)
-#endif
-package import struct Foundation.URL
-#if compiler(>=6.4)
-@diagnose(UnusedImportAccess, as: ignored)
-#endif
-package import struct Foundation.Data
-#if compiler(>=6.4)
-@diagnose(UnusedImportAccess, as: ignored)
-#endif
-package import struct Foundation.Date
+@_spi(Generated) import OpenAPIRuntime
+import struct Foundation.URL
+import struct Foundation.Data
+import struct Foundation.Date
 extension Components {
     /// Types generated from the `#/components/schemas` section of the OpenAPI document.
-    package enum Schemas {
+    internal enum Schemas {
         /// - Remark: Generated from `#/components/schemas/ProbeStatus`.
-        package struct ProbeStatus: Codable, Hashable, Sendable {
+        internal struct ProbeStatus: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/ProbeStatus/status`.
-            @frozen package enum StatusPayload: String, Codable, Hashable, Sendable, CaseIterable {
+            internal enum StatusPayload: String, Codable, Hashable, Sendable, CaseIterable {
                 case ok = "ok"
                 case ready = "ready"
             }
             /// - Remark: Generated from `#/components/schemas/ProbeStatus/status`.
-            package var status: Components.Schemas.ProbeStatus.StatusPayload
+            internal var status: Components.Schemas.ProbeStatus.StatusPayload
             /// Creates a new `ProbeStatus`.
             ///
             /// - Parameters:
             ///   - status:
-            package init(status: Components.Schemas.ProbeStatus.StatusPayload) {
+            internal init(status: Components.Schemas.ProbeStatus.StatusPayload) {
                 self.status = status
             }
-            package enum CodingKeys: String, CodingKey {
+            internal enum CodingKeys: String, CodingKey {
                 case status
             }
-            package init(from decoder: any Swift.Decoder) throws {
+            internal init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 self.status = try container.decode(
                     Components.Schemas.ProbeStatus.StatusPayload.self,
@@ -54,32 +42,32 @@ extension Components {
         /// 128 random bits in lowercase hex.
         ///
         /// - Remark: Generated from `#/components/schemas/Id`.
-        package typealias Id = Swift.String
+        internal typealias Id = Swift.String
         /// - Remark: Generated from `#/components/schemas/UserName`.
-        package typealias UserName = Swift.String
+        internal typealias UserName = Swift.String
         /// Any text but U+0000.
         ///
         /// - Remark: Generated from `#/components/schemas/Text`.
-        package typealias Text = Swift.String
+        internal typealias Text = Swift.String
         /// The token's bytes in hex.
         ///
         /// - Remark: Generated from `#/components/schemas/APNsToken`.
-        package typealias APNsToken = Swift.String
+        internal typealias APNsToken = Swift.String
         /// - Remark: Generated from `#/components/schemas/Created`.
-        package struct Created: Codable, Hashable, Sendable {
+        internal struct Created: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/Created/id`.
-            package var id: Components.Schemas.Id
+            internal var id: Components.Schemas.Id
             /// Creates a new `Created`.
             ///
             /// - Parameters:
             ///   - id:
-            package init(id: Components.Schemas.Id) {
+            internal init(id: Components.Schemas.Id) {
                 self.id = id
             }
-            package enum CodingKeys: String, CodingKey {
+            internal enum CodingKeys: String, CodingKey {
                 case id
             }
-            package init(from decoder: any Swift.Decoder) throws {
+            internal init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 self.id = try container.decode(
                     Components.Schemas.Id.self,
@@ -91,12 +79,12 @@ extension Components {
             }
         }
         /// - Remark: Generated from `#/components/schemas/DeviceRegistration`.
-        @frozen package enum DeviceRegistration: Codable, Hashable, Sendable {
+        internal enum DeviceRegistration: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/DeviceRegistration/case1`.
             case AppleDeviceRegistration(Components.Schemas.AppleDeviceRegistration)
             /// - Remark: Generated from `#/components/schemas/DeviceRegistration/case2`.
             case AndroidDeviceRegistration(Components.Schemas.AndroidDeviceRegistration)
-            package init(from decoder: any Swift.Decoder) throws {
+            internal init(from decoder: any Swift.Decoder) throws {
                 var errors: [any Swift.Error] = []
                 do {
                     self = .AppleDeviceRegistration(try .init(from: decoder))
@@ -116,7 +104,7 @@ extension Components {
                     errors: errors
                 )
             }
-            package func encode(to encoder: any Swift.Encoder) throws {
+            internal func encode(to encoder: any Swift.Encoder) throws {
                 switch self {
                 case let .AppleDeviceRegistration(value):
                     try value.encode(to: encoder)
@@ -126,37 +114,37 @@ extension Components {
             }
         }
         /// - Remark: Generated from `#/components/schemas/AppleDeviceRegistration`.
-        package struct AppleDeviceRegistration: Codable, Hashable, Sendable {
+        internal struct AppleDeviceRegistration: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/AppleDeviceRegistration/deviceToken`.
-            package var deviceToken: Components.Schemas.APNsToken
+            internal var deviceToken: Components.Schemas.APNsToken
             /// The default.
             ///
             /// - Remark: Generated from `#/components/schemas/AppleDeviceRegistration/platform`.
-            @frozen package enum PlatformPayload: String, Codable, Hashable, Sendable, CaseIterable {
+            internal enum PlatformPayload: String, Codable, Hashable, Sendable, CaseIterable {
                 case apns = "apns"
                 case _empty_ = ""
             }
             /// The default.
             ///
             /// - Remark: Generated from `#/components/schemas/AppleDeviceRegistration/platform`.
-            package var platform: Components.Schemas.AppleDeviceRegistration.PlatformPayload?
+            internal var platform: Components.Schemas.AppleDeviceRegistration.PlatformPayload?
             /// Creates a new `AppleDeviceRegistration`.
             ///
             /// - Parameters:
             ///   - deviceToken:
             ///   - platform: The default.
-            package init(
+            internal init(
                 deviceToken: Components.Schemas.APNsToken,
                 platform: Components.Schemas.AppleDeviceRegistration.PlatformPayload? = nil
             ) {
                 self.deviceToken = deviceToken
                 self.platform = platform
             }
-            package enum CodingKeys: String, CodingKey {
+            internal enum CodingKeys: String, CodingKey {
                 case deviceToken
                 case platform
             }
-            package init(from decoder: any Swift.Decoder) throws {
+            internal init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 self.deviceToken = try container.decode(
                     Components.Schemas.APNsToken.self,
@@ -173,34 +161,34 @@ extension Components {
             }
         }
         /// - Remark: Generated from `#/components/schemas/AndroidDeviceRegistration`.
-        package struct AndroidDeviceRegistration: Codable, Hashable, Sendable {
+        internal struct AndroidDeviceRegistration: Codable, Hashable, Sendable {
             /// The FCM registration token, as Firebase gave it (case matters).
             ///
             /// - Remark: Generated from `#/components/schemas/AndroidDeviceRegistration/deviceToken`.
-            package var deviceToken: Swift.String
+            internal var deviceToken: Swift.String
             /// - Remark: Generated from `#/components/schemas/AndroidDeviceRegistration/platform`.
-            @frozen package enum PlatformPayload: String, Codable, Hashable, Sendable, CaseIterable {
+            internal enum PlatformPayload: String, Codable, Hashable, Sendable, CaseIterable {
                 case fcmv1 = "fcmv1"
             }
             /// - Remark: Generated from `#/components/schemas/AndroidDeviceRegistration/platform`.
-            package var platform: Components.Schemas.AndroidDeviceRegistration.PlatformPayload
+            internal var platform: Components.Schemas.AndroidDeviceRegistration.PlatformPayload
             /// Creates a new `AndroidDeviceRegistration`.
             ///
             /// - Parameters:
             ///   - deviceToken: The FCM registration token, as Firebase gave it (case matters).
             ///   - platform:
-            package init(
+            internal init(
                 deviceToken: Swift.String,
                 platform: Components.Schemas.AndroidDeviceRegistration.PlatformPayload
             ) {
                 self.deviceToken = deviceToken
                 self.platform = platform
             }
-            package enum CodingKeys: String, CodingKey {
+            internal enum CodingKeys: String, CodingKey {
                 case deviceToken
                 case platform
             }
-            package init(from decoder: any Swift.Decoder) throws {
+            internal init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 self.deviceToken = try container.decode(
                     Swift.String.self,
@@ -217,24 +205,24 @@ extension Components {
             }
         }
         /// - Remark: Generated from `#/components/schemas/DeviceRegistered`.
-        package struct DeviceRegistered: Codable, Hashable, Sendable {
+        internal struct DeviceRegistered: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/DeviceRegistered/id`.
-            package var id: Components.Schemas.Id
+            internal var id: Components.Schemas.Id
             /// - Remark: Generated from `#/components/schemas/DeviceRegistered/platform`.
-            @frozen package enum PlatformPayload: String, Codable, Hashable, Sendable, CaseIterable {
+            internal enum PlatformPayload: String, Codable, Hashable, Sendable, CaseIterable {
                 case apns = "apns"
                 case fcmv1 = "fcmv1"
             }
             /// - Remark: Generated from `#/components/schemas/DeviceRegistered/platform`.
-            package var platform: Components.Schemas.DeviceRegistered.PlatformPayload
+            internal var platform: Components.Schemas.DeviceRegistered.PlatformPayload
             /// Whether this server's pushes reach the device.
             ///
             /// - Remark: Generated from `#/components/schemas/DeviceRegistered/reachable`.
-            package var reachable: Swift.Bool
+            internal var reachable: Swift.Bool
             /// Why not, when they do not.
             ///
             /// - Remark: Generated from `#/components/schemas/DeviceRegistered/reason`.
-            package var reason: Swift.String?
+            internal var reason: Swift.String?
             /// Creates a new `DeviceRegistered`.
             ///
             /// - Parameters:
@@ -242,7 +230,7 @@ extension Components {
             ///   - platform:
             ///   - reachable: Whether this server's pushes reach the device.
             ///   - reason: Why not, when they do not.
-            package init(
+            internal init(
                 id: Components.Schemas.Id,
                 platform: Components.Schemas.DeviceRegistered.PlatformPayload,
                 reachable: Swift.Bool,
@@ -253,13 +241,13 @@ extension Components {
                 self.reachable = reachable
                 self.reason = reason
             }
-            package enum CodingKeys: String, CodingKey {
+            internal enum CodingKeys: String, CodingKey {
                 case id
                 case platform
                 case reachable
                 case reason
             }
-            package init(from decoder: any Swift.Decoder) throws {
+            internal init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 self.id = try container.decode(
                     Components.Schemas.Id.self,
@@ -286,31 +274,31 @@ extension Components {
             }
         }
         /// - Remark: Generated from `#/components/schemas/UploadedImage`.
-        package struct UploadedImage: Codable, Hashable, Sendable {
+        internal struct UploadedImage: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/UploadedImage/id`.
-            package var id: Components.Schemas.Id
+            internal var id: Components.Schemas.Id
             /// - Remark: Generated from `#/components/schemas/UploadedImage/contentType`.
-            @frozen package enum ContentTypePayload: String, Codable, Hashable, Sendable, CaseIterable {
+            internal enum ContentTypePayload: String, Codable, Hashable, Sendable, CaseIterable {
                 case imagePng = "image/png"
                 case imageJpeg = "image/jpeg"
                 case imageGif = "image/gif"
             }
             /// - Remark: Generated from `#/components/schemas/UploadedImage/contentType`.
-            package var contentType: Components.Schemas.UploadedImage.ContentTypePayload
+            internal var contentType: Components.Schemas.UploadedImage.ContentTypePayload
             /// - Remark: Generated from `#/components/schemas/UploadedImage/size`.
-            package var size: Swift.Int
+            internal var size: Swift.Int
             /// Its strong entity tag, as `ETag` carries it.
             ///
             /// - Remark: Generated from `#/components/schemas/UploadedImage/etag`.
-            package var etag: Swift.String
+            internal var etag: Swift.String
             /// Its SHA-256, as `Repr-Digest` carries it (RFC 9530).
             ///
             /// - Remark: Generated from `#/components/schemas/UploadedImage/digest`.
-            package var digest: Swift.String
+            internal var digest: Swift.String
             /// When it was uploaded, in Unix milliseconds (in the list).
             ///
             /// - Remark: Generated from `#/components/schemas/UploadedImage/createdAt`.
-            package var createdAt: Swift.Int?
+            internal var createdAt: Swift.Int?
             /// Creates a new `UploadedImage`.
             ///
             /// - Parameters:
@@ -320,7 +308,7 @@ extension Components {
             ///   - etag: Its strong entity tag, as `ETag` carries it.
             ///   - digest: Its SHA-256, as `Repr-Digest` carries it (RFC 9530).
             ///   - createdAt: When it was uploaded, in Unix milliseconds (in the list).
-            package init(
+            internal init(
                 id: Components.Schemas.Id,
                 contentType: Components.Schemas.UploadedImage.ContentTypePayload,
                 size: Swift.Int,
@@ -335,7 +323,7 @@ extension Components {
                 self.digest = digest
                 self.createdAt = createdAt
             }
-            package enum CodingKeys: String, CodingKey {
+            internal enum CodingKeys: String, CodingKey {
                 case id
                 case contentType
                 case size
@@ -343,7 +331,7 @@ extension Components {
                 case digest
                 case createdAt
             }
-            package init(from decoder: any Swift.Decoder) throws {
+            internal init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 self.id = try container.decode(
                     Components.Schemas.Id.self,
@@ -380,7 +368,7 @@ extension Components {
             }
         }
         /// - Remark: Generated from `#/components/schemas/NotificationRequest`.
-        @frozen package enum NotificationRequest: Codable, Hashable, Sendable {
+        internal enum NotificationRequest: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/NotificationRequest/RichNotificationRequest`.
             case rich(Components.Schemas.RichNotificationRequest)
             /// - Remark: Generated from `#/components/schemas/NotificationRequest/RichNotificationRequest`.
@@ -389,10 +377,10 @@ extension Components {
             case secure(Components.Schemas.SecureNotificationRequest)
             /// - Remark: Generated from `#/components/schemas/NotificationRequest/SecureAlertNotificationRequest`.
             case secureAlert(Components.Schemas.SecureAlertNotificationRequest)
-            package enum CodingKeys: String, CodingKey {
+            internal enum CodingKeys: String, CodingKey {
                 case kind
             }
-            package init(from decoder: any Swift.Decoder) throws {
+            internal init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 let discriminator = try container.decode(
                     Swift.String.self,
@@ -415,7 +403,7 @@ extension Components {
                     )
                 }
             }
-            package func encode(to encoder: any Swift.Encoder) throws {
+            internal func encode(to encoder: any Swift.Encoder) throws {
                 switch self {
                 case let .rich(value):
                     try value.encode(to: encoder)
@@ -429,34 +417,34 @@ extension Components {
             }
         }
         /// - Remark: Generated from `#/components/schemas/RichNotificationRequest`.
-        package struct RichNotificationRequest: Codable, Hashable, Sendable {
+        internal struct RichNotificationRequest: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/RichNotificationRequest/kind`.
-            @frozen package enum KindPayload: String, Codable, Hashable, Sendable, CaseIterable {
+            internal enum KindPayload: String, Codable, Hashable, Sendable, CaseIterable {
                 case rich = "rich"
                 case richAlert = "richAlert"
             }
             /// - Remark: Generated from `#/components/schemas/RichNotificationRequest/kind`.
-            package var kind: Components.Schemas.RichNotificationRequest.KindPayload
+            internal var kind: Components.Schemas.RichNotificationRequest.KindPayload
             /// What the item is; `img` (the default, and the one type served today) is an image.
             /// Another is refused with 422 `unsupportedRichType`: the set may grow.
             ///
             ///
             /// - Remark: Generated from `#/components/schemas/RichNotificationRequest/richType`.
-            package var richType: Swift.String?
+            internal var richType: Swift.String?
             /// - Remark: Generated from `#/components/schemas/RichNotificationRequest/message`.
-            package var message: Components.Schemas.Text
+            internal var message: Components.Schemas.Text
             /// An embedded image (`pushcore-logo.png`, the default, or `sunset.png`), or the id of an
             /// image the caller uploaded (`POST /api/images`).
             ///
             ///
             /// - Remark: Generated from `#/components/schemas/RichNotificationRequest/resource`.
-            package var resource: Swift.String?
+            internal var resource: Swift.String?
             /// The recipient; the caller when absent.
             ///
             /// - Remark: Generated from `#/components/schemas/RichNotificationRequest/to`.
-            package var to: Swift.String?
+            internal var to: Swift.String?
             /// - Remark: Generated from `#/components/schemas/RichNotificationRequest/sendAt`.
-            package var sendAt: Components.Schemas.SendAt?
+            internal var sendAt: Components.Schemas.SendAt?
             /// Creates a new `RichNotificationRequest`.
             ///
             /// - Parameters:
@@ -466,7 +454,7 @@ extension Components {
             ///   - resource: An embedded image (`pushcore-logo.png`, the default, or `sunset.png`), or the id of an
             ///   - to: The recipient; the caller when absent.
             ///   - sendAt:
-            package init(
+            internal init(
                 kind: Components.Schemas.RichNotificationRequest.KindPayload,
                 richType: Swift.String? = nil,
                 message: Components.Schemas.Text,
@@ -481,7 +469,7 @@ extension Components {
                 self.to = to
                 self.sendAt = sendAt
             }
-            package enum CodingKeys: String, CodingKey {
+            internal enum CodingKeys: String, CodingKey {
                 case kind
                 case richType
                 case message
@@ -489,7 +477,7 @@ extension Components {
                 case to
                 case sendAt
             }
-            package init(from decoder: any Swift.Decoder) throws {
+            internal init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 self.kind = try container.decode(
                     Components.Schemas.RichNotificationRequest.KindPayload.self,
@@ -526,19 +514,19 @@ extension Components {
             }
         }
         /// - Remark: Generated from `#/components/schemas/SecureNotificationRequest`.
-        package struct SecureNotificationRequest: Codable, Hashable, Sendable {
+        internal struct SecureNotificationRequest: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/SecureNotificationRequest/kind`.
-            @frozen package enum KindPayload: String, Codable, Hashable, Sendable, CaseIterable {
+            internal enum KindPayload: String, Codable, Hashable, Sendable, CaseIterable {
                 case secure = "secure"
             }
             /// - Remark: Generated from `#/components/schemas/SecureNotificationRequest/kind`.
-            package var kind: Components.Schemas.SecureNotificationRequest.KindPayload
+            internal var kind: Components.Schemas.SecureNotificationRequest.KindPayload
             /// - Remark: Generated from `#/components/schemas/SecureNotificationRequest/payload`.
-            package var payload: Components.Schemas.Text
+            internal var payload: Components.Schemas.Text
             /// - Remark: Generated from `#/components/schemas/SecureNotificationRequest/to`.
-            package var to: Swift.String?
+            internal var to: Swift.String?
             /// - Remark: Generated from `#/components/schemas/SecureNotificationRequest/sendAt`.
-            package var sendAt: Components.Schemas.SendAt?
+            internal var sendAt: Components.Schemas.SendAt?
             /// Creates a new `SecureNotificationRequest`.
             ///
             /// - Parameters:
@@ -546,7 +534,7 @@ extension Components {
             ///   - payload:
             ///   - to:
             ///   - sendAt:
-            package init(
+            internal init(
                 kind: Components.Schemas.SecureNotificationRequest.KindPayload,
                 payload: Components.Schemas.Text,
                 to: Swift.String? = nil,
@@ -557,13 +545,13 @@ extension Components {
                 self.to = to
                 self.sendAt = sendAt
             }
-            package enum CodingKeys: String, CodingKey {
+            internal enum CodingKeys: String, CodingKey {
                 case kind
                 case payload
                 case to
                 case sendAt
             }
-            package init(from decoder: any Swift.Decoder) throws {
+            internal init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 self.kind = try container.decode(
                     Components.Schemas.SecureNotificationRequest.KindPayload.self,
@@ -590,25 +578,25 @@ extension Components {
             }
         }
         /// - Remark: Generated from `#/components/schemas/SecureAlertNotificationRequest`.
-        package struct SecureAlertNotificationRequest: Codable, Hashable, Sendable {
+        internal struct SecureAlertNotificationRequest: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/SecureAlertNotificationRequest/kind`.
-            @frozen package enum KindPayload: String, Codable, Hashable, Sendable, CaseIterable {
+            internal enum KindPayload: String, Codable, Hashable, Sendable, CaseIterable {
                 case secureAlert = "secureAlert"
             }
             /// - Remark: Generated from `#/components/schemas/SecureAlertNotificationRequest/kind`.
-            package var kind: Components.Schemas.SecureAlertNotificationRequest.KindPayload
+            internal var kind: Components.Schemas.SecureAlertNotificationRequest.KindPayload
             /// - Remark: Generated from `#/components/schemas/SecureAlertNotificationRequest/payload`.
-            package var payload: Components.Schemas.Text
+            internal var payload: Components.Schemas.Text
             /// What the alert shows until the app replaces it, and should the fetch fail: nothing
             /// secret. `You have a new message` when absent.
             ///
             ///
             /// - Remark: Generated from `#/components/schemas/SecureAlertNotificationRequest/placeholder`.
-            package var placeholder: Swift.String?
+            internal var placeholder: Swift.String?
             /// - Remark: Generated from `#/components/schemas/SecureAlertNotificationRequest/to`.
-            package var to: Swift.String?
+            internal var to: Swift.String?
             /// - Remark: Generated from `#/components/schemas/SecureAlertNotificationRequest/sendAt`.
-            package var sendAt: Components.Schemas.SendAt?
+            internal var sendAt: Components.Schemas.SendAt?
             /// Creates a new `SecureAlertNotificationRequest`.
             ///
             /// - Parameters:
@@ -617,7 +605,7 @@ extension Components {
             ///   - placeholder: What the alert shows until the app replaces it, and should the fetch fail: nothing
             ///   - to:
             ///   - sendAt:
-            package init(
+            internal init(
                 kind: Components.Schemas.SecureAlertNotificationRequest.KindPayload,
                 payload: Components.Schemas.Text,
                 placeholder: Swift.String? = nil,
@@ -630,14 +618,14 @@ extension Components {
                 self.to = to
                 self.sendAt = sendAt
             }
-            package enum CodingKeys: String, CodingKey {
+            internal enum CodingKeys: String, CodingKey {
                 case kind
                 case payload
                 case placeholder
                 case to
                 case sendAt
             }
-            package init(from decoder: any Swift.Decoder) throws {
+            internal init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 self.kind = try container.decode(
                     Components.Schemas.SecureAlertNotificationRequest.KindPayload.self,
@@ -673,22 +661,22 @@ extension Components {
         ///
         ///
         /// - Remark: Generated from `#/components/schemas/SendAt`.
-        package typealias SendAt = Swift.Int
+        internal typealias SendAt = Swift.Int
         /// - Remark: Generated from `#/components/schemas/NotificationList`.
-        package struct NotificationList: Codable, Hashable, Sendable {
+        internal struct NotificationList: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/NotificationList/notifications`.
-            package var notifications: [Components.Schemas.NotificationSummary]
+            internal var notifications: [Components.Schemas.NotificationSummary]
             /// Creates a new `NotificationList`.
             ///
             /// - Parameters:
             ///   - notifications:
-            package init(notifications: [Components.Schemas.NotificationSummary]) {
+            internal init(notifications: [Components.Schemas.NotificationSummary]) {
                 self.notifications = notifications
             }
-            package enum CodingKeys: String, CodingKey {
+            internal enum CodingKeys: String, CodingKey {
                 case notifications
             }
-            package init(from decoder: any Swift.Decoder) throws {
+            internal init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 self.notifications = try container.decode(
                     [Components.Schemas.NotificationSummary].self,
@@ -700,40 +688,40 @@ extension Components {
             }
         }
         /// - Remark: Generated from `#/components/schemas/NotificationSummary`.
-        package struct NotificationSummary: Codable, Hashable, Sendable {
+        internal struct NotificationSummary: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/NotificationSummary/id`.
-            package var id: Components.Schemas.Id
+            internal var id: Components.Schemas.Id
             /// What is stored; a `richAlert` is stored as `rich`, a `secureAlert` as `secure`.
             ///
             /// - Remark: Generated from `#/components/schemas/NotificationSummary/kind`.
-            @frozen package enum KindPayload: String, Codable, Hashable, Sendable, CaseIterable {
+            internal enum KindPayload: String, Codable, Hashable, Sendable, CaseIterable {
                 case rich = "rich"
                 case secure = "secure"
             }
             /// What is stored; a `richAlert` is stored as `rich`, a `secureAlert` as `secure`.
             ///
             /// - Remark: Generated from `#/components/schemas/NotificationSummary/kind`.
-            package var kind: Components.Schemas.NotificationSummary.KindPayload
+            internal var kind: Components.Schemas.NotificationSummary.KindPayload
             /// - Remark: Generated from `#/components/schemas/NotificationSummary/from`.
-            package var from: Components.Schemas.UserName
+            internal var from: Components.Schemas.UserName
             /// Unix time in milliseconds.
             ///
             /// - Remark: Generated from `#/components/schemas/NotificationSummary/createdAt`.
-            package var createdAt: Swift.Int
+            internal var createdAt: Swift.Int
             /// - Remark: Generated from `#/components/schemas/NotificationSummary/read`.
-            package var read: Swift.Bool
+            internal var read: Swift.Bool
             /// - Remark: Generated from `#/components/schemas/NotificationSummary/richType`.
-            package var richType: Swift.String?
+            internal var richType: Swift.String?
             /// - Remark: Generated from `#/components/schemas/NotificationSummary/resource`.
-            package var resource: Swift.String?
+            internal var resource: Swift.String?
             /// - Remark: Generated from `#/components/schemas/NotificationSummary/message`.
-            package var message: Swift.String?
+            internal var message: Swift.String?
             /// When its push was scheduled for, in Unix milliseconds.
             ///
             /// - Remark: Generated from `#/components/schemas/NotificationSummary/sendAt`.
-            package var sendAt: Swift.Int?
+            internal var sendAt: Swift.Int?
             /// - Remark: Generated from `#/components/schemas/NotificationSummary/delivery`.
-            package var delivery: Components.Schemas.DeliveryOutcome?
+            internal var delivery: Components.Schemas.DeliveryOutcome?
             /// Creates a new `NotificationSummary`.
             ///
             /// - Parameters:
@@ -747,7 +735,7 @@ extension Components {
             ///   - message:
             ///   - sendAt: When its push was scheduled for, in Unix milliseconds.
             ///   - delivery:
-            package init(
+            internal init(
                 id: Components.Schemas.Id,
                 kind: Components.Schemas.NotificationSummary.KindPayload,
                 from: Components.Schemas.UserName,
@@ -770,7 +758,7 @@ extension Components {
                 self.sendAt = sendAt
                 self.delivery = delivery
             }
-            package enum CodingKeys: String, CodingKey {
+            internal enum CodingKeys: String, CodingKey {
                 case id
                 case kind
                 case from
@@ -782,7 +770,7 @@ extension Components {
                 case sendAt
                 case delivery
             }
-            package init(from decoder: any Swift.Decoder) throws {
+            internal init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 self.id = try container.decode(
                     Components.Schemas.Id.self,
@@ -841,70 +829,70 @@ extension Components {
         /// What the hub reports of the push, when it reports something.
         ///
         /// - Remark: Generated from `#/components/schemas/DeliveryOutcome`.
-        package struct DeliveryOutcome: Codable, Hashable, Sendable {
+        internal struct DeliveryOutcome: Codable, Hashable, Sendable {
             /// The hub's state of the send (`Enqueued`, `Processing`, `Completed`, `Abandoned`, `NoTargetFound`, …).
             ///
             /// - Remark: Generated from `#/components/schemas/DeliveryOutcome/state`.
-            package var state: Swift.String
+            internal var state: Swift.String
             /// Per platform (`apns`, `fcmv1`), each outcome's count (`Success`, or the failure's name).
             ///
             /// - Remark: Generated from `#/components/schemas/DeliveryOutcome/outcomes`.
-            package struct OutcomesPayload: Codable, Hashable, Sendable {
+            internal struct OutcomesPayload: Codable, Hashable, Sendable {
                 /// - Remark: Generated from `#/components/schemas/DeliveryOutcome/outcomes/additionalProperties`.
-                package struct AdditionalPropertiesPayload: Codable, Hashable, Sendable {
+                internal struct AdditionalPropertiesPayload: Codable, Hashable, Sendable {
                     /// A container of undocumented properties.
-                    package var additionalProperties: [String: Swift.Int]
+                    internal var additionalProperties: [String: Swift.Int]
                     /// Creates a new `AdditionalPropertiesPayload`.
                     ///
                     /// - Parameters:
                     ///   - additionalProperties: A container of undocumented properties.
-                    package init(additionalProperties: [String: Swift.Int] = .init()) {
+                    internal init(additionalProperties: [String: Swift.Int] = .init()) {
                         self.additionalProperties = additionalProperties
                     }
-                    package init(from decoder: any Swift.Decoder) throws {
+                    internal init(from decoder: any Swift.Decoder) throws {
                         additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
                     }
-                    package func encode(to encoder: any Swift.Encoder) throws {
+                    internal func encode(to encoder: any Swift.Encoder) throws {
                         try encoder.encodeAdditionalProperties(additionalProperties)
                     }
                 }
                 /// A container of undocumented properties.
-                package var additionalProperties: [String: Components.Schemas.DeliveryOutcome.OutcomesPayload.AdditionalPropertiesPayload]
+                internal var additionalProperties: [String: Components.Schemas.DeliveryOutcome.OutcomesPayload.AdditionalPropertiesPayload]
                 /// Creates a new `OutcomesPayload`.
                 ///
                 /// - Parameters:
                 ///   - additionalProperties: A container of undocumented properties.
-                package init(additionalProperties: [String: Components.Schemas.DeliveryOutcome.OutcomesPayload.AdditionalPropertiesPayload] = .init()) {
+                internal init(additionalProperties: [String: Components.Schemas.DeliveryOutcome.OutcomesPayload.AdditionalPropertiesPayload] = .init()) {
                     self.additionalProperties = additionalProperties
                 }
-                package init(from decoder: any Swift.Decoder) throws {
+                internal init(from decoder: any Swift.Decoder) throws {
                     additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
                 }
-                package func encode(to encoder: any Swift.Encoder) throws {
+                internal func encode(to encoder: any Swift.Encoder) throws {
                     try encoder.encodeAdditionalProperties(additionalProperties)
                 }
             }
             /// Per platform (`apns`, `fcmv1`), each outcome's count (`Success`, or the failure's name).
             ///
             /// - Remark: Generated from `#/components/schemas/DeliveryOutcome/outcomes`.
-            package var outcomes: Components.Schemas.DeliveryOutcome.OutcomesPayload
+            internal var outcomes: Components.Schemas.DeliveryOutcome.OutcomesPayload
             /// Creates a new `DeliveryOutcome`.
             ///
             /// - Parameters:
             ///   - state: The hub's state of the send (`Enqueued`, `Processing`, `Completed`, `Abandoned`, `NoTargetFound`, …).
             ///   - outcomes: Per platform (`apns`, `fcmv1`), each outcome's count (`Success`, or the failure's name).
-            package init(
+            internal init(
                 state: Swift.String,
                 outcomes: Components.Schemas.DeliveryOutcome.OutcomesPayload
             ) {
                 self.state = state
                 self.outcomes = outcomes
             }
-            package enum CodingKeys: String, CodingKey {
+            internal enum CodingKeys: String, CodingKey {
                 case state
                 case outcomes
             }
-            package init(from decoder: any Swift.Decoder) throws {
+            internal init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 self.state = try container.decode(
                     Swift.String.self,
@@ -921,33 +909,33 @@ extension Components {
             }
         }
         /// - Remark: Generated from `#/components/schemas/ActivityRegistration`.
-        package struct ActivityRegistration: Codable, Hashable, Sendable {
+        internal struct ActivityRegistration: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/ActivityRegistration/token`.
-            package var token: Components.Schemas.APNsToken
+            internal var token: Components.Schemas.APNsToken
             /// - Remark: Generated from `#/components/schemas/ActivityRegistration/kind`.
-            @frozen package enum KindPayload: String, Codable, Hashable, Sendable, CaseIterable {
+            internal enum KindPayload: String, Codable, Hashable, Sendable, CaseIterable {
                 case pushToStart = "pushToStart"
                 case activity = "activity"
             }
             /// - Remark: Generated from `#/components/schemas/ActivityRegistration/kind`.
-            package var kind: Components.Schemas.ActivityRegistration.KindPayload
+            internal var kind: Components.Schemas.ActivityRegistration.KindPayload
             /// Creates a new `ActivityRegistration`.
             ///
             /// - Parameters:
             ///   - token:
             ///   - kind:
-            package init(
+            internal init(
                 token: Components.Schemas.APNsToken,
                 kind: Components.Schemas.ActivityRegistration.KindPayload
             ) {
                 self.token = token
                 self.kind = kind
             }
-            package enum CodingKeys: String, CodingKey {
+            internal enum CodingKeys: String, CodingKey {
                 case token
                 case kind
             }
-            package init(from decoder: any Swift.Decoder) throws {
+            internal init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 self.token = try container.decode(
                     Components.Schemas.APNsToken.self,
@@ -964,20 +952,20 @@ extension Components {
             }
         }
         /// - Remark: Generated from `#/components/schemas/ActivityPushed`.
-        package struct ActivityPushed: Codable, Hashable, Sendable {
+        internal struct ActivityPushed: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/ActivityPushed/apnsId`.
-            package var apnsId: Swift.String
+            internal var apnsId: Swift.String
             /// Creates a new `ActivityPushed`.
             ///
             /// - Parameters:
             ///   - apnsId:
-            package init(apnsId: Swift.String) {
+            internal init(apnsId: Swift.String) {
                 self.apnsId = apnsId
             }
-            package enum CodingKeys: String, CodingKey {
+            internal enum CodingKeys: String, CodingKey {
                 case apnsId
             }
-            package init(from decoder: any Swift.Decoder) throws {
+            internal init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 self.apnsId = try container.decode(
                     Swift.String.self,
@@ -989,11 +977,11 @@ extension Components {
             }
         }
         /// - Remark: Generated from `#/components/schemas/ChannelRequest`.
-        package struct ChannelRequest: Codable, Hashable, Sendable {
+        internal struct ChannelRequest: Codable, Hashable, Sendable {
             /// Whether APNs keeps the latest broadcast for devices that were away (`none` by default).
             ///
             /// - Remark: Generated from `#/components/schemas/ChannelRequest/storagePolicy`.
-            @frozen package enum StoragePolicyPayload: String, Codable, Hashable, Sendable, CaseIterable {
+            internal enum StoragePolicyPayload: String, Codable, Hashable, Sendable, CaseIterable {
                 case none = "none"
                 case mostRecent = "most-recent"
                 case _empty_ = ""
@@ -1001,18 +989,18 @@ extension Components {
             /// Whether APNs keeps the latest broadcast for devices that were away (`none` by default).
             ///
             /// - Remark: Generated from `#/components/schemas/ChannelRequest/storagePolicy`.
-            package var storagePolicy: Components.Schemas.ChannelRequest.StoragePolicyPayload?
+            internal var storagePolicy: Components.Schemas.ChannelRequest.StoragePolicyPayload?
             /// Creates a new `ChannelRequest`.
             ///
             /// - Parameters:
             ///   - storagePolicy: Whether APNs keeps the latest broadcast for devices that were away (`none` by default).
-            package init(storagePolicy: Components.Schemas.ChannelRequest.StoragePolicyPayload? = nil) {
+            internal init(storagePolicy: Components.Schemas.ChannelRequest.StoragePolicyPayload? = nil) {
                 self.storagePolicy = storagePolicy
             }
-            package enum CodingKeys: String, CodingKey {
+            internal enum CodingKeys: String, CodingKey {
                 case storagePolicy
             }
-            package init(from decoder: any Swift.Decoder) throws {
+            internal init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 self.storagePolicy = try container.decodeIfPresent(
                     Components.Schemas.ChannelRequest.StoragePolicyPayload.self,
@@ -1024,30 +1012,30 @@ extension Components {
             }
         }
         /// - Remark: Generated from `#/components/schemas/ChannelCreated`.
-        package struct ChannelCreated: Codable, Hashable, Sendable {
+        internal struct ChannelCreated: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/ChannelCreated/id`.
-            package var id: Components.Schemas.Id
+            internal var id: Components.Schemas.Id
             /// APNs' channel id, which devices subscribe to through ActivityKit.
             ///
             /// - Remark: Generated from `#/components/schemas/ChannelCreated/channelId`.
-            package var channelId: Swift.String
+            internal var channelId: Swift.String
             /// Creates a new `ChannelCreated`.
             ///
             /// - Parameters:
             ///   - id:
             ///   - channelId: APNs' channel id, which devices subscribe to through ActivityKit.
-            package init(
+            internal init(
                 id: Components.Schemas.Id,
                 channelId: Swift.String
             ) {
                 self.id = id
                 self.channelId = channelId
             }
-            package enum CodingKeys: String, CodingKey {
+            internal enum CodingKeys: String, CodingKey {
                 case id
                 case channelId
             }
-            package init(from decoder: any Swift.Decoder) throws {
+            internal init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 self.id = try container.decode(
                     Components.Schemas.Id.self,
@@ -1064,20 +1052,20 @@ extension Components {
             }
         }
         /// - Remark: Generated from `#/components/schemas/Broadcasted`.
-        package struct Broadcasted: Codable, Hashable, Sendable {
+        internal struct Broadcasted: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/Broadcasted/requestId`.
-            package var requestId: Swift.String
+            internal var requestId: Swift.String
             /// Creates a new `Broadcasted`.
             ///
             /// - Parameters:
             ///   - requestId:
-            package init(requestId: Swift.String) {
+            internal init(requestId: Swift.String) {
                 self.requestId = requestId
             }
-            package enum CodingKeys: String, CodingKey {
+            internal enum CodingKeys: String, CodingKey {
                 case requestId
             }
-            package init(from decoder: any Swift.Decoder) throws {
+            internal init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 self.requestId = try container.decode(
                     Swift.String.self,
@@ -1093,17 +1081,17 @@ extension Components {
         ///
         ///
         /// - Remark: Generated from `#/components/schemas/LiveActivityRequest`.
-        @frozen package enum LiveActivityRequest: Codable, Hashable, Sendable {
+        internal enum LiveActivityRequest: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/LiveActivityRequest/LiveActivityEnd`.
             case end(Components.Schemas.LiveActivityEnd)
             /// - Remark: Generated from `#/components/schemas/LiveActivityRequest/LiveActivityStart`.
             case start(Components.Schemas.LiveActivityStart)
             /// - Remark: Generated from `#/components/schemas/LiveActivityRequest/LiveActivityUpdate`.
             case update(Components.Schemas.LiveActivityUpdate)
-            package enum CodingKeys: String, CodingKey {
+            internal enum CodingKeys: String, CodingKey {
                 case event
             }
-            package init(from decoder: any Swift.Decoder) throws {
+            internal init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 let discriminator = try container.decode(
                     Swift.String.self,
@@ -1124,7 +1112,7 @@ extension Components {
                     )
                 }
             }
-            package func encode(to encoder: any Swift.Encoder) throws {
+            internal func encode(to encoder: any Swift.Encoder) throws {
                 switch self {
                 case let .end(value):
                     try value.encode(to: encoder)
@@ -1138,15 +1126,15 @@ extension Components {
         /// An `update` or an `end` for every activity subscribed to the channel.
         ///
         /// - Remark: Generated from `#/components/schemas/BroadcastRequest`.
-        @frozen package enum BroadcastRequest: Codable, Hashable, Sendable {
+        internal enum BroadcastRequest: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/BroadcastRequest/LiveActivityEnd`.
             case end(Components.Schemas.LiveActivityEnd)
             /// - Remark: Generated from `#/components/schemas/BroadcastRequest/LiveActivityUpdate`.
             case update(Components.Schemas.LiveActivityUpdate)
-            package enum CodingKeys: String, CodingKey {
+            internal enum CodingKeys: String, CodingKey {
                 case event
             }
-            package init(from decoder: any Swift.Decoder) throws {
+            internal init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 let discriminator = try container.decode(
                     Swift.String.self,
@@ -1165,7 +1153,7 @@ extension Components {
                     )
                 }
             }
-            package func encode(to encoder: any Swift.Encoder) throws {
+            internal func encode(to encoder: any Swift.Encoder) throws {
                 switch self {
                 case let .end(value):
                     try value.encode(to: encoder)
@@ -1175,35 +1163,35 @@ extension Components {
             }
         }
         /// - Remark: Generated from `#/components/schemas/LiveActivityStart`.
-        package struct LiveActivityStart: Codable, Hashable, Sendable {
+        internal struct LiveActivityStart: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/LiveActivityStart/event`.
-            @frozen package enum EventPayload: String, Codable, Hashable, Sendable, CaseIterable {
+            internal enum EventPayload: String, Codable, Hashable, Sendable, CaseIterable {
                 case start = "start"
             }
             /// - Remark: Generated from `#/components/schemas/LiveActivityStart/event`.
-            package var event: Components.Schemas.LiveActivityStart.EventPayload
+            internal var event: Components.Schemas.LiveActivityStart.EventPayload
             /// - Remark: Generated from `#/components/schemas/LiveActivityStart/attributesType`.
-            package var attributesType: Components.Schemas.Text
+            internal var attributesType: Components.Schemas.Text
             /// - Remark: Generated from `#/components/schemas/LiveActivityStart/attributes`.
-            package var attributes: OpenAPIRuntime.OpenAPIObjectContainer
+            internal var attributes: OpenAPIRuntime.OpenAPIObjectContainer
             /// - Remark: Generated from `#/components/schemas/LiveActivityStart/contentState`.
-            package var contentState: OpenAPIRuntime.OpenAPIObjectContainer
+            internal var contentState: OpenAPIRuntime.OpenAPIObjectContainer
             /// - Remark: Generated from `#/components/schemas/LiveActivityStart/alert`.
-            package var alert: Components.Schemas.LiveActivityAlert?
+            internal var alert: Components.Schemas.LiveActivityAlert?
             /// - Remark: Generated from `#/components/schemas/LiveActivityStart/timestamp`.
-            package var timestamp: Components.Schemas.OptionalSeconds?
+            internal var timestamp: Components.Schemas.OptionalSeconds?
             /// - Remark: Generated from `#/components/schemas/LiveActivityStart/staleDate`.
-            package var staleDate: Components.Schemas.OptionalSeconds?
+            internal var staleDate: Components.Schemas.OptionalSeconds?
             /// - Remark: Generated from `#/components/schemas/LiveActivityStart/relevanceScore`.
-            package var relevanceScore: Swift.Double?
+            internal var relevanceScore: Swift.Double?
             /// Ask the started activity for a token of its own.
             ///
             /// - Remark: Generated from `#/components/schemas/LiveActivityStart/inputPushToken`.
-            package var inputPushToken: Swift.Bool?
+            internal var inputPushToken: Swift.Bool?
             /// Subscribe the started activity to this channel.
             ///
             /// - Remark: Generated from `#/components/schemas/LiveActivityStart/inputPushChannel`.
-            package var inputPushChannel: Swift.String?
+            internal var inputPushChannel: Swift.String?
             /// Creates a new `LiveActivityStart`.
             ///
             /// - Parameters:
@@ -1217,7 +1205,7 @@ extension Components {
             ///   - relevanceScore:
             ///   - inputPushToken: Ask the started activity for a token of its own.
             ///   - inputPushChannel: Subscribe the started activity to this channel.
-            package init(
+            internal init(
                 event: Components.Schemas.LiveActivityStart.EventPayload,
                 attributesType: Components.Schemas.Text,
                 attributes: OpenAPIRuntime.OpenAPIObjectContainer,
@@ -1240,7 +1228,7 @@ extension Components {
                 self.inputPushToken = inputPushToken
                 self.inputPushChannel = inputPushChannel
             }
-            package enum CodingKeys: String, CodingKey {
+            internal enum CodingKeys: String, CodingKey {
                 case event
                 case attributesType
                 case attributes
@@ -1252,7 +1240,7 @@ extension Components {
                 case inputPushToken
                 case inputPushChannel
             }
-            package init(from decoder: any Swift.Decoder) throws {
+            internal init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 self.event = try container.decode(
                     Components.Schemas.LiveActivityStart.EventPayload.self,
@@ -1309,23 +1297,23 @@ extension Components {
             }
         }
         /// - Remark: Generated from `#/components/schemas/LiveActivityUpdate`.
-        package struct LiveActivityUpdate: Codable, Hashable, Sendable {
+        internal struct LiveActivityUpdate: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/LiveActivityUpdate/event`.
-            @frozen package enum EventPayload: String, Codable, Hashable, Sendable, CaseIterable {
+            internal enum EventPayload: String, Codable, Hashable, Sendable, CaseIterable {
                 case update = "update"
             }
             /// - Remark: Generated from `#/components/schemas/LiveActivityUpdate/event`.
-            package var event: Components.Schemas.LiveActivityUpdate.EventPayload
+            internal var event: Components.Schemas.LiveActivityUpdate.EventPayload
             /// - Remark: Generated from `#/components/schemas/LiveActivityUpdate/contentState`.
-            package var contentState: OpenAPIRuntime.OpenAPIObjectContainer
+            internal var contentState: OpenAPIRuntime.OpenAPIObjectContainer
             /// - Remark: Generated from `#/components/schemas/LiveActivityUpdate/alert`.
-            package var alert: Components.Schemas.LiveActivityAlert?
+            internal var alert: Components.Schemas.LiveActivityAlert?
             /// - Remark: Generated from `#/components/schemas/LiveActivityUpdate/timestamp`.
-            package var timestamp: Components.Schemas.OptionalSeconds?
+            internal var timestamp: Components.Schemas.OptionalSeconds?
             /// - Remark: Generated from `#/components/schemas/LiveActivityUpdate/staleDate`.
-            package var staleDate: Components.Schemas.OptionalSeconds?
+            internal var staleDate: Components.Schemas.OptionalSeconds?
             /// - Remark: Generated from `#/components/schemas/LiveActivityUpdate/relevanceScore`.
-            package var relevanceScore: Swift.Double?
+            internal var relevanceScore: Swift.Double?
             /// Creates a new `LiveActivityUpdate`.
             ///
             /// - Parameters:
@@ -1335,7 +1323,7 @@ extension Components {
             ///   - timestamp:
             ///   - staleDate:
             ///   - relevanceScore:
-            package init(
+            internal init(
                 event: Components.Schemas.LiveActivityUpdate.EventPayload,
                 contentState: OpenAPIRuntime.OpenAPIObjectContainer,
                 alert: Components.Schemas.LiveActivityAlert? = nil,
@@ -1350,7 +1338,7 @@ extension Components {
                 self.staleDate = staleDate
                 self.relevanceScore = relevanceScore
             }
-            package enum CodingKeys: String, CodingKey {
+            internal enum CodingKeys: String, CodingKey {
                 case event
                 case contentState
                 case alert
@@ -1358,7 +1346,7 @@ extension Components {
                 case staleDate
                 case relevanceScore
             }
-            package init(from decoder: any Swift.Decoder) throws {
+            internal init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 self.event = try container.decode(
                     Components.Schemas.LiveActivityUpdate.EventPayload.self,
@@ -1395,21 +1383,21 @@ extension Components {
             }
         }
         /// - Remark: Generated from `#/components/schemas/LiveActivityEnd`.
-        package struct LiveActivityEnd: Codable, Hashable, Sendable {
+        internal struct LiveActivityEnd: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/LiveActivityEnd/event`.
-            @frozen package enum EventPayload: String, Codable, Hashable, Sendable, CaseIterable {
+            internal enum EventPayload: String, Codable, Hashable, Sendable, CaseIterable {
                 case end = "end"
             }
             /// - Remark: Generated from `#/components/schemas/LiveActivityEnd/event`.
-            package var event: Components.Schemas.LiveActivityEnd.EventPayload
+            internal var event: Components.Schemas.LiveActivityEnd.EventPayload
             /// - Remark: Generated from `#/components/schemas/LiveActivityEnd/contentState`.
-            package var contentState: OpenAPIRuntime.OpenAPIObjectContainer?
+            internal var contentState: OpenAPIRuntime.OpenAPIObjectContainer?
             /// - Remark: Generated from `#/components/schemas/LiveActivityEnd/alert`.
-            package var alert: Components.Schemas.LiveActivityAlert?
+            internal var alert: Components.Schemas.LiveActivityAlert?
             /// - Remark: Generated from `#/components/schemas/LiveActivityEnd/timestamp`.
-            package var timestamp: Components.Schemas.OptionalSeconds?
+            internal var timestamp: Components.Schemas.OptionalSeconds?
             /// - Remark: Generated from `#/components/schemas/LiveActivityEnd/dismissalDate`.
-            package var dismissalDate: Components.Schemas.OptionalSeconds?
+            internal var dismissalDate: Components.Schemas.OptionalSeconds?
             /// Creates a new `LiveActivityEnd`.
             ///
             /// - Parameters:
@@ -1418,7 +1406,7 @@ extension Components {
             ///   - alert:
             ///   - timestamp:
             ///   - dismissalDate:
-            package init(
+            internal init(
                 event: Components.Schemas.LiveActivityEnd.EventPayload,
                 contentState: OpenAPIRuntime.OpenAPIObjectContainer? = nil,
                 alert: Components.Schemas.LiveActivityAlert? = nil,
@@ -1431,14 +1419,14 @@ extension Components {
                 self.timestamp = timestamp
                 self.dismissalDate = dismissalDate
             }
-            package enum CodingKeys: String, CodingKey {
+            internal enum CodingKeys: String, CodingKey {
                 case event
                 case contentState
                 case alert
                 case timestamp
                 case dismissalDate
             }
-            package init(from decoder: any Swift.Decoder) throws {
+            internal init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 self.event = try container.decode(
                     Components.Schemas.LiveActivityEnd.EventPayload.self,
@@ -1470,28 +1458,28 @@ extension Components {
             }
         }
         /// - Remark: Generated from `#/components/schemas/LiveActivityAlert`.
-        package struct LiveActivityAlert: Codable, Hashable, Sendable {
+        internal struct LiveActivityAlert: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/LiveActivityAlert/title`.
-            package var title: Swift.String?
+            internal var title: Swift.String?
             /// - Remark: Generated from `#/components/schemas/LiveActivityAlert/body`.
-            package var body: Swift.String?
+            internal var body: Swift.String?
             /// Creates a new `LiveActivityAlert`.
             ///
             /// - Parameters:
             ///   - title:
             ///   - body:
-            package init(
+            internal init(
                 title: Swift.String? = nil,
                 body: Swift.String? = nil
             ) {
                 self.title = title
                 self.body = body
             }
-            package enum CodingKeys: String, CodingKey {
+            internal enum CodingKeys: String, CodingKey {
                 case title
                 case body
             }
-            package init(from decoder: any Swift.Decoder) throws {
+            internal init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 self.title = try container.decodeIfPresent(
                     Swift.String.self,
@@ -1508,13 +1496,13 @@ extension Components {
             }
         }
         /// - Remark: Generated from `#/components/schemas/OptionalSeconds`.
-        package typealias OptionalSeconds = Swift.Int
+        internal typealias OptionalSeconds = Swift.Int
         /// - Remark: Generated from `#/components/schemas/Error`.
-        package struct _Error: Codable, Hashable, Sendable {
+        internal struct _Error: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/Error/error`.
-            package struct _ErrorPayload: Codable, Hashable, Sendable {
+            internal struct _ErrorPayload: Codable, Hashable, Sendable {
                 /// - Remark: Generated from `#/components/schemas/Error/error/code`.
-                @frozen package enum CodePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                internal enum CodePayload: String, Codable, Hashable, Sendable, CaseIterable {
                     case invalidJSON = "invalidJSON"
                     case unknownField = "unknownField"
                     case duplicateField = "duplicateField"
@@ -1559,26 +1547,26 @@ extension Components {
                     case registrationContended = "registrationContended"
                 }
                 /// - Remark: Generated from `#/components/schemas/Error/error/code`.
-                package var code: Components.Schemas._Error._ErrorPayload.CodePayload
+                internal var code: Components.Schemas._Error._ErrorPayload.CodePayload
                 /// - Remark: Generated from `#/components/schemas/Error/error/message`.
-                package var message: Swift.String
+                internal var message: Swift.String
                 /// Creates a new `_ErrorPayload`.
                 ///
                 /// - Parameters:
                 ///   - code:
                 ///   - message:
-                package init(
+                internal init(
                     code: Components.Schemas._Error._ErrorPayload.CodePayload,
                     message: Swift.String
                 ) {
                     self.code = code
                     self.message = message
                 }
-                package enum CodingKeys: String, CodingKey {
+                internal enum CodingKeys: String, CodingKey {
                     case code
                     case message
                 }
-                package init(from decoder: any Swift.Decoder) throws {
+                internal init(from decoder: any Swift.Decoder) throws {
                     let container = try decoder.container(keyedBy: CodingKeys.self)
                     self.code = try container.decode(
                         Components.Schemas._Error._ErrorPayload.CodePayload.self,
@@ -1595,18 +1583,18 @@ extension Components {
                 }
             }
             /// - Remark: Generated from `#/components/schemas/Error/error`.
-            package var error: Components.Schemas._Error._ErrorPayload
+            internal var error: Components.Schemas._Error._ErrorPayload
             /// Creates a new `_Error`.
             ///
             /// - Parameters:
             ///   - error:
-            package init(error: Components.Schemas._Error._ErrorPayload) {
+            internal init(error: Components.Schemas._Error._ErrorPayload) {
                 self.error = error
             }
-            package enum CodingKeys: String, CodingKey {
+            internal enum CodingKeys: String, CodingKey {
                 case error
             }
-            package init(from decoder: any Swift.Decoder) throws {
+            internal init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 self.error = try container.decode(
                     Components.Schemas._Error._ErrorPayload.self,

@@ -2,62 +2,50 @@
 // From Sources/PushBackend/openapi.yaml by scripts/generate-openapi (swift-openapi-generator 1.14.3).
 // openapi.yaml SHA-256: 87b0057bd4ffde0f51de1ed241f68585aa28e95308186bf74cb33bcb0fab6ec8
 // swift-format-ignore-file
-#if compiler(>=6.4)
-@diagnose(UnusedImportAccess, as: ignored)
-#endif
-@_spi(Generated) package import OpenAPIRuntime
-#if compiler(>=6.4)
-@diagnose(UnusedImportAccess, as: ignored)
-#endif
-package import struct Foundation.URL
-#if compiler(>=6.4)
-@diagnose(UnusedImportAccess, as: ignored)
-#endif
-package import struct Foundation.Data
-#if compiler(>=6.4)
-@diagnose(UnusedImportAccess, as: ignored)
-#endif
-package import struct Foundation.Date
+@_spi(Generated) import OpenAPIRuntime
+import struct Foundation.URL
+import struct Foundation.Data
+import struct Foundation.Date
 /// API operations, with input and output types, generated from `#/paths` in the OpenAPI document.
-package enum Operations {
+internal enum Operations {
     /// This document, for the server's configuration.
     ///
     /// - Remark: HTTP `GET /openapi.yaml`.
     /// - Remark: Generated from `#/paths//openapi.yaml/get(getContract)`.
-    package enum GetContract {
-        package static let id: Swift.String = "getContract"
-        package struct Input: Sendable, Hashable {
+    internal enum GetContract {
+        internal static let id: Swift.String = "getContract"
+        internal struct Input: Sendable, Hashable {
             /// - Remark: Generated from `#/paths/openapi.yaml/GET/header`.
-            package struct Headers: Sendable, Hashable {
-                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetContract.AcceptableContentType>]
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetContract.AcceptableContentType>]
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
                 ///   - accept:
-                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetContract.AcceptableContentType>] = .defaultValues()) {
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetContract.AcceptableContentType>] = .defaultValues()) {
                     self.accept = accept
                 }
             }
-            package var headers: Operations.GetContract.Input.Headers
+            internal var headers: Operations.GetContract.Input.Headers
             /// Creates a new `Input`.
             ///
             /// - Parameters:
             ///   - headers:
-            package init(headers: Operations.GetContract.Input.Headers = .init()) {
+            internal init(headers: Operations.GetContract.Input.Headers = .init()) {
                 self.headers = headers
             }
         }
-        @frozen package enum Output: Sendable, Hashable {
-            package struct Ok: Sendable, Hashable {
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/openapi.yaml/GET/responses/200/content`.
-                @frozen package enum Body: Sendable, Hashable {
+                internal enum Body: Sendable, Hashable {
                     /// - Remark: Generated from `#/paths/openapi.yaml/GET/responses/200/content/application\/yaml`.
                     case yaml(OpenAPIRuntime.HTTPBody)
                     /// The associated value of the enum case if `self` is `.yaml`.
                     ///
                     /// - Throws: An error if `self` is not `.yaml`.
                     /// - SeeAlso: `.yaml`.
-                    package var yaml: OpenAPIRuntime.HTTPBody {
+                    internal var yaml: OpenAPIRuntime.HTTPBody {
                         get throws {
                             switch self {
                             case let .yaml(body):
@@ -67,12 +55,12 @@ package enum Operations {
                     }
                 }
                 /// Received HTTP response body
-                package var body: Operations.GetContract.Output.Ok.Body
+                internal var body: Operations.GetContract.Output.Ok.Body
                 /// Creates a new `Ok`.
                 ///
                 /// - Parameters:
                 ///   - body: Received HTTP response body
-                package init(body: Operations.GetContract.Output.Ok.Body) {
+                internal init(body: Operations.GetContract.Output.Ok.Body) {
                     self.body = body
                 }
             }
@@ -86,7 +74,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.ok`.
             /// - SeeAlso: `.ok`.
-            package var ok: Operations.GetContract.Output.Ok {
+            internal var ok: Operations.GetContract.Output.Ok {
                 get throws {
                     switch self {
                     case let .ok(response):
@@ -104,10 +92,10 @@ package enum Operations {
             /// A response with a code that is not documented in the OpenAPI document.
             case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
-        @frozen package enum AcceptableContentType: AcceptableProtocol {
+        internal enum AcceptableContentType: AcceptableProtocol {
             case yaml
             case other(Swift.String)
-            package init?(rawValue: Swift.String) {
+            internal init?(rawValue: Swift.String) {
                 switch rawValue.lowercased() {
                 case "application/yaml":
                     self = .yaml
@@ -115,7 +103,7 @@ package enum Operations {
                     self = .other(rawValue)
                 }
             }
-            package var rawValue: Swift.String {
+            internal var rawValue: Swift.String {
                 switch self {
                 case let .other(string):
                     return string
@@ -123,7 +111,7 @@ package enum Operations {
                     return "application/yaml"
                 }
             }
-            package static var allCases: [Self] {
+            internal static var allCases: [Self] {
                 [
                     .yaml
                 ]
@@ -136,40 +124,40 @@ package enum Operations {
     ///
     /// - Remark: HTTP `GET /health`.
     /// - Remark: Generated from `#/paths//health/get(getHealth)`.
-    package enum GetHealth {
-        package static let id: Swift.String = "getHealth"
-        package struct Input: Sendable, Hashable {
+    internal enum GetHealth {
+        internal static let id: Swift.String = "getHealth"
+        internal struct Input: Sendable, Hashable {
             /// - Remark: Generated from `#/paths/health/GET/header`.
-            package struct Headers: Sendable, Hashable {
-                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetHealth.AcceptableContentType>]
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetHealth.AcceptableContentType>]
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
                 ///   - accept:
-                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetHealth.AcceptableContentType>] = .defaultValues()) {
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetHealth.AcceptableContentType>] = .defaultValues()) {
                     self.accept = accept
                 }
             }
-            package var headers: Operations.GetHealth.Input.Headers
+            internal var headers: Operations.GetHealth.Input.Headers
             /// Creates a new `Input`.
             ///
             /// - Parameters:
             ///   - headers:
-            package init(headers: Operations.GetHealth.Input.Headers = .init()) {
+            internal init(headers: Operations.GetHealth.Input.Headers = .init()) {
                 self.headers = headers
             }
         }
-        @frozen package enum Output: Sendable, Hashable {
-            package struct Ok: Sendable, Hashable {
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/health/GET/responses/200/content`.
-                @frozen package enum Body: Sendable, Hashable {
+                internal enum Body: Sendable, Hashable {
                     /// - Remark: Generated from `#/paths/health/GET/responses/200/content/application\/json`.
                     case json(Components.Schemas.ProbeStatus)
                     /// The associated value of the enum case if `self` is `.json`.
                     ///
                     /// - Throws: An error if `self` is not `.json`.
                     /// - SeeAlso: `.json`.
-                    package var json: Components.Schemas.ProbeStatus {
+                    internal var json: Components.Schemas.ProbeStatus {
                         get throws {
                             switch self {
                             case let .json(body):
@@ -179,12 +167,12 @@ package enum Operations {
                     }
                 }
                 /// Received HTTP response body
-                package var body: Operations.GetHealth.Output.Ok.Body
+                internal var body: Operations.GetHealth.Output.Ok.Body
                 /// Creates a new `Ok`.
                 ///
                 /// - Parameters:
                 ///   - body: Received HTTP response body
-                package init(body: Operations.GetHealth.Output.Ok.Body) {
+                internal init(body: Operations.GetHealth.Output.Ok.Body) {
                     self.body = body
                 }
             }
@@ -198,7 +186,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.ok`.
             /// - SeeAlso: `.ok`.
-            package var ok: Operations.GetHealth.Output.Ok {
+            internal var ok: Operations.GetHealth.Output.Ok {
                 get throws {
                     switch self {
                     case let .ok(response):
@@ -216,10 +204,10 @@ package enum Operations {
             /// A response with a code that is not documented in the OpenAPI document.
             case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
-        @frozen package enum AcceptableContentType: AcceptableProtocol {
+        internal enum AcceptableContentType: AcceptableProtocol {
             case json
             case other(Swift.String)
-            package init?(rawValue: Swift.String) {
+            internal init?(rawValue: Swift.String) {
                 switch rawValue.lowercased() {
                 case "application/json":
                     self = .json
@@ -227,7 +215,7 @@ package enum Operations {
                     self = .other(rawValue)
                 }
             }
-            package var rawValue: Swift.String {
+            internal var rawValue: Swift.String {
                 switch self {
                 case let .other(string):
                     return string
@@ -235,7 +223,7 @@ package enum Operations {
                     return "application/json"
                 }
             }
-            package static var allCases: [Self] {
+            internal static var allCases: [Self] {
                 [
                     .json
                 ]
@@ -248,40 +236,40 @@ package enum Operations {
     ///
     /// - Remark: HTTP `GET /ready`.
     /// - Remark: Generated from `#/paths//ready/get(getReadiness)`.
-    package enum GetReadiness {
-        package static let id: Swift.String = "getReadiness"
-        package struct Input: Sendable, Hashable {
+    internal enum GetReadiness {
+        internal static let id: Swift.String = "getReadiness"
+        internal struct Input: Sendable, Hashable {
             /// - Remark: Generated from `#/paths/ready/GET/header`.
-            package struct Headers: Sendable, Hashable {
-                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetReadiness.AcceptableContentType>]
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetReadiness.AcceptableContentType>]
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
                 ///   - accept:
-                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetReadiness.AcceptableContentType>] = .defaultValues()) {
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetReadiness.AcceptableContentType>] = .defaultValues()) {
                     self.accept = accept
                 }
             }
-            package var headers: Operations.GetReadiness.Input.Headers
+            internal var headers: Operations.GetReadiness.Input.Headers
             /// Creates a new `Input`.
             ///
             /// - Parameters:
             ///   - headers:
-            package init(headers: Operations.GetReadiness.Input.Headers = .init()) {
+            internal init(headers: Operations.GetReadiness.Input.Headers = .init()) {
                 self.headers = headers
             }
         }
-        @frozen package enum Output: Sendable, Hashable {
-            package struct Ok: Sendable, Hashable {
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/ready/GET/responses/200/content`.
-                @frozen package enum Body: Sendable, Hashable {
+                internal enum Body: Sendable, Hashable {
                     /// - Remark: Generated from `#/paths/ready/GET/responses/200/content/application\/json`.
                     case json(Components.Schemas.ProbeStatus)
                     /// The associated value of the enum case if `self` is `.json`.
                     ///
                     /// - Throws: An error if `self` is not `.json`.
                     /// - SeeAlso: `.json`.
-                    package var json: Components.Schemas.ProbeStatus {
+                    internal var json: Components.Schemas.ProbeStatus {
                         get throws {
                             switch self {
                             case let .json(body):
@@ -291,12 +279,12 @@ package enum Operations {
                     }
                 }
                 /// Received HTTP response body
-                package var body: Operations.GetReadiness.Output.Ok.Body
+                internal var body: Operations.GetReadiness.Output.Ok.Body
                 /// Creates a new `Ok`.
                 ///
                 /// - Parameters:
                 ///   - body: Received HTTP response body
-                package init(body: Operations.GetReadiness.Output.Ok.Body) {
+                internal init(body: Operations.GetReadiness.Output.Ok.Body) {
                     self.body = body
                 }
             }
@@ -310,7 +298,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.ok`.
             /// - SeeAlso: `.ok`.
-            package var ok: Operations.GetReadiness.Output.Ok {
+            internal var ok: Operations.GetReadiness.Output.Ok {
                 get throws {
                     switch self {
                     case let .ok(response):
@@ -336,7 +324,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            package var serviceUnavailable: Components.Responses.Unavailable {
+            internal var serviceUnavailable: Components.Responses.Unavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -354,10 +342,10 @@ package enum Operations {
             /// A response with a code that is not documented in the OpenAPI document.
             case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
-        @frozen package enum AcceptableContentType: AcceptableProtocol {
+        internal enum AcceptableContentType: AcceptableProtocol {
             case json
             case other(Swift.String)
-            package init?(rawValue: Swift.String) {
+            internal init?(rawValue: Swift.String) {
                 switch rawValue.lowercased() {
                 case "application/json":
                     self = .json
@@ -365,7 +353,7 @@ package enum Operations {
                     self = .other(rawValue)
                 }
             }
-            package var rawValue: Swift.String {
+            internal var rawValue: Swift.String {
                 switch self {
                 case let .other(string):
                     return string
@@ -373,7 +361,7 @@ package enum Operations {
                     return "application/json"
                 }
             }
-            package static var allCases: [Self] {
+            internal static var allCases: [Self] {
                 [
                     .json
                 ]
@@ -391,33 +379,33 @@ package enum Operations {
     ///
     /// - Remark: HTTP `POST /api/register`.
     /// - Remark: Generated from `#/paths//api/register/post(registerDevice)`.
-    package enum RegisterDevice {
-        package static let id: Swift.String = "registerDevice"
-        package struct Input: Sendable, Hashable {
+    internal enum RegisterDevice {
+        internal static let id: Swift.String = "registerDevice"
+        internal struct Input: Sendable, Hashable {
             /// - Remark: Generated from `#/paths/api/register/POST/header`.
-            package struct Headers: Sendable, Hashable {
-                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.RegisterDevice.AcceptableContentType>]
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.RegisterDevice.AcceptableContentType>]
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
                 ///   - accept:
-                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.RegisterDevice.AcceptableContentType>] = .defaultValues()) {
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.RegisterDevice.AcceptableContentType>] = .defaultValues()) {
                     self.accept = accept
                 }
             }
-            package var headers: Operations.RegisterDevice.Input.Headers
+            internal var headers: Operations.RegisterDevice.Input.Headers
             /// - Remark: Generated from `#/paths/api/register/POST/requestBody`.
-            @frozen package enum Body: Sendable, Hashable {
+            internal enum Body: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/api/register/POST/requestBody/content/application\/json`.
                 case json(Components.Schemas.DeviceRegistration)
             }
-            package var body: Operations.RegisterDevice.Input.Body
+            internal var body: Operations.RegisterDevice.Input.Body
             /// Creates a new `Input`.
             ///
             /// - Parameters:
             ///   - headers:
             ///   - body:
-            package init(
+            internal init(
                 headers: Operations.RegisterDevice.Input.Headers = .init(),
                 body: Operations.RegisterDevice.Input.Body
             ) {
@@ -425,17 +413,17 @@ package enum Operations {
                 self.body = body
             }
         }
-        @frozen package enum Output: Sendable, Hashable {
-            package struct Created: Sendable, Hashable {
+        internal enum Output: Sendable, Hashable {
+            internal struct Created: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/api/register/POST/responses/201/content`.
-                @frozen package enum Body: Sendable, Hashable {
+                internal enum Body: Sendable, Hashable {
                     /// - Remark: Generated from `#/paths/api/register/POST/responses/201/content/application\/json`.
                     case json(Components.Schemas.DeviceRegistered)
                     /// The associated value of the enum case if `self` is `.json`.
                     ///
                     /// - Throws: An error if `self` is not `.json`.
                     /// - SeeAlso: `.json`.
-                    package var json: Components.Schemas.DeviceRegistered {
+                    internal var json: Components.Schemas.DeviceRegistered {
                         get throws {
                             switch self {
                             case let .json(body):
@@ -445,12 +433,12 @@ package enum Operations {
                     }
                 }
                 /// Received HTTP response body
-                package var body: Operations.RegisterDevice.Output.Created.Body
+                internal var body: Operations.RegisterDevice.Output.Created.Body
                 /// Creates a new `Created`.
                 ///
                 /// - Parameters:
                 ///   - body: Received HTTP response body
-                package init(body: Operations.RegisterDevice.Output.Created.Body) {
+                internal init(body: Operations.RegisterDevice.Output.Created.Body) {
                     self.body = body
                 }
             }
@@ -464,7 +452,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.created`.
             /// - SeeAlso: `.created`.
-            package var created: Operations.RegisterDevice.Output.Created {
+            internal var created: Operations.RegisterDevice.Output.Created {
                 get throws {
                     switch self {
                     case let .created(response):
@@ -490,7 +478,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.badRequest`.
             /// - SeeAlso: `.badRequest`.
-            package var badRequest: Components.Responses.BadRequest {
+            internal var badRequest: Components.Responses.BadRequest {
                 get throws {
                     switch self {
                     case let .badRequest(response):
@@ -513,7 +501,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.unauthorized`.
             /// - SeeAlso: `.unauthorized`.
-            package var unauthorized: Components.Responses.Unauthorized {
+            internal var unauthorized: Components.Responses.Unauthorized {
                 get throws {
                     switch self {
                     case let .unauthorized(response):
@@ -538,7 +526,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.conflict`.
             /// - SeeAlso: `.conflict`.
-            package var conflict: Components.Responses.Conflict {
+            internal var conflict: Components.Responses.Conflict {
                 get throws {
                     switch self {
                     case let .conflict(response):
@@ -561,7 +549,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.contentTooLarge`.
             /// - SeeAlso: `.contentTooLarge`.
-            package var contentTooLarge: Components.Responses.TooLarge {
+            internal var contentTooLarge: Components.Responses.TooLarge {
                 get throws {
                     switch self {
                     case let .contentTooLarge(response):
@@ -584,7 +572,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.unsupportedMediaType`.
             /// - SeeAlso: `.unsupportedMediaType`.
-            package var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
+            internal var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
                 get throws {
                     switch self {
                     case let .unsupportedMediaType(response):
@@ -607,7 +595,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.tooManyRequests`.
             /// - SeeAlso: `.tooManyRequests`.
-            package var tooManyRequests: Components.Responses.TooManyRequests {
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
                 get throws {
                     switch self {
                     case let .tooManyRequests(response):
@@ -630,7 +618,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.badGateway`.
             /// - SeeAlso: `.badGateway`.
-            package var badGateway: Components.Responses.BadGateway {
+            internal var badGateway: Components.Responses.BadGateway {
                 get throws {
                     switch self {
                     case let .badGateway(response):
@@ -656,7 +644,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            package var serviceUnavailable: Components.Responses.Unavailable {
+            internal var serviceUnavailable: Components.Responses.Unavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -674,10 +662,10 @@ package enum Operations {
             /// A response with a code that is not documented in the OpenAPI document.
             case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
-        @frozen package enum AcceptableContentType: AcceptableProtocol {
+        internal enum AcceptableContentType: AcceptableProtocol {
             case json
             case other(Swift.String)
-            package init?(rawValue: Swift.String) {
+            internal init?(rawValue: Swift.String) {
                 switch rawValue.lowercased() {
                 case "application/json":
                     self = .json
@@ -685,7 +673,7 @@ package enum Operations {
                     self = .other(rawValue)
                 }
             }
-            package var rawValue: Swift.String {
+            internal var rawValue: Swift.String {
                 switch self {
                 case let .other(string):
                     return string
@@ -693,7 +681,7 @@ package enum Operations {
                     return "application/json"
                 }
             }
-            package static var allCases: [Self] {
+            internal static var allCases: [Self] {
                 [
                     .json
                 ]
@@ -704,40 +692,40 @@ package enum Operations {
     ///
     /// - Remark: HTTP `DELETE /api/register/{id}`.
     /// - Remark: Generated from `#/paths//api/register/{id}/delete(unregisterDevice)`.
-    package enum UnregisterDevice {
-        package static let id: Swift.String = "unregisterDevice"
-        package struct Input: Sendable, Hashable {
+    internal enum UnregisterDevice {
+        internal static let id: Swift.String = "unregisterDevice"
+        internal struct Input: Sendable, Hashable {
             /// - Remark: Generated from `#/paths/api/register/{id}/DELETE/path`.
-            package struct Path: Sendable, Hashable {
+            internal struct Path: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/api/register/{id}/DELETE/path/id`.
-                package var id: Components.Parameters.Id
+                internal var id: Components.Parameters.Id
                 /// Creates a new `Path`.
                 ///
                 /// - Parameters:
                 ///   - id:
-                package init(id: Components.Parameters.Id) {
+                internal init(id: Components.Parameters.Id) {
                     self.id = id
                 }
             }
-            package var path: Operations.UnregisterDevice.Input.Path
+            internal var path: Operations.UnregisterDevice.Input.Path
             /// - Remark: Generated from `#/paths/api/register/{id}/DELETE/header`.
-            package struct Headers: Sendable, Hashable {
-                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.UnregisterDevice.AcceptableContentType>]
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.UnregisterDevice.AcceptableContentType>]
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
                 ///   - accept:
-                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.UnregisterDevice.AcceptableContentType>] = .defaultValues()) {
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.UnregisterDevice.AcceptableContentType>] = .defaultValues()) {
                     self.accept = accept
                 }
             }
-            package var headers: Operations.UnregisterDevice.Input.Headers
+            internal var headers: Operations.UnregisterDevice.Input.Headers
             /// Creates a new `Input`.
             ///
             /// - Parameters:
             ///   - path:
             ///   - headers:
-            package init(
+            internal init(
                 path: Operations.UnregisterDevice.Input.Path,
                 headers: Operations.UnregisterDevice.Input.Headers = .init()
             ) {
@@ -745,10 +733,10 @@ package enum Operations {
                 self.headers = headers
             }
         }
-        @frozen package enum Output: Sendable, Hashable {
-            package struct NoContent: Sendable, Hashable {
+        internal enum Output: Sendable, Hashable {
+            internal struct NoContent: Sendable, Hashable {
                 /// Creates a new `NoContent`.
-                package init() {}
+                internal init() {}
             }
             /// Deleted.
             ///
@@ -761,14 +749,14 @@ package enum Operations {
             /// - Remark: Generated from `#/paths//api/register/{id}/delete(unregisterDevice)/responses/204`.
             ///
             /// HTTP response code: `204 noContent`.
-            package static var noContent: Self {
+            internal static var noContent: Self {
                 .noContent(.init())
             }
             /// The associated value of the enum case if `self` is `.noContent`.
             ///
             /// - Throws: An error if `self` is not `.noContent`.
             /// - SeeAlso: `.noContent`.
-            package var noContent: Operations.UnregisterDevice.Output.NoContent {
+            internal var noContent: Operations.UnregisterDevice.Output.NoContent {
                 get throws {
                     switch self {
                     case let .noContent(response):
@@ -791,7 +779,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.unauthorized`.
             /// - SeeAlso: `.unauthorized`.
-            package var unauthorized: Components.Responses.Unauthorized {
+            internal var unauthorized: Components.Responses.Unauthorized {
                 get throws {
                     switch self {
                     case let .unauthorized(response):
@@ -814,7 +802,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.notFound`.
             /// - SeeAlso: `.notFound`.
-            package var notFound: Components.Responses.NotFound {
+            internal var notFound: Components.Responses.NotFound {
                 get throws {
                     switch self {
                     case let .notFound(response):
@@ -837,7 +825,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.tooManyRequests`.
             /// - SeeAlso: `.tooManyRequests`.
-            package var tooManyRequests: Components.Responses.TooManyRequests {
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
                 get throws {
                     switch self {
                     case let .tooManyRequests(response):
@@ -860,7 +848,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.badGateway`.
             /// - SeeAlso: `.badGateway`.
-            package var badGateway: Components.Responses.BadGateway {
+            internal var badGateway: Components.Responses.BadGateway {
                 get throws {
                     switch self {
                     case let .badGateway(response):
@@ -886,7 +874,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            package var serviceUnavailable: Components.Responses.Unavailable {
+            internal var serviceUnavailable: Components.Responses.Unavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -904,10 +892,10 @@ package enum Operations {
             /// A response with a code that is not documented in the OpenAPI document.
             case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
-        @frozen package enum AcceptableContentType: AcceptableProtocol {
+        internal enum AcceptableContentType: AcceptableProtocol {
             case json
             case other(Swift.String)
-            package init?(rawValue: Swift.String) {
+            internal init?(rawValue: Swift.String) {
                 switch rawValue.lowercased() {
                 case "application/json":
                     self = .json
@@ -915,7 +903,7 @@ package enum Operations {
                     self = .other(rawValue)
                 }
             }
-            package var rawValue: Swift.String {
+            internal var rawValue: Swift.String {
                 switch self {
                 case let .other(string):
                     return string
@@ -923,7 +911,7 @@ package enum Operations {
                     return "application/json"
                 }
             }
-            package static var allCases: [Self] {
+            internal static var allCases: [Self] {
                 [
                     .json
                 ]
@@ -934,40 +922,40 @@ package enum Operations {
     ///
     /// - Remark: HTTP `GET /api/notifications`.
     /// - Remark: Generated from `#/paths//api/notifications/get(listNotifications)`.
-    package enum ListNotifications {
-        package static let id: Swift.String = "listNotifications"
-        package struct Input: Sendable, Hashable {
+    internal enum ListNotifications {
+        internal static let id: Swift.String = "listNotifications"
+        internal struct Input: Sendable, Hashable {
             /// - Remark: Generated from `#/paths/api/notifications/GET/query`.
-            package struct Query: Sendable, Hashable {
+            internal struct Query: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/api/notifications/GET/query/limit`.
-                package var limit: Swift.Int?
+                internal var limit: Swift.Int?
                 /// Creates a new `Query`.
                 ///
                 /// - Parameters:
                 ///   - limit:
-                package init(limit: Swift.Int? = nil) {
+                internal init(limit: Swift.Int? = nil) {
                     self.limit = limit
                 }
             }
-            package var query: Operations.ListNotifications.Input.Query
+            internal var query: Operations.ListNotifications.Input.Query
             /// - Remark: Generated from `#/paths/api/notifications/GET/header`.
-            package struct Headers: Sendable, Hashable {
-                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListNotifications.AcceptableContentType>]
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListNotifications.AcceptableContentType>]
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
                 ///   - accept:
-                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListNotifications.AcceptableContentType>] = .defaultValues()) {
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListNotifications.AcceptableContentType>] = .defaultValues()) {
                     self.accept = accept
                 }
             }
-            package var headers: Operations.ListNotifications.Input.Headers
+            internal var headers: Operations.ListNotifications.Input.Headers
             /// Creates a new `Input`.
             ///
             /// - Parameters:
             ///   - query:
             ///   - headers:
-            package init(
+            internal init(
                 query: Operations.ListNotifications.Input.Query = .init(),
                 headers: Operations.ListNotifications.Input.Headers = .init()
             ) {
@@ -975,17 +963,17 @@ package enum Operations {
                 self.headers = headers
             }
         }
-        @frozen package enum Output: Sendable, Hashable {
-            package struct Ok: Sendable, Hashable {
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/api/notifications/GET/responses/200/content`.
-                @frozen package enum Body: Sendable, Hashable {
+                internal enum Body: Sendable, Hashable {
                     /// - Remark: Generated from `#/paths/api/notifications/GET/responses/200/content/application\/json`.
                     case json(Components.Schemas.NotificationList)
                     /// The associated value of the enum case if `self` is `.json`.
                     ///
                     /// - Throws: An error if `self` is not `.json`.
                     /// - SeeAlso: `.json`.
-                    package var json: Components.Schemas.NotificationList {
+                    internal var json: Components.Schemas.NotificationList {
                         get throws {
                             switch self {
                             case let .json(body):
@@ -995,12 +983,12 @@ package enum Operations {
                     }
                 }
                 /// Received HTTP response body
-                package var body: Operations.ListNotifications.Output.Ok.Body
+                internal var body: Operations.ListNotifications.Output.Ok.Body
                 /// Creates a new `Ok`.
                 ///
                 /// - Parameters:
                 ///   - body: Received HTTP response body
-                package init(body: Operations.ListNotifications.Output.Ok.Body) {
+                internal init(body: Operations.ListNotifications.Output.Ok.Body) {
                     self.body = body
                 }
             }
@@ -1014,7 +1002,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.ok`.
             /// - SeeAlso: `.ok`.
-            package var ok: Operations.ListNotifications.Output.Ok {
+            internal var ok: Operations.ListNotifications.Output.Ok {
                 get throws {
                     switch self {
                     case let .ok(response):
@@ -1040,7 +1028,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.badRequest`.
             /// - SeeAlso: `.badRequest`.
-            package var badRequest: Components.Responses.BadRequest {
+            internal var badRequest: Components.Responses.BadRequest {
                 get throws {
                     switch self {
                     case let .badRequest(response):
@@ -1063,7 +1051,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.unauthorized`.
             /// - SeeAlso: `.unauthorized`.
-            package var unauthorized: Components.Responses.Unauthorized {
+            internal var unauthorized: Components.Responses.Unauthorized {
                 get throws {
                     switch self {
                     case let .unauthorized(response):
@@ -1086,7 +1074,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.tooManyRequests`.
             /// - SeeAlso: `.tooManyRequests`.
-            package var tooManyRequests: Components.Responses.TooManyRequests {
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
                 get throws {
                     switch self {
                     case let .tooManyRequests(response):
@@ -1112,7 +1100,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            package var serviceUnavailable: Components.Responses.Unavailable {
+            internal var serviceUnavailable: Components.Responses.Unavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -1130,10 +1118,10 @@ package enum Operations {
             /// A response with a code that is not documented in the OpenAPI document.
             case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
-        @frozen package enum AcceptableContentType: AcceptableProtocol {
+        internal enum AcceptableContentType: AcceptableProtocol {
             case json
             case other(Swift.String)
-            package init?(rawValue: Swift.String) {
+            internal init?(rawValue: Swift.String) {
                 switch rawValue.lowercased() {
                 case "application/json":
                     self = .json
@@ -1141,7 +1129,7 @@ package enum Operations {
                     self = .other(rawValue)
                 }
             }
-            package var rawValue: Swift.String {
+            internal var rawValue: Swift.String {
                 switch self {
                 case let .other(string):
                     return string
@@ -1149,7 +1137,7 @@ package enum Operations {
                     return "application/json"
                 }
             }
-            package static var allCases: [Self] {
+            internal static var allCases: [Self] {
                 [
                     .json
                 ]
@@ -1172,33 +1160,33 @@ package enum Operations {
     ///
     /// - Remark: HTTP `POST /api/notifications`.
     /// - Remark: Generated from `#/paths//api/notifications/post(createNotification)`.
-    package enum CreateNotification {
-        package static let id: Swift.String = "createNotification"
-        package struct Input: Sendable, Hashable {
+    internal enum CreateNotification {
+        internal static let id: Swift.String = "createNotification"
+        internal struct Input: Sendable, Hashable {
             /// - Remark: Generated from `#/paths/api/notifications/POST/header`.
-            package struct Headers: Sendable, Hashable {
-                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CreateNotification.AcceptableContentType>]
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CreateNotification.AcceptableContentType>]
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
                 ///   - accept:
-                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CreateNotification.AcceptableContentType>] = .defaultValues()) {
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CreateNotification.AcceptableContentType>] = .defaultValues()) {
                     self.accept = accept
                 }
             }
-            package var headers: Operations.CreateNotification.Input.Headers
+            internal var headers: Operations.CreateNotification.Input.Headers
             /// - Remark: Generated from `#/paths/api/notifications/POST/requestBody`.
-            @frozen package enum Body: Sendable, Hashable {
+            internal enum Body: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/api/notifications/POST/requestBody/content/application\/json`.
                 case json(Components.Schemas.NotificationRequest)
             }
-            package var body: Operations.CreateNotification.Input.Body
+            internal var body: Operations.CreateNotification.Input.Body
             /// Creates a new `Input`.
             ///
             /// - Parameters:
             ///   - headers:
             ///   - body:
-            package init(
+            internal init(
                 headers: Operations.CreateNotification.Input.Headers = .init(),
                 body: Operations.CreateNotification.Input.Body
             ) {
@@ -1206,33 +1194,33 @@ package enum Operations {
                 self.body = body
             }
         }
-        @frozen package enum Output: Sendable, Hashable {
-            package struct Created: Sendable, Hashable {
+        internal enum Output: Sendable, Hashable {
+            internal struct Created: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/api/notifications/POST/responses/201/headers`.
-                package struct Headers: Sendable, Hashable {
+                internal struct Headers: Sendable, Hashable {
                     /// Where the recipient fetches it.
                     ///
                     /// - Remark: Generated from `#/paths/api/notifications/POST/responses/201/headers/Location`.
-                    package var location: Swift.String
+                    internal var location: Swift.String
                     /// Creates a new `Headers`.
                     ///
                     /// - Parameters:
                     ///   - location: Where the recipient fetches it.
-                    package init(location: Swift.String) {
+                    internal init(location: Swift.String) {
                         self.location = location
                     }
                 }
                 /// Received HTTP response headers
-                package var headers: Operations.CreateNotification.Output.Created.Headers
+                internal var headers: Operations.CreateNotification.Output.Created.Headers
                 /// - Remark: Generated from `#/paths/api/notifications/POST/responses/201/content`.
-                @frozen package enum Body: Sendable, Hashable {
+                internal enum Body: Sendable, Hashable {
                     /// - Remark: Generated from `#/paths/api/notifications/POST/responses/201/content/application\/json`.
                     case json(Components.Schemas.Created)
                     /// The associated value of the enum case if `self` is `.json`.
                     ///
                     /// - Throws: An error if `self` is not `.json`.
                     /// - SeeAlso: `.json`.
-                    package var json: Components.Schemas.Created {
+                    internal var json: Components.Schemas.Created {
                         get throws {
                             switch self {
                             case let .json(body):
@@ -1242,13 +1230,13 @@ package enum Operations {
                     }
                 }
                 /// Received HTTP response body
-                package var body: Operations.CreateNotification.Output.Created.Body
+                internal var body: Operations.CreateNotification.Output.Created.Body
                 /// Creates a new `Created`.
                 ///
                 /// - Parameters:
                 ///   - headers: Received HTTP response headers
                 ///   - body: Received HTTP response body
-                package init(
+                internal init(
                     headers: Operations.CreateNotification.Output.Created.Headers,
                     body: Operations.CreateNotification.Output.Created.Body
                 ) {
@@ -1266,7 +1254,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.created`.
             /// - SeeAlso: `.created`.
-            package var created: Operations.CreateNotification.Output.Created {
+            internal var created: Operations.CreateNotification.Output.Created {
                 get throws {
                     switch self {
                     case let .created(response):
@@ -1292,7 +1280,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.badRequest`.
             /// - SeeAlso: `.badRequest`.
-            package var badRequest: Components.Responses.BadRequest {
+            internal var badRequest: Components.Responses.BadRequest {
                 get throws {
                     switch self {
                     case let .badRequest(response):
@@ -1315,7 +1303,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.unauthorized`.
             /// - SeeAlso: `.unauthorized`.
-            package var unauthorized: Components.Responses.Unauthorized {
+            internal var unauthorized: Components.Responses.Unauthorized {
                 get throws {
                     switch self {
                     case let .unauthorized(response):
@@ -1338,7 +1326,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.forbidden`.
             /// - SeeAlso: `.forbidden`.
-            package var forbidden: Components.Responses.Forbidden {
+            internal var forbidden: Components.Responses.Forbidden {
                 get throws {
                     switch self {
                     case let .forbidden(response):
@@ -1361,7 +1349,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.contentTooLarge`.
             /// - SeeAlso: `.contentTooLarge`.
-            package var contentTooLarge: Components.Responses.TooLarge {
+            internal var contentTooLarge: Components.Responses.TooLarge {
                 get throws {
                     switch self {
                     case let .contentTooLarge(response):
@@ -1384,7 +1372,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.unsupportedMediaType`.
             /// - SeeAlso: `.unsupportedMediaType`.
-            package var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
+            internal var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
                 get throws {
                     switch self {
                     case let .unsupportedMediaType(response):
@@ -1413,7 +1401,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.unprocessableContent`.
             /// - SeeAlso: `.unprocessableContent`.
-            package var unprocessableContent: Components.Responses.Unprocessable {
+            internal var unprocessableContent: Components.Responses.Unprocessable {
                 get throws {
                     switch self {
                     case let .unprocessableContent(response):
@@ -1436,7 +1424,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.tooManyRequests`.
             /// - SeeAlso: `.tooManyRequests`.
-            package var tooManyRequests: Components.Responses.TooManyRequests {
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
                 get throws {
                     switch self {
                     case let .tooManyRequests(response):
@@ -1459,7 +1447,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.internalServerError`.
             /// - SeeAlso: `.internalServerError`.
-            package var internalServerError: Components.Responses.InternalError {
+            internal var internalServerError: Components.Responses.InternalError {
                 get throws {
                     switch self {
                     case let .internalServerError(response):
@@ -1482,7 +1470,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.badGateway`.
             /// - SeeAlso: `.badGateway`.
-            package var badGateway: Components.Responses.BadGateway {
+            internal var badGateway: Components.Responses.BadGateway {
                 get throws {
                     switch self {
                     case let .badGateway(response):
@@ -1508,7 +1496,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            package var serviceUnavailable: Components.Responses.Unavailable {
+            internal var serviceUnavailable: Components.Responses.Unavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -1526,10 +1514,10 @@ package enum Operations {
             /// A response with a code that is not documented in the OpenAPI document.
             case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
-        @frozen package enum AcceptableContentType: AcceptableProtocol {
+        internal enum AcceptableContentType: AcceptableProtocol {
             case json
             case other(Swift.String)
-            package init?(rawValue: Swift.String) {
+            internal init?(rawValue: Swift.String) {
                 switch rawValue.lowercased() {
                 case "application/json":
                     self = .json
@@ -1537,7 +1525,7 @@ package enum Operations {
                     self = .other(rawValue)
                 }
             }
-            package var rawValue: Swift.String {
+            internal var rawValue: Swift.String {
                 switch self {
                 case let .other(string):
                     return string
@@ -1545,7 +1533,7 @@ package enum Operations {
                     return "application/json"
                 }
             }
-            package static var allCases: [Self] {
+            internal static var allCases: [Self] {
                 [
                     .json
                 ]
@@ -1558,40 +1546,40 @@ package enum Operations {
     ///
     /// - Remark: HTTP `PUT /api/notifications/{id}/read`.
     /// - Remark: Generated from `#/paths//api/notifications/{id}/read/put(markNotificationRead)`.
-    package enum MarkNotificationRead {
-        package static let id: Swift.String = "markNotificationRead"
-        package struct Input: Sendable, Hashable {
+    internal enum MarkNotificationRead {
+        internal static let id: Swift.String = "markNotificationRead"
+        internal struct Input: Sendable, Hashable {
             /// - Remark: Generated from `#/paths/api/notifications/{id}/read/PUT/path`.
-            package struct Path: Sendable, Hashable {
+            internal struct Path: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/api/notifications/{id}/read/PUT/path/id`.
-                package var id: Components.Parameters.Id
+                internal var id: Components.Parameters.Id
                 /// Creates a new `Path`.
                 ///
                 /// - Parameters:
                 ///   - id:
-                package init(id: Components.Parameters.Id) {
+                internal init(id: Components.Parameters.Id) {
                     self.id = id
                 }
             }
-            package var path: Operations.MarkNotificationRead.Input.Path
+            internal var path: Operations.MarkNotificationRead.Input.Path
             /// - Remark: Generated from `#/paths/api/notifications/{id}/read/PUT/header`.
-            package struct Headers: Sendable, Hashable {
-                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.MarkNotificationRead.AcceptableContentType>]
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.MarkNotificationRead.AcceptableContentType>]
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
                 ///   - accept:
-                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.MarkNotificationRead.AcceptableContentType>] = .defaultValues()) {
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.MarkNotificationRead.AcceptableContentType>] = .defaultValues()) {
                     self.accept = accept
                 }
             }
-            package var headers: Operations.MarkNotificationRead.Input.Headers
+            internal var headers: Operations.MarkNotificationRead.Input.Headers
             /// Creates a new `Input`.
             ///
             /// - Parameters:
             ///   - path:
             ///   - headers:
-            package init(
+            internal init(
                 path: Operations.MarkNotificationRead.Input.Path,
                 headers: Operations.MarkNotificationRead.Input.Headers = .init()
             ) {
@@ -1599,10 +1587,10 @@ package enum Operations {
                 self.headers = headers
             }
         }
-        @frozen package enum Output: Sendable, Hashable {
-            package struct NoContent: Sendable, Hashable {
+        internal enum Output: Sendable, Hashable {
+            internal struct NoContent: Sendable, Hashable {
                 /// Creates a new `NoContent`.
-                package init() {}
+                internal init() {}
             }
             /// Marked read (now or before).
             ///
@@ -1615,14 +1603,14 @@ package enum Operations {
             /// - Remark: Generated from `#/paths//api/notifications/{id}/read/put(markNotificationRead)/responses/204`.
             ///
             /// HTTP response code: `204 noContent`.
-            package static var noContent: Self {
+            internal static var noContent: Self {
                 .noContent(.init())
             }
             /// The associated value of the enum case if `self` is `.noContent`.
             ///
             /// - Throws: An error if `self` is not `.noContent`.
             /// - SeeAlso: `.noContent`.
-            package var noContent: Operations.MarkNotificationRead.Output.NoContent {
+            internal var noContent: Operations.MarkNotificationRead.Output.NoContent {
                 get throws {
                     switch self {
                     case let .noContent(response):
@@ -1645,7 +1633,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.unauthorized`.
             /// - SeeAlso: `.unauthorized`.
-            package var unauthorized: Components.Responses.Unauthorized {
+            internal var unauthorized: Components.Responses.Unauthorized {
                 get throws {
                     switch self {
                     case let .unauthorized(response):
@@ -1668,7 +1656,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.notFound`.
             /// - SeeAlso: `.notFound`.
-            package var notFound: Components.Responses.NotFound {
+            internal var notFound: Components.Responses.NotFound {
                 get throws {
                     switch self {
                     case let .notFound(response):
@@ -1691,7 +1679,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.tooManyRequests`.
             /// - SeeAlso: `.tooManyRequests`.
-            package var tooManyRequests: Components.Responses.TooManyRequests {
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
                 get throws {
                     switch self {
                     case let .tooManyRequests(response):
@@ -1717,7 +1705,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            package var serviceUnavailable: Components.Responses.Unavailable {
+            internal var serviceUnavailable: Components.Responses.Unavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -1735,10 +1723,10 @@ package enum Operations {
             /// A response with a code that is not documented in the OpenAPI document.
             case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
-        @frozen package enum AcceptableContentType: AcceptableProtocol {
+        internal enum AcceptableContentType: AcceptableProtocol {
             case json
             case other(Swift.String)
-            package init?(rawValue: Swift.String) {
+            internal init?(rawValue: Swift.String) {
                 switch rawValue.lowercased() {
                 case "application/json":
                     self = .json
@@ -1746,7 +1734,7 @@ package enum Operations {
                     self = .other(rawValue)
                 }
             }
-            package var rawValue: Swift.String {
+            internal var rawValue: Swift.String {
                 switch self {
                 case let .other(string):
                     return string
@@ -1754,7 +1742,7 @@ package enum Operations {
                     return "application/json"
                 }
             }
-            package static var allCases: [Self] {
+            internal static var allCases: [Self] {
                 [
                     .json
                 ]
@@ -1765,48 +1753,48 @@ package enum Operations {
     ///
     /// - Remark: HTTP `GET /api/images`.
     /// - Remark: Generated from `#/paths//api/images/get(listImages)`.
-    package enum ListImages {
-        package static let id: Swift.String = "listImages"
-        package struct Input: Sendable, Hashable {
+    internal enum ListImages {
+        internal static let id: Swift.String = "listImages"
+        internal struct Input: Sendable, Hashable {
             /// - Remark: Generated from `#/paths/api/images/GET/header`.
-            package struct Headers: Sendable, Hashable {
-                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListImages.AcceptableContentType>]
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListImages.AcceptableContentType>]
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
                 ///   - accept:
-                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListImages.AcceptableContentType>] = .defaultValues()) {
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListImages.AcceptableContentType>] = .defaultValues()) {
                     self.accept = accept
                 }
             }
-            package var headers: Operations.ListImages.Input.Headers
+            internal var headers: Operations.ListImages.Input.Headers
             /// Creates a new `Input`.
             ///
             /// - Parameters:
             ///   - headers:
-            package init(headers: Operations.ListImages.Input.Headers = .init()) {
+            internal init(headers: Operations.ListImages.Input.Headers = .init()) {
                 self.headers = headers
             }
         }
-        @frozen package enum Output: Sendable, Hashable {
-            package struct Ok: Sendable, Hashable {
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/api/images/GET/responses/200/content`.
-                @frozen package enum Body: Sendable, Hashable {
+                internal enum Body: Sendable, Hashable {
                     /// - Remark: Generated from `#/paths/api/images/GET/responses/200/content/json`.
-                    package struct JsonPayload: Codable, Hashable, Sendable {
+                    internal struct JsonPayload: Codable, Hashable, Sendable {
                         /// - Remark: Generated from `#/paths/api/images/GET/responses/200/content/json/images`.
-                        package var images: [Components.Schemas.UploadedImage]
+                        internal var images: [Components.Schemas.UploadedImage]
                         /// Creates a new `JsonPayload`.
                         ///
                         /// - Parameters:
                         ///   - images:
-                        package init(images: [Components.Schemas.UploadedImage]) {
+                        internal init(images: [Components.Schemas.UploadedImage]) {
                             self.images = images
                         }
-                        package enum CodingKeys: String, CodingKey {
+                        internal enum CodingKeys: String, CodingKey {
                             case images
                         }
-                        package init(from decoder: any Swift.Decoder) throws {
+                        internal init(from decoder: any Swift.Decoder) throws {
                             let container = try decoder.container(keyedBy: CodingKeys.self)
                             self.images = try container.decode(
                                 [Components.Schemas.UploadedImage].self,
@@ -1823,7 +1811,7 @@ package enum Operations {
                     ///
                     /// - Throws: An error if `self` is not `.json`.
                     /// - SeeAlso: `.json`.
-                    package var json: Operations.ListImages.Output.Ok.Body.JsonPayload {
+                    internal var json: Operations.ListImages.Output.Ok.Body.JsonPayload {
                         get throws {
                             switch self {
                             case let .json(body):
@@ -1833,12 +1821,12 @@ package enum Operations {
                     }
                 }
                 /// Received HTTP response body
-                package var body: Operations.ListImages.Output.Ok.Body
+                internal var body: Operations.ListImages.Output.Ok.Body
                 /// Creates a new `Ok`.
                 ///
                 /// - Parameters:
                 ///   - body: Received HTTP response body
-                package init(body: Operations.ListImages.Output.Ok.Body) {
+                internal init(body: Operations.ListImages.Output.Ok.Body) {
                     self.body = body
                 }
             }
@@ -1852,7 +1840,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.ok`.
             /// - SeeAlso: `.ok`.
-            package var ok: Operations.ListImages.Output.Ok {
+            internal var ok: Operations.ListImages.Output.Ok {
                 get throws {
                     switch self {
                     case let .ok(response):
@@ -1875,7 +1863,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.unauthorized`.
             /// - SeeAlso: `.unauthorized`.
-            package var unauthorized: Components.Responses.Unauthorized {
+            internal var unauthorized: Components.Responses.Unauthorized {
                 get throws {
                     switch self {
                     case let .unauthorized(response):
@@ -1898,7 +1886,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.tooManyRequests`.
             /// - SeeAlso: `.tooManyRequests`.
-            package var tooManyRequests: Components.Responses.TooManyRequests {
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
                 get throws {
                     switch self {
                     case let .tooManyRequests(response):
@@ -1924,7 +1912,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            package var serviceUnavailable: Components.Responses.Unavailable {
+            internal var serviceUnavailable: Components.Responses.Unavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -1942,10 +1930,10 @@ package enum Operations {
             /// A response with a code that is not documented in the OpenAPI document.
             case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
-        @frozen package enum AcceptableContentType: AcceptableProtocol {
+        internal enum AcceptableContentType: AcceptableProtocol {
             case json
             case other(Swift.String)
-            package init?(rawValue: Swift.String) {
+            internal init?(rawValue: Swift.String) {
                 switch rawValue.lowercased() {
                 case "application/json":
                     self = .json
@@ -1953,7 +1941,7 @@ package enum Operations {
                     self = .other(rawValue)
                 }
             }
-            package var rawValue: Swift.String {
+            internal var rawValue: Swift.String {
                 switch self {
                 case let .other(string):
                     return string
@@ -1961,7 +1949,7 @@ package enum Operations {
                     return "application/json"
                 }
             }
-            package static var allCases: [Self] {
+            internal static var allCases: [Self] {
                 [
                     .json
                 ]
@@ -1972,40 +1960,40 @@ package enum Operations {
     ///
     /// - Remark: HTTP `DELETE /api/images/{id}`.
     /// - Remark: Generated from `#/paths//api/images/{id}/delete(deleteImage)`.
-    package enum DeleteImage {
-        package static let id: Swift.String = "deleteImage"
-        package struct Input: Sendable, Hashable {
+    internal enum DeleteImage {
+        internal static let id: Swift.String = "deleteImage"
+        internal struct Input: Sendable, Hashable {
             /// - Remark: Generated from `#/paths/api/images/{id}/DELETE/path`.
-            package struct Path: Sendable, Hashable {
+            internal struct Path: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/api/images/{id}/DELETE/path/id`.
-                package var id: Components.Parameters.Id
+                internal var id: Components.Parameters.Id
                 /// Creates a new `Path`.
                 ///
                 /// - Parameters:
                 ///   - id:
-                package init(id: Components.Parameters.Id) {
+                internal init(id: Components.Parameters.Id) {
                     self.id = id
                 }
             }
-            package var path: Operations.DeleteImage.Input.Path
+            internal var path: Operations.DeleteImage.Input.Path
             /// - Remark: Generated from `#/paths/api/images/{id}/DELETE/header`.
-            package struct Headers: Sendable, Hashable {
-                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DeleteImage.AcceptableContentType>]
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DeleteImage.AcceptableContentType>]
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
                 ///   - accept:
-                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DeleteImage.AcceptableContentType>] = .defaultValues()) {
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DeleteImage.AcceptableContentType>] = .defaultValues()) {
                     self.accept = accept
                 }
             }
-            package var headers: Operations.DeleteImage.Input.Headers
+            internal var headers: Operations.DeleteImage.Input.Headers
             /// Creates a new `Input`.
             ///
             /// - Parameters:
             ///   - path:
             ///   - headers:
-            package init(
+            internal init(
                 path: Operations.DeleteImage.Input.Path,
                 headers: Operations.DeleteImage.Input.Headers = .init()
             ) {
@@ -2013,10 +2001,10 @@ package enum Operations {
                 self.headers = headers
             }
         }
-        @frozen package enum Output: Sendable, Hashable {
-            package struct NoContent: Sendable, Hashable {
+        internal enum Output: Sendable, Hashable {
+            internal struct NoContent: Sendable, Hashable {
                 /// Creates a new `NoContent`.
-                package init() {}
+                internal init() {}
             }
             /// Deleted.
             ///
@@ -2029,14 +2017,14 @@ package enum Operations {
             /// - Remark: Generated from `#/paths//api/images/{id}/delete(deleteImage)/responses/204`.
             ///
             /// HTTP response code: `204 noContent`.
-            package static var noContent: Self {
+            internal static var noContent: Self {
                 .noContent(.init())
             }
             /// The associated value of the enum case if `self` is `.noContent`.
             ///
             /// - Throws: An error if `self` is not `.noContent`.
             /// - SeeAlso: `.noContent`.
-            package var noContent: Operations.DeleteImage.Output.NoContent {
+            internal var noContent: Operations.DeleteImage.Output.NoContent {
                 get throws {
                     switch self {
                     case let .noContent(response):
@@ -2059,7 +2047,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.unauthorized`.
             /// - SeeAlso: `.unauthorized`.
-            package var unauthorized: Components.Responses.Unauthorized {
+            internal var unauthorized: Components.Responses.Unauthorized {
                 get throws {
                     switch self {
                     case let .unauthorized(response):
@@ -2082,7 +2070,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.notFound`.
             /// - SeeAlso: `.notFound`.
-            package var notFound: Components.Responses.NotFound {
+            internal var notFound: Components.Responses.NotFound {
                 get throws {
                     switch self {
                     case let .notFound(response):
@@ -2105,7 +2093,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.tooManyRequests`.
             /// - SeeAlso: `.tooManyRequests`.
-            package var tooManyRequests: Components.Responses.TooManyRequests {
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
                 get throws {
                     switch self {
                     case let .tooManyRequests(response):
@@ -2131,7 +2119,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            package var serviceUnavailable: Components.Responses.Unavailable {
+            internal var serviceUnavailable: Components.Responses.Unavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -2149,10 +2137,10 @@ package enum Operations {
             /// A response with a code that is not documented in the OpenAPI document.
             case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
-        @frozen package enum AcceptableContentType: AcceptableProtocol {
+        internal enum AcceptableContentType: AcceptableProtocol {
             case json
             case other(Swift.String)
-            package init?(rawValue: Swift.String) {
+            internal init?(rawValue: Swift.String) {
                 switch rawValue.lowercased() {
                 case "application/json":
                     self = .json
@@ -2160,7 +2148,7 @@ package enum Operations {
                     self = .other(rawValue)
                 }
             }
-            package var rawValue: Swift.String {
+            internal var rawValue: Swift.String {
                 switch self {
                 case let .other(string):
                     return string
@@ -2168,7 +2156,7 @@ package enum Operations {
                     return "application/json"
                 }
             }
-            package static var allCases: [Self] {
+            internal static var allCases: [Self] {
                 [
                     .json
                 ]
@@ -2179,33 +2167,33 @@ package enum Operations {
     ///
     /// - Remark: HTTP `POST /api/activities`.
     /// - Remark: Generated from `#/paths//api/activities/post(registerActivityToken)`.
-    package enum RegisterActivityToken {
-        package static let id: Swift.String = "registerActivityToken"
-        package struct Input: Sendable, Hashable {
+    internal enum RegisterActivityToken {
+        internal static let id: Swift.String = "registerActivityToken"
+        internal struct Input: Sendable, Hashable {
             /// - Remark: Generated from `#/paths/api/activities/POST/header`.
-            package struct Headers: Sendable, Hashable {
-                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.RegisterActivityToken.AcceptableContentType>]
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.RegisterActivityToken.AcceptableContentType>]
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
                 ///   - accept:
-                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.RegisterActivityToken.AcceptableContentType>] = .defaultValues()) {
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.RegisterActivityToken.AcceptableContentType>] = .defaultValues()) {
                     self.accept = accept
                 }
             }
-            package var headers: Operations.RegisterActivityToken.Input.Headers
+            internal var headers: Operations.RegisterActivityToken.Input.Headers
             /// - Remark: Generated from `#/paths/api/activities/POST/requestBody`.
-            @frozen package enum Body: Sendable, Hashable {
+            internal enum Body: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/api/activities/POST/requestBody/content/application\/json`.
                 case json(Components.Schemas.ActivityRegistration)
             }
-            package var body: Operations.RegisterActivityToken.Input.Body
+            internal var body: Operations.RegisterActivityToken.Input.Body
             /// Creates a new `Input`.
             ///
             /// - Parameters:
             ///   - headers:
             ///   - body:
-            package init(
+            internal init(
                 headers: Operations.RegisterActivityToken.Input.Headers = .init(),
                 body: Operations.RegisterActivityToken.Input.Body
             ) {
@@ -2213,17 +2201,17 @@ package enum Operations {
                 self.body = body
             }
         }
-        @frozen package enum Output: Sendable, Hashable {
-            package struct Created: Sendable, Hashable {
+        internal enum Output: Sendable, Hashable {
+            internal struct Created: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/api/activities/POST/responses/201/content`.
-                @frozen package enum Body: Sendable, Hashable {
+                internal enum Body: Sendable, Hashable {
                     /// - Remark: Generated from `#/paths/api/activities/POST/responses/201/content/application\/json`.
                     case json(Components.Schemas.Created)
                     /// The associated value of the enum case if `self` is `.json`.
                     ///
                     /// - Throws: An error if `self` is not `.json`.
                     /// - SeeAlso: `.json`.
-                    package var json: Components.Schemas.Created {
+                    internal var json: Components.Schemas.Created {
                         get throws {
                             switch self {
                             case let .json(body):
@@ -2233,12 +2221,12 @@ package enum Operations {
                     }
                 }
                 /// Received HTTP response body
-                package var body: Operations.RegisterActivityToken.Output.Created.Body
+                internal var body: Operations.RegisterActivityToken.Output.Created.Body
                 /// Creates a new `Created`.
                 ///
                 /// - Parameters:
                 ///   - body: Received HTTP response body
-                package init(body: Operations.RegisterActivityToken.Output.Created.Body) {
+                internal init(body: Operations.RegisterActivityToken.Output.Created.Body) {
                     self.body = body
                 }
             }
@@ -2252,7 +2240,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.created`.
             /// - SeeAlso: `.created`.
-            package var created: Operations.RegisterActivityToken.Output.Created {
+            internal var created: Operations.RegisterActivityToken.Output.Created {
                 get throws {
                     switch self {
                     case let .created(response):
@@ -2278,7 +2266,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.badRequest`.
             /// - SeeAlso: `.badRequest`.
-            package var badRequest: Components.Responses.BadRequest {
+            internal var badRequest: Components.Responses.BadRequest {
                 get throws {
                     switch self {
                     case let .badRequest(response):
@@ -2301,7 +2289,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.unauthorized`.
             /// - SeeAlso: `.unauthorized`.
-            package var unauthorized: Components.Responses.Unauthorized {
+            internal var unauthorized: Components.Responses.Unauthorized {
                 get throws {
                     switch self {
                     case let .unauthorized(response):
@@ -2326,7 +2314,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.conflict`.
             /// - SeeAlso: `.conflict`.
-            package var conflict: Components.Responses.Conflict {
+            internal var conflict: Components.Responses.Conflict {
                 get throws {
                     switch self {
                     case let .conflict(response):
@@ -2349,7 +2337,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.contentTooLarge`.
             /// - SeeAlso: `.contentTooLarge`.
-            package var contentTooLarge: Components.Responses.TooLarge {
+            internal var contentTooLarge: Components.Responses.TooLarge {
                 get throws {
                     switch self {
                     case let .contentTooLarge(response):
@@ -2372,7 +2360,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.unsupportedMediaType`.
             /// - SeeAlso: `.unsupportedMediaType`.
-            package var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
+            internal var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
                 get throws {
                     switch self {
                     case let .unsupportedMediaType(response):
@@ -2395,7 +2383,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.tooManyRequests`.
             /// - SeeAlso: `.tooManyRequests`.
-            package var tooManyRequests: Components.Responses.TooManyRequests {
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
                 get throws {
                     switch self {
                     case let .tooManyRequests(response):
@@ -2418,7 +2406,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.notImplemented`.
             /// - SeeAlso: `.notImplemented`.
-            package var notImplemented: Components.Responses.NotImplemented {
+            internal var notImplemented: Components.Responses.NotImplemented {
                 get throws {
                     switch self {
                     case let .notImplemented(response):
@@ -2444,7 +2432,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            package var serviceUnavailable: Components.Responses.Unavailable {
+            internal var serviceUnavailable: Components.Responses.Unavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -2462,10 +2450,10 @@ package enum Operations {
             /// A response with a code that is not documented in the OpenAPI document.
             case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
-        @frozen package enum AcceptableContentType: AcceptableProtocol {
+        internal enum AcceptableContentType: AcceptableProtocol {
             case json
             case other(Swift.String)
-            package init?(rawValue: Swift.String) {
+            internal init?(rawValue: Swift.String) {
                 switch rawValue.lowercased() {
                 case "application/json":
                     self = .json
@@ -2473,7 +2461,7 @@ package enum Operations {
                     self = .other(rawValue)
                 }
             }
-            package var rawValue: Swift.String {
+            internal var rawValue: Swift.String {
                 switch self {
                 case let .other(string):
                     return string
@@ -2481,7 +2469,7 @@ package enum Operations {
                     return "application/json"
                 }
             }
-            package static var allCases: [Self] {
+            internal static var allCases: [Self] {
                 [
                     .json
                 ]
@@ -2492,40 +2480,40 @@ package enum Operations {
     ///
     /// - Remark: HTTP `DELETE /api/activities/{id}`.
     /// - Remark: Generated from `#/paths//api/activities/{id}/delete(deleteActivityToken)`.
-    package enum DeleteActivityToken {
-        package static let id: Swift.String = "deleteActivityToken"
-        package struct Input: Sendable, Hashable {
+    internal enum DeleteActivityToken {
+        internal static let id: Swift.String = "deleteActivityToken"
+        internal struct Input: Sendable, Hashable {
             /// - Remark: Generated from `#/paths/api/activities/{id}/DELETE/path`.
-            package struct Path: Sendable, Hashable {
+            internal struct Path: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/api/activities/{id}/DELETE/path/id`.
-                package var id: Components.Parameters.Id
+                internal var id: Components.Parameters.Id
                 /// Creates a new `Path`.
                 ///
                 /// - Parameters:
                 ///   - id:
-                package init(id: Components.Parameters.Id) {
+                internal init(id: Components.Parameters.Id) {
                     self.id = id
                 }
             }
-            package var path: Operations.DeleteActivityToken.Input.Path
+            internal var path: Operations.DeleteActivityToken.Input.Path
             /// - Remark: Generated from `#/paths/api/activities/{id}/DELETE/header`.
-            package struct Headers: Sendable, Hashable {
-                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DeleteActivityToken.AcceptableContentType>]
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DeleteActivityToken.AcceptableContentType>]
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
                 ///   - accept:
-                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DeleteActivityToken.AcceptableContentType>] = .defaultValues()) {
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DeleteActivityToken.AcceptableContentType>] = .defaultValues()) {
                     self.accept = accept
                 }
             }
-            package var headers: Operations.DeleteActivityToken.Input.Headers
+            internal var headers: Operations.DeleteActivityToken.Input.Headers
             /// Creates a new `Input`.
             ///
             /// - Parameters:
             ///   - path:
             ///   - headers:
-            package init(
+            internal init(
                 path: Operations.DeleteActivityToken.Input.Path,
                 headers: Operations.DeleteActivityToken.Input.Headers = .init()
             ) {
@@ -2533,10 +2521,10 @@ package enum Operations {
                 self.headers = headers
             }
         }
-        @frozen package enum Output: Sendable, Hashable {
-            package struct NoContent: Sendable, Hashable {
+        internal enum Output: Sendable, Hashable {
+            internal struct NoContent: Sendable, Hashable {
                 /// Creates a new `NoContent`.
-                package init() {}
+                internal init() {}
             }
             /// Deleted.
             ///
@@ -2549,14 +2537,14 @@ package enum Operations {
             /// - Remark: Generated from `#/paths//api/activities/{id}/delete(deleteActivityToken)/responses/204`.
             ///
             /// HTTP response code: `204 noContent`.
-            package static var noContent: Self {
+            internal static var noContent: Self {
                 .noContent(.init())
             }
             /// The associated value of the enum case if `self` is `.noContent`.
             ///
             /// - Throws: An error if `self` is not `.noContent`.
             /// - SeeAlso: `.noContent`.
-            package var noContent: Operations.DeleteActivityToken.Output.NoContent {
+            internal var noContent: Operations.DeleteActivityToken.Output.NoContent {
                 get throws {
                     switch self {
                     case let .noContent(response):
@@ -2579,7 +2567,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.unauthorized`.
             /// - SeeAlso: `.unauthorized`.
-            package var unauthorized: Components.Responses.Unauthorized {
+            internal var unauthorized: Components.Responses.Unauthorized {
                 get throws {
                     switch self {
                     case let .unauthorized(response):
@@ -2602,7 +2590,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.notFound`.
             /// - SeeAlso: `.notFound`.
-            package var notFound: Components.Responses.NotFound {
+            internal var notFound: Components.Responses.NotFound {
                 get throws {
                     switch self {
                     case let .notFound(response):
@@ -2625,7 +2613,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.tooManyRequests`.
             /// - SeeAlso: `.tooManyRequests`.
-            package var tooManyRequests: Components.Responses.TooManyRequests {
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
                 get throws {
                     switch self {
                     case let .tooManyRequests(response):
@@ -2648,7 +2636,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.notImplemented`.
             /// - SeeAlso: `.notImplemented`.
-            package var notImplemented: Components.Responses.NotImplemented {
+            internal var notImplemented: Components.Responses.NotImplemented {
                 get throws {
                     switch self {
                     case let .notImplemented(response):
@@ -2674,7 +2662,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            package var serviceUnavailable: Components.Responses.Unavailable {
+            internal var serviceUnavailable: Components.Responses.Unavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -2692,10 +2680,10 @@ package enum Operations {
             /// A response with a code that is not documented in the OpenAPI document.
             case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
-        @frozen package enum AcceptableContentType: AcceptableProtocol {
+        internal enum AcceptableContentType: AcceptableProtocol {
             case json
             case other(Swift.String)
-            package init?(rawValue: Swift.String) {
+            internal init?(rawValue: Swift.String) {
                 switch rawValue.lowercased() {
                 case "application/json":
                     self = .json
@@ -2703,7 +2691,7 @@ package enum Operations {
                     self = .other(rawValue)
                 }
             }
-            package var rawValue: Swift.String {
+            internal var rawValue: Swift.String {
                 switch self {
                 case let .other(string):
                     return string
@@ -2711,7 +2699,7 @@ package enum Operations {
                     return "application/json"
                 }
             }
-            package static var allCases: [Self] {
+            internal static var allCases: [Self] {
                 [
                     .json
                 ]
@@ -2722,47 +2710,47 @@ package enum Operations {
     ///
     /// - Remark: HTTP `POST /api/activities/{id}/updates`.
     /// - Remark: Generated from `#/paths//api/activities/{id}/updates/post(pushActivityUpdate)`.
-    package enum PushActivityUpdate {
-        package static let id: Swift.String = "pushActivityUpdate"
-        package struct Input: Sendable, Hashable {
+    internal enum PushActivityUpdate {
+        internal static let id: Swift.String = "pushActivityUpdate"
+        internal struct Input: Sendable, Hashable {
             /// - Remark: Generated from `#/paths/api/activities/{id}/updates/POST/path`.
-            package struct Path: Sendable, Hashable {
+            internal struct Path: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/api/activities/{id}/updates/POST/path/id`.
-                package var id: Components.Parameters.Id
+                internal var id: Components.Parameters.Id
                 /// Creates a new `Path`.
                 ///
                 /// - Parameters:
                 ///   - id:
-                package init(id: Components.Parameters.Id) {
+                internal init(id: Components.Parameters.Id) {
                     self.id = id
                 }
             }
-            package var path: Operations.PushActivityUpdate.Input.Path
+            internal var path: Operations.PushActivityUpdate.Input.Path
             /// - Remark: Generated from `#/paths/api/activities/{id}/updates/POST/header`.
-            package struct Headers: Sendable, Hashable {
-                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PushActivityUpdate.AcceptableContentType>]
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PushActivityUpdate.AcceptableContentType>]
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
                 ///   - accept:
-                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PushActivityUpdate.AcceptableContentType>] = .defaultValues()) {
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PushActivityUpdate.AcceptableContentType>] = .defaultValues()) {
                     self.accept = accept
                 }
             }
-            package var headers: Operations.PushActivityUpdate.Input.Headers
+            internal var headers: Operations.PushActivityUpdate.Input.Headers
             /// - Remark: Generated from `#/paths/api/activities/{id}/updates/POST/requestBody`.
-            @frozen package enum Body: Sendable, Hashable {
+            internal enum Body: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/api/activities/{id}/updates/POST/requestBody/content/application\/json`.
                 case json(Components.Schemas.LiveActivityRequest)
             }
-            package var body: Operations.PushActivityUpdate.Input.Body
+            internal var body: Operations.PushActivityUpdate.Input.Body
             /// Creates a new `Input`.
             ///
             /// - Parameters:
             ///   - path:
             ///   - headers:
             ///   - body:
-            package init(
+            internal init(
                 path: Operations.PushActivityUpdate.Input.Path,
                 headers: Operations.PushActivityUpdate.Input.Headers = .init(),
                 body: Operations.PushActivityUpdate.Input.Body
@@ -2772,17 +2760,17 @@ package enum Operations {
                 self.body = body
             }
         }
-        @frozen package enum Output: Sendable, Hashable {
-            package struct Ok: Sendable, Hashable {
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/api/activities/{id}/updates/POST/responses/200/content`.
-                @frozen package enum Body: Sendable, Hashable {
+                internal enum Body: Sendable, Hashable {
                     /// - Remark: Generated from `#/paths/api/activities/{id}/updates/POST/responses/200/content/application\/json`.
                     case json(Components.Schemas.ActivityPushed)
                     /// The associated value of the enum case if `self` is `.json`.
                     ///
                     /// - Throws: An error if `self` is not `.json`.
                     /// - SeeAlso: `.json`.
-                    package var json: Components.Schemas.ActivityPushed {
+                    internal var json: Components.Schemas.ActivityPushed {
                         get throws {
                             switch self {
                             case let .json(body):
@@ -2792,12 +2780,12 @@ package enum Operations {
                     }
                 }
                 /// Received HTTP response body
-                package var body: Operations.PushActivityUpdate.Output.Ok.Body
+                internal var body: Operations.PushActivityUpdate.Output.Ok.Body
                 /// Creates a new `Ok`.
                 ///
                 /// - Parameters:
                 ///   - body: Received HTTP response body
-                package init(body: Operations.PushActivityUpdate.Output.Ok.Body) {
+                internal init(body: Operations.PushActivityUpdate.Output.Ok.Body) {
                     self.body = body
                 }
             }
@@ -2811,7 +2799,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.ok`.
             /// - SeeAlso: `.ok`.
-            package var ok: Operations.PushActivityUpdate.Output.Ok {
+            internal var ok: Operations.PushActivityUpdate.Output.Ok {
                 get throws {
                     switch self {
                     case let .ok(response):
@@ -2837,7 +2825,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.badRequest`.
             /// - SeeAlso: `.badRequest`.
-            package var badRequest: Components.Responses.BadRequest {
+            internal var badRequest: Components.Responses.BadRequest {
                 get throws {
                     switch self {
                     case let .badRequest(response):
@@ -2860,7 +2848,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.unauthorized`.
             /// - SeeAlso: `.unauthorized`.
-            package var unauthorized: Components.Responses.Unauthorized {
+            internal var unauthorized: Components.Responses.Unauthorized {
                 get throws {
                     switch self {
                     case let .unauthorized(response):
@@ -2883,7 +2871,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.forbidden`.
             /// - SeeAlso: `.forbidden`.
-            package var forbidden: Components.Responses.Forbidden {
+            internal var forbidden: Components.Responses.Forbidden {
                 get throws {
                     switch self {
                     case let .forbidden(response):
@@ -2906,7 +2894,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.notFound`.
             /// - SeeAlso: `.notFound`.
-            package var notFound: Components.Responses.NotFound {
+            internal var notFound: Components.Responses.NotFound {
                 get throws {
                     switch self {
                     case let .notFound(response):
@@ -2931,7 +2919,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.conflict`.
             /// - SeeAlso: `.conflict`.
-            package var conflict: Components.Responses.Conflict {
+            internal var conflict: Components.Responses.Conflict {
                 get throws {
                     switch self {
                     case let .conflict(response):
@@ -2956,7 +2944,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.gone`.
             /// - SeeAlso: `.gone`.
-            package var gone: Components.Responses.Gone {
+            internal var gone: Components.Responses.Gone {
                 get throws {
                     switch self {
                     case let .gone(response):
@@ -2979,7 +2967,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.contentTooLarge`.
             /// - SeeAlso: `.contentTooLarge`.
-            package var contentTooLarge: Components.Responses.TooLarge {
+            internal var contentTooLarge: Components.Responses.TooLarge {
                 get throws {
                     switch self {
                     case let .contentTooLarge(response):
@@ -3002,7 +2990,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.unsupportedMediaType`.
             /// - SeeAlso: `.unsupportedMediaType`.
-            package var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
+            internal var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
                 get throws {
                     switch self {
                     case let .unsupportedMediaType(response):
@@ -3031,7 +3019,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.unprocessableContent`.
             /// - SeeAlso: `.unprocessableContent`.
-            package var unprocessableContent: Components.Responses.Unprocessable {
+            internal var unprocessableContent: Components.Responses.Unprocessable {
                 get throws {
                     switch self {
                     case let .unprocessableContent(response):
@@ -3054,7 +3042,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.tooManyRequests`.
             /// - SeeAlso: `.tooManyRequests`.
-            package var tooManyRequests: Components.Responses.TooManyRequests {
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
                 get throws {
                     switch self {
                     case let .tooManyRequests(response):
@@ -3077,7 +3065,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.internalServerError`.
             /// - SeeAlso: `.internalServerError`.
-            package var internalServerError: Components.Responses.InternalError {
+            internal var internalServerError: Components.Responses.InternalError {
                 get throws {
                     switch self {
                     case let .internalServerError(response):
@@ -3100,7 +3088,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.notImplemented`.
             /// - SeeAlso: `.notImplemented`.
-            package var notImplemented: Components.Responses.NotImplemented {
+            internal var notImplemented: Components.Responses.NotImplemented {
                 get throws {
                     switch self {
                     case let .notImplemented(response):
@@ -3123,7 +3111,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.badGateway`.
             /// - SeeAlso: `.badGateway`.
-            package var badGateway: Components.Responses.BadGateway {
+            internal var badGateway: Components.Responses.BadGateway {
                 get throws {
                     switch self {
                     case let .badGateway(response):
@@ -3149,7 +3137,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            package var serviceUnavailable: Components.Responses.Unavailable {
+            internal var serviceUnavailable: Components.Responses.Unavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -3167,10 +3155,10 @@ package enum Operations {
             /// A response with a code that is not documented in the OpenAPI document.
             case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
-        @frozen package enum AcceptableContentType: AcceptableProtocol {
+        internal enum AcceptableContentType: AcceptableProtocol {
             case json
             case other(Swift.String)
-            package init?(rawValue: Swift.String) {
+            internal init?(rawValue: Swift.String) {
                 switch rawValue.lowercased() {
                 case "application/json":
                     self = .json
@@ -3178,7 +3166,7 @@ package enum Operations {
                     self = .other(rawValue)
                 }
             }
-            package var rawValue: Swift.String {
+            internal var rawValue: Swift.String {
                 switch self {
                 case let .other(string):
                     return string
@@ -3186,7 +3174,7 @@ package enum Operations {
                     return "application/json"
                 }
             }
-            package static var allCases: [Self] {
+            internal static var allCases: [Self] {
                 [
                     .json
                 ]
@@ -3197,33 +3185,33 @@ package enum Operations {
     ///
     /// - Remark: HTTP `POST /api/channels`.
     /// - Remark: Generated from `#/paths//api/channels/post(createChannel)`.
-    package enum CreateChannel {
-        package static let id: Swift.String = "createChannel"
-        package struct Input: Sendable, Hashable {
+    internal enum CreateChannel {
+        internal static let id: Swift.String = "createChannel"
+        internal struct Input: Sendable, Hashable {
             /// - Remark: Generated from `#/paths/api/channels/POST/header`.
-            package struct Headers: Sendable, Hashable {
-                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CreateChannel.AcceptableContentType>]
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CreateChannel.AcceptableContentType>]
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
                 ///   - accept:
-                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CreateChannel.AcceptableContentType>] = .defaultValues()) {
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.CreateChannel.AcceptableContentType>] = .defaultValues()) {
                     self.accept = accept
                 }
             }
-            package var headers: Operations.CreateChannel.Input.Headers
+            internal var headers: Operations.CreateChannel.Input.Headers
             /// - Remark: Generated from `#/paths/api/channels/POST/requestBody`.
-            @frozen package enum Body: Sendable, Hashable {
+            internal enum Body: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/api/channels/POST/requestBody/content/application\/json`.
                 case json(Components.Schemas.ChannelRequest)
             }
-            package var body: Operations.CreateChannel.Input.Body
+            internal var body: Operations.CreateChannel.Input.Body
             /// Creates a new `Input`.
             ///
             /// - Parameters:
             ///   - headers:
             ///   - body:
-            package init(
+            internal init(
                 headers: Operations.CreateChannel.Input.Headers = .init(),
                 body: Operations.CreateChannel.Input.Body
             ) {
@@ -3231,17 +3219,17 @@ package enum Operations {
                 self.body = body
             }
         }
-        @frozen package enum Output: Sendable, Hashable {
-            package struct Created: Sendable, Hashable {
+        internal enum Output: Sendable, Hashable {
+            internal struct Created: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/api/channels/POST/responses/201/content`.
-                @frozen package enum Body: Sendable, Hashable {
+                internal enum Body: Sendable, Hashable {
                     /// - Remark: Generated from `#/paths/api/channels/POST/responses/201/content/application\/json`.
                     case json(Components.Schemas.ChannelCreated)
                     /// The associated value of the enum case if `self` is `.json`.
                     ///
                     /// - Throws: An error if `self` is not `.json`.
                     /// - SeeAlso: `.json`.
-                    package var json: Components.Schemas.ChannelCreated {
+                    internal var json: Components.Schemas.ChannelCreated {
                         get throws {
                             switch self {
                             case let .json(body):
@@ -3251,12 +3239,12 @@ package enum Operations {
                     }
                 }
                 /// Received HTTP response body
-                package var body: Operations.CreateChannel.Output.Created.Body
+                internal var body: Operations.CreateChannel.Output.Created.Body
                 /// Creates a new `Created`.
                 ///
                 /// - Parameters:
                 ///   - body: Received HTTP response body
-                package init(body: Operations.CreateChannel.Output.Created.Body) {
+                internal init(body: Operations.CreateChannel.Output.Created.Body) {
                     self.body = body
                 }
             }
@@ -3270,7 +3258,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.created`.
             /// - SeeAlso: `.created`.
-            package var created: Operations.CreateChannel.Output.Created {
+            internal var created: Operations.CreateChannel.Output.Created {
                 get throws {
                     switch self {
                     case let .created(response):
@@ -3296,7 +3284,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.badRequest`.
             /// - SeeAlso: `.badRequest`.
-            package var badRequest: Components.Responses.BadRequest {
+            internal var badRequest: Components.Responses.BadRequest {
                 get throws {
                     switch self {
                     case let .badRequest(response):
@@ -3319,7 +3307,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.unauthorized`.
             /// - SeeAlso: `.unauthorized`.
-            package var unauthorized: Components.Responses.Unauthorized {
+            internal var unauthorized: Components.Responses.Unauthorized {
                 get throws {
                     switch self {
                     case let .unauthorized(response):
@@ -3342,7 +3330,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.forbidden`.
             /// - SeeAlso: `.forbidden`.
-            package var forbidden: Components.Responses.Forbidden {
+            internal var forbidden: Components.Responses.Forbidden {
                 get throws {
                     switch self {
                     case let .forbidden(response):
@@ -3365,7 +3353,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.contentTooLarge`.
             /// - SeeAlso: `.contentTooLarge`.
-            package var contentTooLarge: Components.Responses.TooLarge {
+            internal var contentTooLarge: Components.Responses.TooLarge {
                 get throws {
                     switch self {
                     case let .contentTooLarge(response):
@@ -3388,7 +3376,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.unsupportedMediaType`.
             /// - SeeAlso: `.unsupportedMediaType`.
-            package var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
+            internal var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
                 get throws {
                     switch self {
                     case let .unsupportedMediaType(response):
@@ -3411,7 +3399,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.tooManyRequests`.
             /// - SeeAlso: `.tooManyRequests`.
-            package var tooManyRequests: Components.Responses.TooManyRequests {
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
                 get throws {
                     switch self {
                     case let .tooManyRequests(response):
@@ -3434,7 +3422,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.notImplemented`.
             /// - SeeAlso: `.notImplemented`.
-            package var notImplemented: Components.Responses.NotImplemented {
+            internal var notImplemented: Components.Responses.NotImplemented {
                 get throws {
                     switch self {
                     case let .notImplemented(response):
@@ -3457,7 +3445,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.badGateway`.
             /// - SeeAlso: `.badGateway`.
-            package var badGateway: Components.Responses.BadGateway {
+            internal var badGateway: Components.Responses.BadGateway {
                 get throws {
                     switch self {
                     case let .badGateway(response):
@@ -3483,7 +3471,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            package var serviceUnavailable: Components.Responses.Unavailable {
+            internal var serviceUnavailable: Components.Responses.Unavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -3501,10 +3489,10 @@ package enum Operations {
             /// A response with a code that is not documented in the OpenAPI document.
             case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
-        @frozen package enum AcceptableContentType: AcceptableProtocol {
+        internal enum AcceptableContentType: AcceptableProtocol {
             case json
             case other(Swift.String)
-            package init?(rawValue: Swift.String) {
+            internal init?(rawValue: Swift.String) {
                 switch rawValue.lowercased() {
                 case "application/json":
                     self = .json
@@ -3512,7 +3500,7 @@ package enum Operations {
                     self = .other(rawValue)
                 }
             }
-            package var rawValue: Swift.String {
+            internal var rawValue: Swift.String {
                 switch self {
                 case let .other(string):
                     return string
@@ -3520,7 +3508,7 @@ package enum Operations {
                     return "application/json"
                 }
             }
-            package static var allCases: [Self] {
+            internal static var allCases: [Self] {
                 [
                     .json
                 ]
@@ -3531,40 +3519,40 @@ package enum Operations {
     ///
     /// - Remark: HTTP `DELETE /api/channels/{id}`.
     /// - Remark: Generated from `#/paths//api/channels/{id}/delete(deleteChannel)`.
-    package enum DeleteChannel {
-        package static let id: Swift.String = "deleteChannel"
-        package struct Input: Sendable, Hashable {
+    internal enum DeleteChannel {
+        internal static let id: Swift.String = "deleteChannel"
+        internal struct Input: Sendable, Hashable {
             /// - Remark: Generated from `#/paths/api/channels/{id}/DELETE/path`.
-            package struct Path: Sendable, Hashable {
+            internal struct Path: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/api/channels/{id}/DELETE/path/id`.
-                package var id: Components.Parameters.Id
+                internal var id: Components.Parameters.Id
                 /// Creates a new `Path`.
                 ///
                 /// - Parameters:
                 ///   - id:
-                package init(id: Components.Parameters.Id) {
+                internal init(id: Components.Parameters.Id) {
                     self.id = id
                 }
             }
-            package var path: Operations.DeleteChannel.Input.Path
+            internal var path: Operations.DeleteChannel.Input.Path
             /// - Remark: Generated from `#/paths/api/channels/{id}/DELETE/header`.
-            package struct Headers: Sendable, Hashable {
-                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DeleteChannel.AcceptableContentType>]
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DeleteChannel.AcceptableContentType>]
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
                 ///   - accept:
-                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DeleteChannel.AcceptableContentType>] = .defaultValues()) {
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DeleteChannel.AcceptableContentType>] = .defaultValues()) {
                     self.accept = accept
                 }
             }
-            package var headers: Operations.DeleteChannel.Input.Headers
+            internal var headers: Operations.DeleteChannel.Input.Headers
             /// Creates a new `Input`.
             ///
             /// - Parameters:
             ///   - path:
             ///   - headers:
-            package init(
+            internal init(
                 path: Operations.DeleteChannel.Input.Path,
                 headers: Operations.DeleteChannel.Input.Headers = .init()
             ) {
@@ -3572,10 +3560,10 @@ package enum Operations {
                 self.headers = headers
             }
         }
-        @frozen package enum Output: Sendable, Hashable {
-            package struct NoContent: Sendable, Hashable {
+        internal enum Output: Sendable, Hashable {
+            internal struct NoContent: Sendable, Hashable {
                 /// Creates a new `NoContent`.
-                package init() {}
+                internal init() {}
             }
             /// Deleted.
             ///
@@ -3588,14 +3576,14 @@ package enum Operations {
             /// - Remark: Generated from `#/paths//api/channels/{id}/delete(deleteChannel)/responses/204`.
             ///
             /// HTTP response code: `204 noContent`.
-            package static var noContent: Self {
+            internal static var noContent: Self {
                 .noContent(.init())
             }
             /// The associated value of the enum case if `self` is `.noContent`.
             ///
             /// - Throws: An error if `self` is not `.noContent`.
             /// - SeeAlso: `.noContent`.
-            package var noContent: Operations.DeleteChannel.Output.NoContent {
+            internal var noContent: Operations.DeleteChannel.Output.NoContent {
                 get throws {
                     switch self {
                     case let .noContent(response):
@@ -3618,7 +3606,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.unauthorized`.
             /// - SeeAlso: `.unauthorized`.
-            package var unauthorized: Components.Responses.Unauthorized {
+            internal var unauthorized: Components.Responses.Unauthorized {
                 get throws {
                     switch self {
                     case let .unauthorized(response):
@@ -3641,7 +3629,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.forbidden`.
             /// - SeeAlso: `.forbidden`.
-            package var forbidden: Components.Responses.Forbidden {
+            internal var forbidden: Components.Responses.Forbidden {
                 get throws {
                     switch self {
                     case let .forbidden(response):
@@ -3664,7 +3652,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.notFound`.
             /// - SeeAlso: `.notFound`.
-            package var notFound: Components.Responses.NotFound {
+            internal var notFound: Components.Responses.NotFound {
                 get throws {
                     switch self {
                     case let .notFound(response):
@@ -3687,7 +3675,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.tooManyRequests`.
             /// - SeeAlso: `.tooManyRequests`.
-            package var tooManyRequests: Components.Responses.TooManyRequests {
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
                 get throws {
                     switch self {
                     case let .tooManyRequests(response):
@@ -3710,7 +3698,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.notImplemented`.
             /// - SeeAlso: `.notImplemented`.
-            package var notImplemented: Components.Responses.NotImplemented {
+            internal var notImplemented: Components.Responses.NotImplemented {
                 get throws {
                     switch self {
                     case let .notImplemented(response):
@@ -3733,7 +3721,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.badGateway`.
             /// - SeeAlso: `.badGateway`.
-            package var badGateway: Components.Responses.BadGateway {
+            internal var badGateway: Components.Responses.BadGateway {
                 get throws {
                     switch self {
                     case let .badGateway(response):
@@ -3759,7 +3747,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            package var serviceUnavailable: Components.Responses.Unavailable {
+            internal var serviceUnavailable: Components.Responses.Unavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -3777,10 +3765,10 @@ package enum Operations {
             /// A response with a code that is not documented in the OpenAPI document.
             case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
-        @frozen package enum AcceptableContentType: AcceptableProtocol {
+        internal enum AcceptableContentType: AcceptableProtocol {
             case json
             case other(Swift.String)
-            package init?(rawValue: Swift.String) {
+            internal init?(rawValue: Swift.String) {
                 switch rawValue.lowercased() {
                 case "application/json":
                     self = .json
@@ -3788,7 +3776,7 @@ package enum Operations {
                     self = .other(rawValue)
                 }
             }
-            package var rawValue: Swift.String {
+            internal var rawValue: Swift.String {
                 switch self {
                 case let .other(string):
                     return string
@@ -3796,7 +3784,7 @@ package enum Operations {
                     return "application/json"
                 }
             }
-            package static var allCases: [Self] {
+            internal static var allCases: [Self] {
                 [
                     .json
                 ]
@@ -3807,47 +3795,47 @@ package enum Operations {
     ///
     /// - Remark: HTTP `POST /api/channels/{id}/broadcasts`.
     /// - Remark: Generated from `#/paths//api/channels/{id}/broadcasts/post(broadcast)`.
-    package enum Broadcast {
-        package static let id: Swift.String = "broadcast"
-        package struct Input: Sendable, Hashable {
+    internal enum Broadcast {
+        internal static let id: Swift.String = "broadcast"
+        internal struct Input: Sendable, Hashable {
             /// - Remark: Generated from `#/paths/api/channels/{id}/broadcasts/POST/path`.
-            package struct Path: Sendable, Hashable {
+            internal struct Path: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/api/channels/{id}/broadcasts/POST/path/id`.
-                package var id: Components.Parameters.Id
+                internal var id: Components.Parameters.Id
                 /// Creates a new `Path`.
                 ///
                 /// - Parameters:
                 ///   - id:
-                package init(id: Components.Parameters.Id) {
+                internal init(id: Components.Parameters.Id) {
                     self.id = id
                 }
             }
-            package var path: Operations.Broadcast.Input.Path
+            internal var path: Operations.Broadcast.Input.Path
             /// - Remark: Generated from `#/paths/api/channels/{id}/broadcasts/POST/header`.
-            package struct Headers: Sendable, Hashable {
-                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.Broadcast.AcceptableContentType>]
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.Broadcast.AcceptableContentType>]
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
                 ///   - accept:
-                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.Broadcast.AcceptableContentType>] = .defaultValues()) {
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.Broadcast.AcceptableContentType>] = .defaultValues()) {
                     self.accept = accept
                 }
             }
-            package var headers: Operations.Broadcast.Input.Headers
+            internal var headers: Operations.Broadcast.Input.Headers
             /// - Remark: Generated from `#/paths/api/channels/{id}/broadcasts/POST/requestBody`.
-            @frozen package enum Body: Sendable, Hashable {
+            internal enum Body: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/api/channels/{id}/broadcasts/POST/requestBody/content/application\/json`.
                 case json(Components.Schemas.BroadcastRequest)
             }
-            package var body: Operations.Broadcast.Input.Body
+            internal var body: Operations.Broadcast.Input.Body
             /// Creates a new `Input`.
             ///
             /// - Parameters:
             ///   - path:
             ///   - headers:
             ///   - body:
-            package init(
+            internal init(
                 path: Operations.Broadcast.Input.Path,
                 headers: Operations.Broadcast.Input.Headers = .init(),
                 body: Operations.Broadcast.Input.Body
@@ -3857,17 +3845,17 @@ package enum Operations {
                 self.body = body
             }
         }
-        @frozen package enum Output: Sendable, Hashable {
-            package struct Ok: Sendable, Hashable {
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/api/channels/{id}/broadcasts/POST/responses/200/content`.
-                @frozen package enum Body: Sendable, Hashable {
+                internal enum Body: Sendable, Hashable {
                     /// - Remark: Generated from `#/paths/api/channels/{id}/broadcasts/POST/responses/200/content/application\/json`.
                     case json(Components.Schemas.Broadcasted)
                     /// The associated value of the enum case if `self` is `.json`.
                     ///
                     /// - Throws: An error if `self` is not `.json`.
                     /// - SeeAlso: `.json`.
-                    package var json: Components.Schemas.Broadcasted {
+                    internal var json: Components.Schemas.Broadcasted {
                         get throws {
                             switch self {
                             case let .json(body):
@@ -3877,12 +3865,12 @@ package enum Operations {
                     }
                 }
                 /// Received HTTP response body
-                package var body: Operations.Broadcast.Output.Ok.Body
+                internal var body: Operations.Broadcast.Output.Ok.Body
                 /// Creates a new `Ok`.
                 ///
                 /// - Parameters:
                 ///   - body: Received HTTP response body
-                package init(body: Operations.Broadcast.Output.Ok.Body) {
+                internal init(body: Operations.Broadcast.Output.Ok.Body) {
                     self.body = body
                 }
             }
@@ -3896,7 +3884,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.ok`.
             /// - SeeAlso: `.ok`.
-            package var ok: Operations.Broadcast.Output.Ok {
+            internal var ok: Operations.Broadcast.Output.Ok {
                 get throws {
                     switch self {
                     case let .ok(response):
@@ -3922,7 +3910,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.badRequest`.
             /// - SeeAlso: `.badRequest`.
-            package var badRequest: Components.Responses.BadRequest {
+            internal var badRequest: Components.Responses.BadRequest {
                 get throws {
                     switch self {
                     case let .badRequest(response):
@@ -3945,7 +3933,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.unauthorized`.
             /// - SeeAlso: `.unauthorized`.
-            package var unauthorized: Components.Responses.Unauthorized {
+            internal var unauthorized: Components.Responses.Unauthorized {
                 get throws {
                     switch self {
                     case let .unauthorized(response):
@@ -3968,7 +3956,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.forbidden`.
             /// - SeeAlso: `.forbidden`.
-            package var forbidden: Components.Responses.Forbidden {
+            internal var forbidden: Components.Responses.Forbidden {
                 get throws {
                     switch self {
                     case let .forbidden(response):
@@ -3991,7 +3979,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.notFound`.
             /// - SeeAlso: `.notFound`.
-            package var notFound: Components.Responses.NotFound {
+            internal var notFound: Components.Responses.NotFound {
                 get throws {
                     switch self {
                     case let .notFound(response):
@@ -4016,7 +4004,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.gone`.
             /// - SeeAlso: `.gone`.
-            package var gone: Components.Responses.Gone {
+            internal var gone: Components.Responses.Gone {
                 get throws {
                     switch self {
                     case let .gone(response):
@@ -4039,7 +4027,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.contentTooLarge`.
             /// - SeeAlso: `.contentTooLarge`.
-            package var contentTooLarge: Components.Responses.TooLarge {
+            internal var contentTooLarge: Components.Responses.TooLarge {
                 get throws {
                     switch self {
                     case let .contentTooLarge(response):
@@ -4062,7 +4050,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.unsupportedMediaType`.
             /// - SeeAlso: `.unsupportedMediaType`.
-            package var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
+            internal var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
                 get throws {
                     switch self {
                     case let .unsupportedMediaType(response):
@@ -4091,7 +4079,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.unprocessableContent`.
             /// - SeeAlso: `.unprocessableContent`.
-            package var unprocessableContent: Components.Responses.Unprocessable {
+            internal var unprocessableContent: Components.Responses.Unprocessable {
                 get throws {
                     switch self {
                     case let .unprocessableContent(response):
@@ -4114,7 +4102,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.tooManyRequests`.
             /// - SeeAlso: `.tooManyRequests`.
-            package var tooManyRequests: Components.Responses.TooManyRequests {
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
                 get throws {
                     switch self {
                     case let .tooManyRequests(response):
@@ -4137,7 +4125,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.internalServerError`.
             /// - SeeAlso: `.internalServerError`.
-            package var internalServerError: Components.Responses.InternalError {
+            internal var internalServerError: Components.Responses.InternalError {
                 get throws {
                     switch self {
                     case let .internalServerError(response):
@@ -4160,7 +4148,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.notImplemented`.
             /// - SeeAlso: `.notImplemented`.
-            package var notImplemented: Components.Responses.NotImplemented {
+            internal var notImplemented: Components.Responses.NotImplemented {
                 get throws {
                     switch self {
                     case let .notImplemented(response):
@@ -4183,7 +4171,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.badGateway`.
             /// - SeeAlso: `.badGateway`.
-            package var badGateway: Components.Responses.BadGateway {
+            internal var badGateway: Components.Responses.BadGateway {
                 get throws {
                     switch self {
                     case let .badGateway(response):
@@ -4209,7 +4197,7 @@ package enum Operations {
             ///
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
-            package var serviceUnavailable: Components.Responses.Unavailable {
+            internal var serviceUnavailable: Components.Responses.Unavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):
@@ -4227,10 +4215,10 @@ package enum Operations {
             /// A response with a code that is not documented in the OpenAPI document.
             case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
-        @frozen package enum AcceptableContentType: AcceptableProtocol {
+        internal enum AcceptableContentType: AcceptableProtocol {
             case json
             case other(Swift.String)
-            package init?(rawValue: Swift.String) {
+            internal init?(rawValue: Swift.String) {
                 switch rawValue.lowercased() {
                 case "application/json":
                     self = .json
@@ -4238,7 +4226,7 @@ package enum Operations {
                     self = .other(rawValue)
                 }
             }
-            package var rawValue: Swift.String {
+            internal var rawValue: Swift.String {
                 switch self {
                 case let .other(string):
                     return string
@@ -4246,7 +4234,7 @@ package enum Operations {
                     return "application/json"
                 }
             }
-            package static var allCases: [Self] {
+            internal static var allCases: [Self] {
                 [
                     .json
                 ]

@@ -2,24 +2,12 @@
 // From Sources/PushBackend/openapi.yaml by scripts/generate-openapi (swift-openapi-generator 1.14.3).
 // openapi.yaml SHA-256: 87b0057bd4ffde0f51de1ed241f68585aa28e95308186bf74cb33bcb0fab6ec8
 // swift-format-ignore-file
-#if compiler(>=6.4)
-@diagnose(UnusedImportAccess, as: ignored)
-#endif
-@_spi(Generated) package import OpenAPIRuntime
-#if compiler(>=6.4)
-@diagnose(UnusedImportAccess, as: ignored)
-#endif
-package import struct Foundation.URL
-#if compiler(>=6.4)
-@diagnose(UnusedImportAccess, as: ignored)
-#endif
-package import struct Foundation.Data
-#if compiler(>=6.4)
-@diagnose(UnusedImportAccess, as: ignored)
-#endif
-package import struct Foundation.Date
+@_spi(Generated) import OpenAPIRuntime
+import struct Foundation.URL
+import struct Foundation.Data
+import struct Foundation.Date
 /// A type that performs HTTP operations defined by the OpenAPI document.
-package protocol APIProtocol: Sendable {
+internal protocol APIProtocol: Sendable {
     /// This document, for the server's configuration.
     ///
     /// - Remark: HTTP `GET /openapi.yaml`.
@@ -133,7 +121,7 @@ extension APIProtocol {
     ///
     /// - Remark: HTTP `GET /openapi.yaml`.
     /// - Remark: Generated from `#/paths//openapi.yaml/get(getContract)`.
-    package func getContract(headers: Operations.GetContract.Input.Headers = .init()) async throws -> Operations.GetContract.Output {
+    internal func getContract(headers: Operations.GetContract.Input.Headers = .init()) async throws -> Operations.GetContract.Output {
         try await getContract(Operations.GetContract.Input(headers: headers))
     }
     /// Liveness; the process answers.
@@ -142,7 +130,7 @@ extension APIProtocol {
     ///
     /// - Remark: HTTP `GET /health`.
     /// - Remark: Generated from `#/paths//health/get(getHealth)`.
-    package func getHealth(headers: Operations.GetHealth.Input.Headers = .init()) async throws -> Operations.GetHealth.Output {
+    internal func getHealth(headers: Operations.GetHealth.Input.Headers = .init()) async throws -> Operations.GetHealth.Output {
         try await getHealth(Operations.GetHealth.Input(headers: headers))
     }
     /// Readiness; the process answers and so does its database.
@@ -151,7 +139,7 @@ extension APIProtocol {
     ///
     /// - Remark: HTTP `GET /ready`.
     /// - Remark: Generated from `#/paths//ready/get(getReadiness)`.
-    package func getReadiness(headers: Operations.GetReadiness.Input.Headers = .init()) async throws -> Operations.GetReadiness.Output {
+    internal func getReadiness(headers: Operations.GetReadiness.Input.Headers = .init()) async throws -> Operations.GetReadiness.Output {
         try await getReadiness(Operations.GetReadiness.Input(headers: headers))
     }
     /// Registers the phone's device token (APNs, or FCM for an Android phone) for the caller.
@@ -165,7 +153,7 @@ extension APIProtocol {
     ///
     /// - Remark: HTTP `POST /api/register`.
     /// - Remark: Generated from `#/paths//api/register/post(registerDevice)`.
-    package func registerDevice(
+    internal func registerDevice(
         headers: Operations.RegisterDevice.Input.Headers = .init(),
         body: Operations.RegisterDevice.Input.Body
     ) async throws -> Operations.RegisterDevice.Output {
@@ -178,7 +166,7 @@ extension APIProtocol {
     ///
     /// - Remark: HTTP `DELETE /api/register/{id}`.
     /// - Remark: Generated from `#/paths//api/register/{id}/delete(unregisterDevice)`.
-    package func unregisterDevice(
+    internal func unregisterDevice(
         path: Operations.UnregisterDevice.Input.Path,
         headers: Operations.UnregisterDevice.Input.Headers = .init()
     ) async throws -> Operations.UnregisterDevice.Output {
@@ -191,7 +179,7 @@ extension APIProtocol {
     ///
     /// - Remark: HTTP `GET /api/notifications`.
     /// - Remark: Generated from `#/paths//api/notifications/get(listNotifications)`.
-    package func listNotifications(
+    internal func listNotifications(
         query: Operations.ListNotifications.Input.Query = .init(),
         headers: Operations.ListNotifications.Input.Headers = .init()
     ) async throws -> Operations.ListNotifications.Output {
@@ -216,7 +204,7 @@ extension APIProtocol {
     ///
     /// - Remark: HTTP `POST /api/notifications`.
     /// - Remark: Generated from `#/paths//api/notifications/post(createNotification)`.
-    package func createNotification(
+    internal func createNotification(
         headers: Operations.CreateNotification.Input.Headers = .init(),
         body: Operations.CreateNotification.Input.Body
     ) async throws -> Operations.CreateNotification.Output {
@@ -231,7 +219,7 @@ extension APIProtocol {
     ///
     /// - Remark: HTTP `PUT /api/notifications/{id}/read`.
     /// - Remark: Generated from `#/paths//api/notifications/{id}/read/put(markNotificationRead)`.
-    package func markNotificationRead(
+    internal func markNotificationRead(
         path: Operations.MarkNotificationRead.Input.Path,
         headers: Operations.MarkNotificationRead.Input.Headers = .init()
     ) async throws -> Operations.MarkNotificationRead.Output {
@@ -244,14 +232,14 @@ extension APIProtocol {
     ///
     /// - Remark: HTTP `GET /api/images`.
     /// - Remark: Generated from `#/paths//api/images/get(listImages)`.
-    package func listImages(headers: Operations.ListImages.Input.Headers = .init()) async throws -> Operations.ListImages.Output {
+    internal func listImages(headers: Operations.ListImages.Input.Headers = .init()) async throws -> Operations.ListImages.Output {
         try await listImages(Operations.ListImages.Input(headers: headers))
     }
     /// Deletes one of the caller's images; notifications that name it answer 410 from then on.
     ///
     /// - Remark: HTTP `DELETE /api/images/{id}`.
     /// - Remark: Generated from `#/paths//api/images/{id}/delete(deleteImage)`.
-    package func deleteImage(
+    internal func deleteImage(
         path: Operations.DeleteImage.Input.Path,
         headers: Operations.DeleteImage.Input.Headers = .init()
     ) async throws -> Operations.DeleteImage.Output {
@@ -264,7 +252,7 @@ extension APIProtocol {
     ///
     /// - Remark: HTTP `POST /api/activities`.
     /// - Remark: Generated from `#/paths//api/activities/post(registerActivityToken)`.
-    package func registerActivityToken(
+    internal func registerActivityToken(
         headers: Operations.RegisterActivityToken.Input.Headers = .init(),
         body: Operations.RegisterActivityToken.Input.Body
     ) async throws -> Operations.RegisterActivityToken.Output {
@@ -277,7 +265,7 @@ extension APIProtocol {
     ///
     /// - Remark: HTTP `DELETE /api/activities/{id}`.
     /// - Remark: Generated from `#/paths//api/activities/{id}/delete(deleteActivityToken)`.
-    package func deleteActivityToken(
+    internal func deleteActivityToken(
         path: Operations.DeleteActivityToken.Input.Path,
         headers: Operations.DeleteActivityToken.Input.Headers = .init()
     ) async throws -> Operations.DeleteActivityToken.Output {
@@ -290,7 +278,7 @@ extension APIProtocol {
     ///
     /// - Remark: HTTP `POST /api/activities/{id}/updates`.
     /// - Remark: Generated from `#/paths//api/activities/{id}/updates/post(pushActivityUpdate)`.
-    package func pushActivityUpdate(
+    internal func pushActivityUpdate(
         path: Operations.PushActivityUpdate.Input.Path,
         headers: Operations.PushActivityUpdate.Input.Headers = .init(),
         body: Operations.PushActivityUpdate.Input.Body
@@ -305,7 +293,7 @@ extension APIProtocol {
     ///
     /// - Remark: HTTP `POST /api/channels`.
     /// - Remark: Generated from `#/paths//api/channels/post(createChannel)`.
-    package func createChannel(
+    internal func createChannel(
         headers: Operations.CreateChannel.Input.Headers = .init(),
         body: Operations.CreateChannel.Input.Body
     ) async throws -> Operations.CreateChannel.Output {
@@ -318,7 +306,7 @@ extension APIProtocol {
     ///
     /// - Remark: HTTP `DELETE /api/channels/{id}`.
     /// - Remark: Generated from `#/paths//api/channels/{id}/delete(deleteChannel)`.
-    package func deleteChannel(
+    internal func deleteChannel(
         path: Operations.DeleteChannel.Input.Path,
         headers: Operations.DeleteChannel.Input.Headers = .init()
     ) async throws -> Operations.DeleteChannel.Output {
@@ -331,7 +319,7 @@ extension APIProtocol {
     ///
     /// - Remark: HTTP `POST /api/channels/{id}/broadcasts`.
     /// - Remark: Generated from `#/paths//api/channels/{id}/broadcasts/post(broadcast)`.
-    package func broadcast(
+    internal func broadcast(
         path: Operations.Broadcast.Input.Path,
         headers: Operations.Broadcast.Input.Headers = .init(),
         body: Operations.Broadcast.Input.Body
@@ -345,9 +333,9 @@ extension APIProtocol {
 }
 
 /// Server URLs defined in the OpenAPI document.
-package enum Servers {
-    package enum Server1 {
-        package static func url() throws -> Foundation.URL {
+internal enum Servers {
+    internal enum Server1 {
+        internal static func url() throws -> Foundation.URL {
             try Foundation.URL(
                 validatingOpenAPIServerURL: "/",
                 variables: []
@@ -355,7 +343,7 @@ package enum Servers {
         }
     }
     @available(*, deprecated, renamed: "Servers.Server1.url")
-    package static func server1() throws -> Foundation.URL {
+    internal static func server1() throws -> Foundation.URL {
         try Foundation.URL(
             validatingOpenAPIServerURL: "/",
             variables: []
