@@ -33,15 +33,19 @@ struct PushClientErrorTests {
     func refusedConnection() async throws {
         let port = try TCPListener.unusedPort()
         let client = client(port: port)
+        var times: [Duration] = []
         for _ in 0..<3 {
-            let took = await failure(.cannotConnect) { () async throws(PushClientError) in
-                _ = try await client.registerDevice(token: Self.token, within: .seconds(120))
-            }
-            // At once, not at the deadline: a few milliseconds alone; 6 s leaves room for a machine
-            // busy with the rest of the suite, and is short of the 10 s a retrying client waits out.
-            // Under a sanitizer, beside the suite, a call can wait longer than that for a thread.
-            #expect(runningUnderSanitizer || took < .seconds(6), "took \(took)")
+            times.append(
+                await failure(.cannotConnect) { () async throws(PushClientError) in
+                    _ = try await client.registerDevice(token: Self.token, within: .seconds(120))
+                })
         }
+        // At once, not at the deadline: a few milliseconds alone; 6 s leaves room for a machine
+        // busy with the rest of the suite, and is short of the 10 s a retrying client waits out,
+        // every time. The quickest of three, as a benchmark takes it: the suite's first seconds,
+        // when every test starts at once, have held one call up for 7 s on a thread. Under a
+        // sanitizer, beside the suite, a call can wait longer than that.
+        #expect(runningUnderSanitizer || times.min()! < .seconds(6), "took \(times)")
     }
 
     @Test("A connection the server drops mid-call is connectionLost")
