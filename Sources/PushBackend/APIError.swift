@@ -76,6 +76,10 @@ package struct APIError: HTTPResponseError, Hashable, Sendable, CustomStringConv
         APIError(status: 503, code: .identityProviderUnavailable, message, headers: [("Retry-After", "60")])
     }
 
+    /// Live Activities and channels, asked of a server that sends through a hub.
+    static let apnsDeliveryRequired = APIError(
+        status: 501, code: .apnsDeliveryRequired, "Live Activities and channels need APNs delivery; this server sends through a hub")
+
     /// The password checks already waiting fill the queue.
     static let loginBusy = APIError(status: 503, code: .loginBusy, "too many logins are being checked; try again", headers: [("Retry-After", "1")])
 

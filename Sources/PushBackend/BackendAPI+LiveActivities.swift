@@ -16,10 +16,7 @@ import struct Foundation.Date
 /// declared types is refused with 422 `contentStateMismatch` before anything is sent.
 extension BackendAPI {
     func directAPNs() throws(APIError) -> APNsDelivery {
-        guard let apns = delivery.apns else {
-            throw APIError(
-                status: 501, code: .apnsDeliveryRequired, "Live Activities and channels need APNs delivery; this server sends through a hub")
-        }
+        guard let apns = delivery.apns else { throw .apnsDeliveryRequired }
         return apns
     }
 

@@ -30,7 +30,7 @@ extension BackendAPI {
         let senders = apns.group().add(middleware: RequireSenderRole())
         let scoped = [router.group(), authenticated.group(), apns.group(), senders.group()].map { $0.add(middleware: RequestScope.Middleware()) }
         let (open, api, activities, senderOnly) = (scoped[0], scoped[1], scoped[2], scoped[3])
-        let transport = GroupedTransport { _, path in
+        let transport = GroupedTransport { path in
             if !path.hasPrefix("/api/") { return open }
             if path.hasPrefix("/api/channels") || (path.hasPrefix("/api/activities/") && path.hasSuffix("/updates")) { return senderOnly }
             return path.hasPrefix("/api/activities") ? activities : api
@@ -60,10 +60,7 @@ struct RequireDirectAPNs: RouterMiddleware {
     let delivery: any PushDeliverer
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard delivery.apns != nil else {
-            throw APIError(
-                status: 501, code: .apnsDeliveryRequired, "Live Activities and channels need APNs delivery; this server sends through a hub")
-        }
+        guard delivery.apns != nil else { throw APIError.apnsDeliveryRequired }
         return try await next(request, context)
     }
 }

@@ -38,15 +38,15 @@ enum RequestScope {
 }
 
 /// Registers each generated operation on the router group whose middleware it needs, chosen by
-/// its method and path (`/api/register/{id}`, as the document spells it).
+/// its path (`/api/register/{id}`, as the document spells it).
 struct GroupedTransport: ServerTransport {
-    let group: (HTTPRequest.Method, String) -> RouterGroup<BackendRequestContext>
+    let group: (String) -> RouterGroup<BackendRequestContext>
 
     func register(
         _ handler: @escaping @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?),
         method: HTTPRequest.Method, path: String
     ) throws {
-        group(method, path).register(handler, method: method, path: path)
+        group(path).register(handler, method: method, path: path)
     }
 }
 
