@@ -6,8 +6,7 @@ import NIOSSL
 import PushAPNs
 import PushAPNsTokens
 package import PushJSON
-import PushServerSupport
-import ServiceLifecycle
+package import PushServerSupport
 import Synchronization
 
 /// How APNs refuses a request: a status, `{"reason": …}` (with `timestamp` for 410) and the
@@ -41,19 +40,6 @@ struct APNsRefusal: HTTPResponseError {
         if let apnsID { headers[idHeader] = apnsID }
         if let retryAfter { headers[.retryAfter] = retryAfter }
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: json)))
-    }
-}
-
-/// Turns paths and methods no route takes into APNs' answers (`BadPath`, `MethodNotAllowed`).
-struct APNsPathGate<Context: RequestContext>: RouterMiddleware {
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        do {
-            return try await next(request, context)
-        } catch let error as HTTPError where error.status == .notFound || error.status == .methodNotAllowed {
-            if request.uri.path.hasPrefix("/_emulator") { throw HookRefusal(404, "no such test hook") }
-            let isDevicePath = request.uri.path.hasPrefix("/3/device/") && request.uri.path.split(separator: "/").count == 3
-            throw isDevicePath ? APNsRefusal(405, "MethodNotAllowed") : APNsRefusal(404, "BadPath")
-        }
     }
 }
 
@@ -94,7 +80,13 @@ extension HTTPField.Name {
 extension APNsEmulator {
     package func router() -> Router<APNsEmulatorRequestContext> {
         let router = Router(context: APNsEmulatorRequestContext.self)
-        router.add(middleware: APNsPathGate())
+        // APNs answers `BadPath` for a path it does not serve, `MethodNotAllowed` for another method on a device's.
+        router.add(
+            middleware: UnroutedRequestGate { request in
+                let path = request.uri.path
+                let isDevicePath = path.hasPrefix("/3/device/") && path.split(separator: "/").count == 3
+                return isDevicePath ? APNsRefusal(405, "MethodNotAllowed") : APNsRefusal(404, "BadPath")
+            })
         router.post("3/device/:device") { [self] request, context in
             let device = try context.parameters.require("device")
             if isBenchmark { return try await benchmarkSend(request, context: context, deviceToken: device) }
@@ -110,12 +102,7 @@ extension APNsEmulator {
             setState(try Self.deviceState(from: try await request.hookBody(upTo: 1024)), for: device)
             return Response(status: .noContent)
         }
-        hooks.post("faults") { [self] request, _ in
-            let (faults, after) = try Self.faults(from: try await request.hookBody(upTo: 4096))
-            let queued = state.withLock { $0.faults.enqueue(faults, after: after, limit: Self.maximumQueuedFaults) }
-            guard queued else { throw HookRefusal(409, "at most \(Self.maximumQueuedFaults) faults may be queued") }
-            return Response(status: .noContent)
-        }
+        hooks.addFaultHook(for: self)
         return router
     }
 
@@ -132,33 +119,10 @@ extension APNsEmulator {
             return storage.faults.next()
         }
         switch fault {
-        case .status(let status, let reason, let retryAfter)?:
-            throw APNsRefusal(status, reason, retryAfter: retryAfter)
-        case .delay(let delay)?:
-            // A shutdown does not wait out the delay: the request is answered at once instead.
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: delay) }
-        case .dropConnection?:
-            try? await context.connection.close()
-            return Response(status: .internalServerError)
-        case .silence?:
-            // Nothing more is read: no request, no PING, no answer, until the client gives up.
-            let connection = context.connection
-            try? await connection.eventLoop.submit {
-                try connection.pipeline.syncOperations.addHandler(Silence(), position: .first)
-            }.get()
-            try? await connection.closeFuture.get()
-            return Response(status: .internalServerError)
-        case .goAway?:
-            // This stream is open, so it is at or below the GOAWAY's last stream and is answered.
-            let connection = context.connection
-            connection.eventLoop.execute {
-                (try? connection.pipeline.syncOperations.handler(type: ConnectionRetirement.self))?.retire(reason: "Shutdown")
-            }
-            return try await handle()
-        case nil:
-            break
+        case .status(let status, let reason, let retryAfter)?: throw APNsRefusal(status, reason, retryAfter: retryAfter)
+        case .connection(let fault)?: return try await EmulatorConnectionFaults.answer(after: fault, context: context, handle)
+        case nil: return try await handle()
         }
-        return try await handle()
     }
 
     private func authorisedSend(_ request: Request, context: APNsEmulatorRequestContext, deviceToken: String) async throws -> Response {
@@ -391,7 +355,7 @@ extension APNsEmulator {
     /// `{"status": 100…599, "reason": "…", "retryAfter": "…"}`, `{"delayMilliseconds": 0…300000}`
     /// or `{"connection": "goAway" | "drop" | "silence"}`, each with optional `"count": 1…` (that many
     /// requests in a row) and `"after": N` (requests that pass untouched first); every field checked.
-    static func faults(from body: [UInt8]) throws(HookRefusal) -> (faults: [APNsFault], after: Int) {
+    package static func faults(from body: [UInt8]) throws(HookRefusal) -> (faults: [APNsFault], after: Int) {
         var parser = JSONParser()
         guard let document = try? parser.parse(body), document.root.kind == .object else { throw HookRefusal(400, "the body is a JSON object") }
         let root = document.root
@@ -425,17 +389,12 @@ extension APNsEmulator {
             guard root["retryAfter"] == nil, root["reason"] == nil, let milliseconds = delay.int, (0...limit).contains(milliseconds) else {
                 throw HookRefusal(400, "delayMilliseconds is a whole number from 0 to \(limit), without reason or retryAfter")
             }
-            fault = .delay(.milliseconds(milliseconds))
+            fault = .connection(.delay(.milliseconds(milliseconds)))
         case (nil, nil, let connection?):
             guard root["retryAfter"] == nil, root["reason"] == nil else {
                 throw HookRefusal(400, "connection takes no reason or retryAfter")
             }
-            switch connection.string {
-            case "goAway": fault = .goAway
-            case "drop": fault = .dropConnection
-            case "silence": fault = .silence
-            default: throw HookRefusal(400, "connection is \"goAway\", \"drop\" or \"silence\"")
-            }
+            fault = .connection(try ConnectionFault(hookName: connection.string))
         default:
             throw HookRefusal(400, "give one of status, delayMilliseconds or connection")
         }

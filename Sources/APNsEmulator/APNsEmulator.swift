@@ -40,19 +40,8 @@ public struct APNsDelivery: Sendable, Hashable {
 public enum APNsFault: Sendable, Hashable {
     /// This status and reason (`{"reason": …}`), with `Retry-After` when given.
     case status(Int, reason: String, retryAfter: String?)
-    /// Answer only after this delay, then handle the request normally.
-    case delay(Duration)
-    /// Shut the request's connection down gracefully, as APNs does when it retires one: a GOAWAY
-    /// naming the last stream opened so far, with `{"reason":"Shutdown"}`; the streams up to it
-    /// (this one too) are answered, any opened later are refused unprocessed, and the connection
-    /// closes once the last is answered.
-    case goAway
-    /// Close the request's connection at once, unanswered and undelivered: the client cannot tell
-    /// whether APNs accepted what was in flight.
-    case dropConnection
-    /// Stop reading the request's connection, leaving it open: this request and any after it go
-    /// unanswered, and so do PINGs, as when a peer or the network between hangs.
-    case silence
+    /// A delay, a GOAWAY, a dropped or a silenced connection.
+    case connection(ConnectionFault)
 }
 
 /// A device token's state, as the emulator's tests set it; a well-formed token is active until then.
@@ -214,19 +203,9 @@ public final class APNsEmulator: Sendable {
             tls.certificateVerification = .optionalVerification
             tls.trustRoots = .certificates(clientCertificateRoots)
         }
-        return Application(
-            router: router(),
-            server: try .http2Upgrade(
-                tlsConfiguration: tls,
-                configuration: .init(
-                    idleTimeout: Self.idleTimeout,
-                    streamConfiguration: .init(
-                        additionalChannelHandlers: [EndStreamCoalescer.Installer()], idleTimeout: TimeAmount(Self.idleTimeout)))),
-            configuration: ApplicationConfiguration(
-                address: .hostname("127.0.0.1", port: port), serverName: "apns-emulator", availableConnectionsDelegate: connectionCap),
-            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
-            logger: logger
-        )
+        return try EmulatorConnectionFaults.application(
+            router: router(), tls: tls, serverName: "apns-emulator", port: port, connectionCap: connectionCap, logger: logger,
+            onListening: onListening)
     }
 
     // MARK: In-process access (what the HTTP test hooks do)
@@ -351,3 +330,9 @@ public struct SubscriptionLimitExceeded: Error, Sendable, CustomStringConvertibl
 }
 
 extension APNsEmulator: RecordingEmulator {}
+
+extension APNsEmulator: FaultInjectingEmulator {
+    package func queue(_ faults: [APNsFault], after requests: Int) -> Bool {
+        state.withLock { $0.faults.enqueue(faults, after: requests, limit: Self.maximumQueuedFaults) }
+    }
+}

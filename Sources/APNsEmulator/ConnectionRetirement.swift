@@ -1,5 +1,12 @@
+package import Hummingbird
+package import HummingbirdCore
+import HummingbirdHTTP2
+package import Logging
 package import NIOCore
 import NIOHTTP2
+package import NIOSSL
+package import PushServerSupport
+import ServiceLifecycle
 
 /// Retires a connection as APNs does: a GOAWAY that names the last stream the emulator took and
 /// carries `{"reason":…}`; the streams up to it are answered, any opened later are refused
@@ -93,17 +100,90 @@ final class Silence: ChannelInboundHandler, RemovableChannelHandler {
     func channelReadComplete(context: ChannelHandlerContext) {}
 }
 
+/// What a fault queued on an emulator (APNs or FCM) does to the request it falls on, and to that
+/// request's connection.
+public enum ConnectionFault: Sendable, Hashable {
+    /// Answer only after this delay, then handle the request normally.
+    case delay(Duration)
+    /// Shut the connection down gracefully, as APNs does when it retires one: a GOAWAY naming the
+    /// last stream opened so far, with `{"reason":"Shutdown"}`; the streams up to it (this one too)
+    /// are answered, any opened later are refused unprocessed, and the connection closes once the
+    /// last is answered. An HTTP/1.1 connection is closed after the answer instead.
+    case goAway
+    /// Close the connection at once, unanswered and undelivered: the client cannot tell whether
+    /// what was in flight was accepted.
+    case dropConnection
+    /// Stop reading the connection, leaving it open: this request and any after it go unanswered,
+    /// and so do PINGs, as when a peer or the network between hangs.
+    case silence
+
+    /// `"connection"` in a `POST /_emulator/faults` body: `goAway`, `drop` or `silence`.
+    package init(hookName: String?) throws(HookRefusal) {
+        switch hookName {
+        case "goAway": self = .goAway
+        case "drop": self = .dropConnection
+        case "silence": self = .silence
+        default: throw HookRefusal(400, #"connection is "goAway", "drop" or "silence""#)
+        }
+    }
+}
+
 /// The connection faults an emulator applies from a request's handler, for the FCM emulator too:
 /// its streams get the same handlers as this emulator's.
 package enum EmulatorConnectionFaults {
-    /// For Hummingbird's `additionalChannelHandlers` of HTTP/2 streams.
-    package static func streamHandlers() -> [any RemovableChannelHandler] { [EndStreamCoalescer.Installer()] }
+    /// An emulator's server on 127.0.0.1: HTTP/2 over TLS (HTTP/1.1 where ALPN asks for it),
+    /// connections idle for ``APNsEmulator/idleTimeout`` closed, and every stream ready for the
+    /// faults above.
+    package static func application(
+        router: Router<APNsEmulatorRequestContext>, tls: TLSConfiguration, serverName: String, port: Int,
+        connectionCap: (any AvailableConnectionsDelegate)? = nil, logger: Logger, onListening: @escaping @Sendable (Int) async -> Void
+    ) throws -> some ApplicationProtocol {
+        let idleTimeout = APNsEmulator.idleTimeout
+        return Application(
+            router: router,
+            server: try .http2Upgrade(
+                tlsConfiguration: tls,
+                configuration: .init(
+                    idleTimeout: idleTimeout,
+                    streamConfiguration: .init(additionalChannelHandlers: [EndStreamCoalescer.Installer()], idleTimeout: TimeAmount(idleTimeout)))),
+            configuration: ApplicationConfiguration(
+                address: .hostname("127.0.0.1", port: port), serverName: serverName, availableConnectionsDelegate: connectionCap),
+            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
+            logger: logger
+        )
+    }
 
     /// A graceful GOAWAY naming the last stream opened so far, with `{"reason": …}` as its debug data.
     package static func retire(_ connection: any Channel, reason: String) {
         connection.eventLoop.execute {
             (try? connection.pipeline.syncOperations.handler(type: ConnectionRetirement.self))?.retire(reason: reason)
         }
+    }
+
+    /// Answers through `handle` after what `fault` does to the request's connection: a delay (cut
+    /// short by a graceful shutdown), a dropped or silenced connection (no answer reaches the
+    /// client), or a GOAWAY (the request, on a stream the GOAWAY still covers, is answered; over
+    /// HTTP/1 the answer says `Connection: close`).
+    package static func answer(
+        after fault: ConnectionFault, context: APNsEmulatorRequestContext, _ handle: () async throws -> Response
+    ) async throws -> Response {
+        switch fault {
+        case .delay(let delay):
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: delay) }
+        case .dropConnection:
+            try? await context.connection.close()
+            return Response(status: .internalServerError)
+        case .silence:
+            await silence(context.connection)
+            return Response(status: .internalServerError)
+        case .goAway where context.isHTTP2:
+            retire(context.connection, reason: "Shutdown")
+        case .goAway:
+            var response = try await handle()
+            response.headers[.connection] = "close"
+            return response
+        }
+        return try await handle()
     }
 
     /// Reads nothing more from the connection (no request, no PING) until it closes.

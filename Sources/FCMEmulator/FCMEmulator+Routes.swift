@@ -7,8 +7,7 @@ import NIOCore
 import PushFCM
 import PushInternals
 package import PushJSON
-import PushServerSupport
-import ServiceLifecycle
+package import PushServerSupport
 import Synchronization
 
 /// Google's error answer: `{"error": {"code", "message", "status", "details": [FcmError]}}`.
@@ -89,22 +88,13 @@ struct TokenRefusal: HTTPResponseError {
     }
 }
 
-/// Turns paths and methods no route takes into Google's 404.
-struct GooglePathGate<Context: RequestContext>: RouterMiddleware {
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        do {
-            return try await next(request, context)
-        } catch let error as HTTPError where error.status == .notFound || error.status == .methodNotAllowed {
-            if request.uri.path.hasPrefix("/_emulator") { throw HookRefusal(404, "no such test hook") }
-            throw GoogleError(status: .notFound, canonical: "NOT_FOUND", message: "The requested URL \(request.uri.path.prefix(200)) was not found.")
-        }
-    }
-}
-
 extension FCMEmulator {
     package func router() -> Router<APNsEmulatorRequestContext> {
         let router = Router(context: APNsEmulatorRequestContext.self)
-        router.add(middleware: GooglePathGate())
+        router.add(
+            middleware: UnroutedRequestGate { request in
+                GoogleError(status: .notFound, canonical: "NOT_FOUND", message: "The requested URL \(request.uri.path.prefix(200)) was not found.")
+            })
         router.post("token") { [self] request, context in try await grant(request, context: context) }
         router.post("v1/projects/:project/:method") { [self] request, context in
             let project = try context.parameters.require("project")
@@ -139,12 +129,7 @@ extension FCMEmulator {
             revokeAccessTokens()
             return Response(status: .noContent)
         }
-        hooks.post("faults") { [self] request, _ in
-            let (faults, after) = try Self.faults(from: try await request.hookBody(upTo: 4096))
-            let queued = state.withLock { $0.faults.enqueue(faults, after: after, limit: Self.maximumQueuedFaults) }
-            guard queued else { throw HookRefusal(409, "at most \(Self.maximumQueuedFaults) faults may be queued") }
-            return Response(status: .noContent)
-        }
+        hooks.addFaultHook(for: self)
         return router
     }
 
@@ -229,26 +214,11 @@ extension FCMEmulator {
         switch fault {
         case .status(let status, let retryAfter)?:
             throw GoogleError.forStatus(status, retryAfter: retryAfter)
-        case .delay(let delay)?:
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: delay) }
-        case .dropConnection?:
-            try? await context.connection.close()
-            return Response(status: .internalServerError)
-        case .silence?:
-            await EmulatorConnectionFaults.silence(context.connection)
-            return Response(status: .internalServerError)
-        case .goAway?:
-            if context.isHTTP2 {
-                EmulatorConnectionFaults.retire(context.connection, reason: "Shutdown")
-            } else {
-                var response = try await handle()
-                response.headers[.connection] = "close"
-                return response
-            }
+        case .connection(let fault)?:
+            return try await EmulatorConnectionFaults.answer(after: fault, context: context, handle)
         case nil:
-            break
+            return try await handle()
         }
-        return try await handle()
     }
 
     private func authorise(_ request: Request, project: String) throws {
@@ -345,7 +315,7 @@ extension FCMEmulator {
         ])
     }
 
-    static func faults(from bytes: [UInt8]) throws -> ([FCMFault], after: Int) {
+    package static func faults(from bytes: [UInt8]) throws(HookRefusal) -> (faults: [FCMFault], after: Int) {
         var parser = JSONParser()
         guard let document = try? parser.parse(bytes), document.root.kind == .object else { throw HookRefusal(400, "the body is not a JSON object") }
         let root = document.root
@@ -365,14 +335,9 @@ extension FCMEmulator {
             guard milliseconds >= 0, Duration.milliseconds(milliseconds) <= maximumFaultDelay else {
                 throw HookRefusal(400, "delayMilliseconds is 0 to \(maximumFaultDelay.components.seconds * 1000)")
             }
-            fault = .delay(.milliseconds(milliseconds))
+            fault = .connection(.delay(.milliseconds(milliseconds)))
         } else if let connection = root["connection"]?.string {
-            switch connection {
-            case "goAway": fault = .goAway
-            case "drop": fault = .dropConnection
-            case "silence": fault = .silence
-            default: throw HookRefusal(400, #"connection is "goAway", "drop" or "silence""#)
-            }
+            fault = .connection(try ConnectionFault(hookName: connection))
         } else {
             throw HookRefusal(400, "give status, delayMilliseconds or connection")
         }

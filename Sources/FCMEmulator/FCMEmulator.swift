@@ -34,15 +34,8 @@ public enum FCMFault: Sendable, Hashable {
     /// This status with FCM's error body for it (429 `QUOTA_EXCEEDED`, 500 `INTERNAL`, 503
     /// `UNAVAILABLE`, …), with `Retry-After` when given.
     case status(Int, retryAfter: String?)
-    /// Answer only after this delay, then handle the request normally.
-    case delay(Duration)
-    /// A graceful GOAWAY naming the last stream opened so far: streams up to it are answered, later
-    /// ones refused unprocessed. HTTP/1.1 connections are closed after the answer instead.
-    case goAway
-    /// Close the request's connection at once, unanswered.
-    case dropConnection
-    /// Stop reading the request's connection, leaving it open: nothing more is answered.
-    case silence
+    /// A delay, a GOAWAY, a dropped or a silenced connection.
+    case connection(ConnectionFault)
 }
 
 /// A registration token's state, as the emulator's tests set it; a well-formed token is active until then.
@@ -121,7 +114,7 @@ public final class FCMEmulator: Sendable {
     }
 
     /// How long a connection without a request in progress stays open.
-    public static let idleTimeout = Duration.seconds(30)
+    public static let idleTimeout = APNsEmulator.idleTimeout
 
     /// Serves on 127.0.0.1 until the task is cancelled.
     public func run(
@@ -136,19 +129,9 @@ public final class FCMEmulator: Sendable {
         port: Int = 0, identity: APNsEmulatorIdentity, logger: Logger = Logger(label: "fcm-emulator"),
         onListening: @escaping @Sendable (Int) async -> Void
     ) throws -> some ApplicationProtocol {
-        let tls = identity.serverTLSConfiguration()
-        return Application(
-            router: router(),
-            server: try .http2Upgrade(
-                tlsConfiguration: tls,
-                configuration: .init(
-                    idleTimeout: Self.idleTimeout,
-                    streamConfiguration: .init(
-                        additionalChannelHandlers: EmulatorConnectionFaults.streamHandlers(), idleTimeout: TimeAmount(Self.idleTimeout)))),
-            configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: port), serverName: "fcm-emulator"),
-            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
-            logger: logger
-        )
+        try EmulatorConnectionFaults.application(
+            router: router(), tls: identity.serverTLSConfiguration(), serverName: "fcm-emulator", port: port, logger: logger,
+            onListening: onListening)
     }
 
     // MARK: In-process access (what the HTTP test hooks do)
@@ -200,3 +183,9 @@ public final class FCMEmulator: Sendable {
 }
 
 extension FCMEmulator: RecordingEmulator {}
+
+extension FCMEmulator: FaultInjectingEmulator {
+    package func queue(_ faults: [FCMFault], after requests: Int) -> Bool {
+        state.withLock { $0.faults.enqueue(faults, after: requests, limit: Self.maximumQueuedFaults) }
+    }
+}

@@ -6,7 +6,7 @@ import NotificationHubs
 package import PushCore
 import PushFCM
 import PushInternals
-import PushServerSupport
+package import PushServerSupport
 import Synchronization
 
 // Test hooks: `/_emulator/deliveries` as listed, `clock` and `faults`.
@@ -33,16 +33,9 @@ extension HubEmulator {
         return Response(status: .noContent)
     }
 
-    func queueFaults(_ body: [UInt8]) throws -> Response {
-        let faults = try Self.faults(from: body)
-        let queued = state.withLock { $0.faults.enqueue(faults, after: 0, limit: Self.maximumQueuedFaults) }
-        guard queued else { throw HookRefusal(409, "at most \(Self.maximumQueuedFaults) faults may be queued") }
-        return Response(status: .noContent)
-    }
-
     /// `{"status": 100…599, "retryAfter": "…", "count": 1…}` or `{"delaySeconds": 0…300, "count": 1…}`,
     /// every field checked, so that nothing a client sends can trap the process.
-    static func faults(from body: [UInt8]) throws(HookRefusal) -> [Fault] {
+    package static func faults(from body: [UInt8]) throws(HookRefusal) -> (faults: [Fault], after: Int) {
         guard let document = parsedJSON(body), document.root.kind == .object else { throw HookRefusal(400, "the body is a JSON object") }
         let root = document.root
         let known: Set<String> = ["status", "retryAfter", "delaySeconds", "count"]
@@ -79,6 +72,6 @@ extension HubEmulator {
         default:
             throw HookRefusal(400, "give either status or delaySeconds")
         }
-        return Array(repeating: fault, count: count)
+        return (Array(repeating: fault, count: count), 0)
     }
 }

@@ -130,7 +130,7 @@ extension HubEmulator {
         // Off in a demo, where anyone on the machine reaches the port: moving the clock would
         // release every scheduled send at once.
         if allowsFaultInjection {
-            hooks.post("faults") { [self] request, _ in try await queueFaults(body(of: request)) }
+            hooks.addFaultHook(for: self)
             hooks.post("clock") { [self] request, _ in try await advanceClock(body(of: request)) }
         }
 

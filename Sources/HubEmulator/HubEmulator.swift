@@ -267,3 +267,9 @@ public final class HubEmulator: Sendable {
 }
 
 extension HubEmulator: RecordingEmulator {}
+
+extension HubEmulator: FaultInjectingEmulator {
+    package func queue(_ faults: [Fault], after requests: Int) -> Bool {
+        state.withLock { $0.faults.enqueue(faults, after: requests, limit: Self.maximumQueuedFaults) }
+    }
+}

@@ -21,6 +21,25 @@ package struct HookRefusal: HTTPResponseError {
     }
 }
 
+/// Answers a request no route takes: 404 under `/_emulator`, otherwise what the emulated service
+/// answers for a path or method it does not serve.
+package struct UnroutedRequestGate<Context: RequestContext>: RouterMiddleware {
+    let refusal: @Sendable (Request) -> any Error
+
+    package init(refusal: @escaping @Sendable (Request) -> any Error) {
+        self.refusal = refusal
+    }
+
+    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as HTTPError where error.status == .notFound || error.status == .methodNotAllowed {
+            if request.uri.path.hasPrefix("/_emulator") { throw HookRefusal(404, "no such test hook") }
+            throw refusal(request)
+        }
+    }
+}
+
 extension Request {
     /// The body, at most `limit` bytes; nil when there were more (declared up front or counted).
     package func collectBytes(upTo limit: Int) async throws -> [UInt8]? {

@@ -14,6 +14,17 @@ package protocol RecordingEmulator: Sendable {
     var requestCount: Int { get }
 }
 
+/// An emulator that takes faults from tests through `POST /_emulator/faults`.
+package protocol FaultInjectingEmulator: Sendable {
+    associatedtype Fault: Sendable
+    /// The faults that may wait at once.
+    static var maximumQueuedFaults: Int { get }
+    /// The faults a hook's body asks for, and how many requests pass untouched before the first.
+    static func faults(from body: [UInt8]) throws(HookRefusal) -> (faults: [Fault], after: Int)
+    /// Queues `faults` unless more than ``maximumQueuedFaults`` would then wait; false when not.
+    func queue(_ faults: [Fault], after requests: Int) -> Bool
+}
+
 extension RouterGroup {
     /// `GET /_emulator/deliveries[?since=N]` (the deliveries after sequence number N, every one
     /// without it, in one JSON array), `DELETE /_emulator/deliveries` (``RecordingEmulator/reset()``)
@@ -25,6 +36,19 @@ extension RouterGroup {
             return Response(status: .noContent)
         }
         get("requests") { _, _ in Response.json(Array(String(emulator.requestCount).utf8)) }
+    }
+
+    /// `POST /_emulator/faults`: queues what the body asks for (409 when too many would wait).
+    package func addFaultHook(for emulator: some FaultInjectingEmulator) {
+        post("faults") { request, _ in try Self.queueFaults(on: emulator, body: try await request.hookBody(upTo: 4096)) }
+    }
+
+    private static func queueFaults<Emulator: FaultInjectingEmulator>(on emulator: Emulator, body: [UInt8]) throws(HookRefusal) -> Response {
+        let (faults, after) = try Emulator.faults(from: body)
+        guard emulator.queue(faults, after: after) else {
+            throw HookRefusal(409, "at most \(Emulator.maximumQueuedFaults) faults may be queued")
+        }
+        return Response(status: .noContent)
     }
 
     private static func deliveries<Emulator: RecordingEmulator>(of emulator: Emulator, query: String) throws(HookRefusal) -> Response {

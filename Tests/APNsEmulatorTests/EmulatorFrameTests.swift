@@ -105,7 +105,7 @@ struct EmulatorFrameTests {
     func goAwayFrames() async throws {
         let identity = try APNsEmulatorIdentity.generate()
         try await withEmulatorAndClient(clock: SharedClock(), identity: identity) { emulator, _, _, port in
-            emulator.inject([.goAway], after: 1)
+            emulator.inject([.connection(.goAway)], after: 1)
             var tls = TLSConfiguration.makeClientConfiguration()
             tls.trustRoots = .certificates([try NIOSSLCertificate(bytes: Array(identity.certificatePEM.utf8), format: .pem)])
             tls.applicationProtocols = ["h2"]

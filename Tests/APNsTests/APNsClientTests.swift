@@ -222,9 +222,9 @@ struct APNsClientTests {
         let clock = SharedClock()
         try await withEmulatorAndClient(clock: clock) { emulator, client, _, _ in
             // Three connections retire while up to 100 requests are in flight on each.
-            emulator.inject([.goAway], after: 150)
-            emulator.inject([.goAway], after: 300)
-            emulator.inject([.goAway], after: 300)
+            emulator.inject([.connection(.goAway)], after: 150)
+            emulator.inject([.connection(.goAway)], after: 300)
+            emulator.inject([.connection(.goAway)], after: 300)
             let devices = (0..<1000).map(deviceToken)
             let results = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: devices)
             let delivered = emulator.deliveries.map(\.deviceToken)
@@ -245,7 +245,7 @@ struct APNsClientTests {
     func cancelledSend() async throws {
         try await withEmulatorAndClient(clock: SharedClock()) { emulator, client, _, _ in
             // The first 100 requests (all the send keeps in flight) are answered two seconds late.
-            emulator.inject(Array(repeating: .delay(.seconds(2)), count: 100))
+            emulator.inject(Array(repeating: .connection(.delay(.seconds(2))), count: 100))
             let devices = (0..<1000).map(deviceToken)
             let send = Task { try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: devices) }
             while emulator.requestCount < 100 { try await Task.sleep(for: .milliseconds(10)) }
@@ -263,7 +263,7 @@ struct APNsClientTests {
         let clock = SharedClock()
         try await withEmulatorAndClient(clock: clock) { emulator, client, _, _ in
             _ = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: [deviceToken(1)])
-            emulator.inject([.dropConnection])
+            emulator.inject([.connection(.dropConnection)])
             let dropped = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: [deviceToken(2)])
             #expect(dropped[0].outcome == .failed(.connectionLost, mayHaveBeenDelivered: true))
             #expect(dropped[0].attempts == 1)
@@ -307,7 +307,7 @@ struct APNsClientTests {
     @Test("HTTP/1.1 is refused with 505 before any fault applies; a connection fault then acts on the request's own HTTP/2 connection")
     func http1Refused() async throws {
         try await withEmulatorAndClient(clock: SharedClock()) { emulator, client, cache, port in
-            emulator.inject([.dropConnection])
+            emulator.inject([.connection(.dropConnection)])
             for index in 0..<3 {
                 let status = try await sendRaw(port: port, token: try cache.token(), device: deviceToken(index), httpVersion: .http1Only)
                 #expect(status == 505)

@@ -41,7 +41,7 @@ struct APNsTransportTests {
                 port: port, identity: identity, cache: cache, pingInterval: .milliseconds(200), pingTimeout: .seconds(8),
                 metrics: metrics)
             defer { Task { try? await client.shutdown() } }
-            emulator.inject([.silence], after: 100)
+            emulator.inject([.connection(.silence)], after: 100)
             let devices = (0..<300).map(deviceToken)
             let results = try await client.send(encodedPayload: alertPayload, headers: alertHeaders, to: devices)
             let delivered = emulator.deliveries

@@ -102,9 +102,9 @@ struct FCMClientTests {
     func goAways() async throws {
         let metrics = TestMetrics()
         try await withFCM(configure: { $0.metricsFactory = metrics }) { emulator, client in
-            emulator.inject([.goAway], after: 150)
-            emulator.inject([.goAway], after: 300)
-            emulator.inject([.goAway], after: 300)
+            emulator.inject([.connection(.goAway)], after: 150)
+            emulator.inject([.connection(.goAway)], after: 300)
+            emulator.inject([.connection(.goAway)], after: 300)
             let tokens = (0..<1000).map(registrationToken)
             let results = try await client.send(message, to: tokens)
             #expect(results.map(\.target) == tokens)
@@ -129,7 +129,7 @@ struct FCMClientTests {
         try await withFCM(configure: {
             $0.pingInterval = .milliseconds(200); $0.pingTimeout = .seconds(8)
         }) { emulator, client in
-            emulator.inject([.silence], after: 100)
+            emulator.inject([.connection(.silence)], after: 100)
             let tokens = (0..<300).map(registrationToken)
             let results = try await client.send(message, to: tokens)
             let delivered = emulator.deliveries.map(\.target)
