@@ -5,58 +5,38 @@ public import PushJSON
 /// what lint warns about. Syntax errors in the bytes are `JSONError`s.
 ///
 /// `code` is stable and safe to match on. Messages never quote a value, only key names.
-public struct APNsPayloadError: PayloadError {
-    @nonexhaustive
-    public enum Code: String, ErrorCode {
-        // The model.
-        /// A key holds the wrong JSON type (`aps.badge` as a string).
-        case typeMismatch
-        /// A value out of its range or none of its names (a negative `aps.badge`, an unknown `aps.event`).
-        case invalidValue
-        /// A key the payload needs is missing (`aps`, or `aps.timestamp` in a Live Activity push).
-        case missingKey
-        /// A key appears twice in one dictionary, or a named field is set again among the other keys.
-        case duplicateKey
-        // Size.
-        /// The encoded payload is over the limit; ``size`` and ``limit`` say by how much.
-        case payloadTooLarge
-        /// Even with its alert text emptied the payload is over ``limit``.
-        case cannotFit
-        // Lint.
-        /// A key APNs does not know (a warning; the key is passed through).
-        case unknownKey
-        /// A `content-available` push that also shows something (a warning).
-        case backgroundPushWithAlert
-        /// The payload does not match the push type it is sent as.
-        case pushTypeMismatch
-        /// A Live Activity's `content-state` or `attributes` does not match the app's declared
-        /// fields (``APNsFieldSchema``): the device would drop the push.
-        case schemaMismatch
-    }
+public typealias APNsPayloadError = CodedPayloadError<APNsPayloadErrorCode>
 
-    public let code: Code
-    /// The key concerned as a dotted path from the root, such as `aps.alert.title`; `""` for the
-    /// payload as a whole.
-    public let path: String
-    /// Byte offset of the key or value concerned in a payload read from bytes; for a payload over
-    /// its limit, the first byte past it. Nil for a model being encoded.
-    public let offset: Int?
-    /// The payload's size in bytes, for `payloadTooLarge` and `cannotFit`.
-    public let size: Int?
-    /// The limit in bytes that ``size`` was measured against.
-    public let limit: Int?
-    /// What went wrong, for people.
-    public let message: String
+/// What ``APNsPayloadError/code`` says went wrong.
+@nonexhaustive
+public enum APNsPayloadErrorCode: String, ErrorCode {
+    // The model.
+    /// A key holds the wrong JSON type (`aps.badge` as a string).
+    case typeMismatch
+    /// A value out of its range or none of its names (a negative `aps.badge`, an unknown `aps.event`).
+    case invalidValue
+    /// A key the payload needs is missing (`aps`, or `aps.timestamp` in a Live Activity push).
+    case missingKey
+    /// A key appears twice in one dictionary, or a named field is set again among the other keys.
+    case duplicateKey
+    // Size.
+    /// The encoded payload is over the limit; ``APNsPayloadError/size`` and ``APNsPayloadError/limit`` say by how much.
+    case payloadTooLarge
+    /// Even with its alert text emptied the payload is over ``APNsPayloadError/limit``.
+    case cannotFit
+    // Lint.
+    /// A key APNs does not know (a warning; the key is passed through).
+    case unknownKey
+    /// A `content-available` push that also shows something (a warning).
+    case backgroundPushWithAlert
+    /// The payload does not match the push type it is sent as.
+    case pushTypeMismatch
+    /// A Live Activity's `content-state` or `attributes` does not match the app's declared
+    /// fields (``APNsFieldSchema``): the device would drop the push.
+    case schemaMismatch
+}
 
-    public init(_ code: Code, path: String, offset: Int? = nil, size: Int? = nil, limit: Int? = nil, _ message: String) {
-        self.code = code
-        self.path = path
-        self.offset = offset
-        self.size = size
-        self.limit = limit
-        self.message = message
-    }
-
+extension APNsPayloadError {
     /// An error in a custom JSON value of the model (a repeated key, a non-finite number, nesting
     /// too deep), found while encoding it.
     @usableFromInline @inline(never)

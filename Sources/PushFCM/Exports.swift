@@ -3,5 +3,6 @@
 // when a module they import exports them.
 @_exported public import protocol PushInternals.CodedError
 @_exported public import protocol PushInternals.ErrorCode
+@_exported public import struct PushJSON.CodedPayloadError
 @_exported public import struct PushJSON.PayloadDiagnostic
 @_exported public import protocol PushJSON.PayloadError

@@ -1,60 +1,38 @@
 public import PushInternals
-import PushJSON
+public import PushJSON
 
 /// Why a message is not one FCM's HTTP v1 API accepts, or does not fit its limit; also what
 /// ``FCMLinter`` reports. Syntax errors in the bytes are `JSONError`s.
 ///
 /// `code` is stable and safe to match on. Messages never quote a value, only key names.
-public struct FCMMessageError: PayloadError {
-    @nonexhaustive
-    public enum Code: String, ErrorCode {
-        /// The document is not `{"message": {…}}`.
-        case missingMessage
-        /// A key holds the wrong JSON type (`notification.title` as a number).
-        case typeMismatch
-        /// A key FCM does not know: its API refuses the whole request.
-        case unknownKey
-        /// A key appears twice in one object.
-        case duplicateKey
-        /// More than one of `token`, `topic` and `condition`.
-        case multipleTargets
-        /// A `data` value that is not a string: FCM's data maps hold strings only.
-        case dataValueNotString
-        /// A `data` key FCM keeps for itself (`from`, `notification`, `message_type`, or one that
-        /// starts with `google.` or `gcm.`).
-        case reservedDataKey
-        /// An `android.ttl` that is not a duration such as `"3600s"` or `"1.5s"`, or is over four weeks.
-        case invalidTTL
-        /// An `android.priority` other than `normal` or `high`.
-        case invalidPriority
-        /// A value out of its range or form (a color that is not `#rrggbb`, a link that is not HTTPS).
-        case invalidValue
-        /// The encoded message is over the limit; ``size`` and ``limit`` say by how much.
-        case payloadTooLarge
-    }
+public typealias FCMMessageError = CodedPayloadError<FCMMessageErrorCode>
 
-    public let code: Code
-    /// The key concerned as a dotted path from the message, such as `message.android.ttl`; `""`
-    /// for the document as a whole.
-    public let path: String
-    /// Byte offset of the key or value concerned in a message read from bytes; for a message over
-    /// its limit, the first byte past it. Nil for a model being encoded.
-    public let offset: Int?
-    /// The message's size in bytes, for `payloadTooLarge`.
-    public let size: Int?
-    /// The limit in bytes that ``size`` was measured against.
-    public let limit: Int?
-    /// What went wrong, for people.
-    public let message: String
-
-    public init(_ code: Code, path: String, offset: Int? = nil, size: Int? = nil, limit: Int? = nil, _ message: String) {
-        self.code = code
-        self.path = path
-        self.offset = offset
-        self.size = size
-        self.limit = limit
-        self.message = message
-    }
+/// What ``FCMMessageError/code`` says went wrong.
+@nonexhaustive
+public enum FCMMessageErrorCode: String, ErrorCode {
+    /// The document is not `{"message": {…}}`.
+    case missingMessage
+    /// A key holds the wrong JSON type (`notification.title` as a number).
+    case typeMismatch
+    /// A key FCM does not know: its API refuses the whole request.
+    case unknownKey
+    /// A key appears twice in one object.
+    case duplicateKey
+    /// More than one of `token`, `topic` and `condition`.
+    case multipleTargets
+    /// A `data` value that is not a string: FCM's data maps hold strings only.
+    case dataValueNotString
+    /// A `data` key FCM keeps for itself (`from`, `notification`, `message_type`, or one that
+    /// starts with `google.` or `gcm.`).
+    case reservedDataKey
+    /// An `android.ttl` that is not a duration such as `"3600s"` or `"1.5s"`, or is over four weeks.
+    case invalidTTL
+    /// An `android.priority` other than `normal` or `high`.
+    case invalidPriority
+    /// A value out of its range or form (a color that is not `#rrggbb`, a link that is not HTTPS).
+    case invalidValue
+    /// The encoded message is over the limit; ``FCMMessageError/size`` and ``FCMMessageError/limit`` say by how much.
+    case payloadTooLarge
 }
 
 /// FCM's limits and reserved names.

@@ -36,6 +36,29 @@ extension PayloadError {
     }
 }
 
+/// A payload error with one service's codes: what ``PayloadError`` describes, stored. Each
+/// service names it (`APNsPayloadError`, `FCMMessageError`) with its own ``ErrorCode``.
+public struct CodedPayloadError<ServiceCode: ErrorCode>: PayloadError {
+    public typealias Code = ServiceCode
+
+    public let code: Code
+    public let path: String
+    public let offset: Int?
+    public let size: Int?
+    public let limit: Int?
+    /// What went wrong, for people.
+    public let message: String
+
+    public init(_ code: Code, path: String, offset: Int? = nil, size: Int? = nil, limit: Int? = nil, _ message: String) {
+        self.code = code
+        self.path = path
+        self.offset = offset
+        self.size = size
+        self.limit = limit
+        self.message = message
+    }
+}
+
 /// One finding of a linter (``PayloadError``s of one service): an error (the service would refuse
 /// the payload, or the app could not read it) or a warning (it is accepted, but probably not what
 /// was meant).
