@@ -310,7 +310,7 @@ public final class APNsClient: Sendable {
         var replacedToken = false
         while true {
             attempts += 1
-            if attempts > 1 { metrics.retries.increment() }
+            if attempts > 1 { metrics.transport.retries.increment() }
             if let token { request.headers.replaceOrAdd(name: "authorization", value: "bearer " + token) }
             var exchange = Exchange(outcome: .delivered, attempts: attempts)
             // A cancelled send writes nothing more; what is already on a stream runs to its answer.
@@ -321,7 +321,7 @@ public final class APNsClient: Sendable {
             var retryAfter: Duration?
             let started = NIODeadline.now()
             let answer = await pool.execute(request)
-            metrics.duration.recordNanoseconds((NIODeadline.now() - started).nanoseconds)
+            metrics.transport.duration.recordNanoseconds((NIODeadline.now() - started).nanoseconds)
             switch answer {
             case .success(let response):
                 exchange.headers = response.headers

@@ -327,11 +327,11 @@ public final class FCMClient: Sendable {
                 return finish(FCMSendResult(target: target, outcome: .failed(failure, mayHaveBeenDelivered: false), attempts: attempts))
             }
             attempts += 1
-            if attempts > 1 { metrics.retries.increment() }
+            if attempts > 1 { metrics.transport.retries.increment() }
             request.headers.replaceOrAdd(name: "authorization", value: "Bearer " + accessToken)
             let started = NIODeadline.now()
             let answer = await pool.execute(request)
-            metrics.duration.recordNanoseconds((NIODeadline.now() - started).nanoseconds)
+            metrics.transport.duration.recordNanoseconds((NIODeadline.now() - started).nanoseconds)
             let outcome: FCMSendOutcome
             var retryAfter: Duration?
             switch answer {
