@@ -188,7 +188,7 @@ extension APNsClient {
             body: ByteBuffer(bytes: encodedPayload), responseLimit: 64 << 10)
         let exchange = await exchange(
             &request, on: pool, token: token, budget: RetryBudget(configuration.retry.maximumAttempts), subject: ["channel": "\(channelID)"])
-        metrics.record(exchange.outcome)
+        metrics.countSend(exchange.outcome.metricLabels)
         return APNsBroadcastResult(
             channelID: channelID, outcome: exchange.outcome, requestID: exchange.headers.first(name: "apns-request-id"), attempts: exchange.attempts)
     }

@@ -123,12 +123,23 @@ public struct APNsRetryPolicy: Sendable {
 /// a send, a bounded number of requests in flight, a typed result per device, retries only where
 /// they cannot duplicate a notification, and a provider token re-minted once after APNs calls it
 /// expired. Log lines carry shortened device tokens, never keys, provider tokens or payloads.
+///
+/// Its metrics, through swift-metrics (nothing is recorded unless a backend is bootstrapped or a
+/// factory given), carry statuses and Apple's reasons, never tokens or devices:
+/// - `apns_sends_total{status, reason}`: one per device result; `status` is the HTTP status or
+///   `none` (no answer), `reason` one of Apple's reasons, `other` or `none`.
+/// - `apns_request_duration_seconds`: each request, from its start to its answer or failure.
+/// - `apns_retries_total`: requests made again by the retry policy.
+/// - `apns_resends_total`, `apns_goaways_total`, `apns_pings_total`, `apns_pings_failed_total`,
+///   `apns_connections_open`: the connections' own.
+/// - `apns_provider_tokens_minted_total`: new provider tokens this client took from its cache.
 public final class APNsClient: Sendable {
     public let configuration: APNsClientConfiguration
     /// The push endpoint's connections and the channel management endpoint's (the same pool when
     /// both are one origin, as on an emulator); or why there can be none, which every send reports.
     private let pools: Result<Pools, APNsClientError>
-    let metrics: APNsClientMetrics
+    let metrics: HTTP2TransportMetrics
+    private let tokensMinted: Counter
     /// The provider token last taken from the cache, to count new ones.
     private let lastToken = Mutex<String?>(nil)
     let logger: Logger
@@ -156,8 +167,10 @@ public final class APNsClient: Sendable {
             // the device's result is a certain "not delivered" TLS failure.
             tls.maximumTLSVersion = .tlsv12
         }
-        let metrics = APNsClientMetrics(factory: configuration.metricsFactory ?? MetricsSystem.factory)
+        let factory = configuration.metricsFactory ?? MetricsSystem.factory
+        let metrics = HTTP2TransportMetrics(prefix: "apns", reasonDimension: "reason", factory: factory)
         self.metrics = metrics
+        tokensMinted = Counter(label: "apns_provider_tokens_minted_total", dimensions: [], factory: factory)
         let sslContext: NIOSSLContext
         do {
             sslContext = try NIOSSLContext(configuration: tls)
@@ -175,7 +188,7 @@ public final class APNsClient: Sendable {
                     connectTimeout: configuration.connectTimeout, requestTimeout: configuration.requestTimeout,
                     pingInterval: configuration.pingInterval, pingTimeout: configuration.pingTimeout, proxy: configuration.proxy,
                     maximumStreamsPerConnection: 1000, goAwayReason: { parseErrorBody(Array($0.readableBytesView)).reason }),
-                sslContext: sslContext, logger: logger, metrics: metrics.transport)
+                sslContext: sslContext, logger: logger, metrics: metrics)
         }
         do throws(APNsClientError) {
             let push = try pool(for: configuration.endpoint)
@@ -245,7 +258,7 @@ public final class APNsClient: Sendable {
         to device: String, on pool: HTTP2ConnectionPool, body: ByteBuffer, fields: HPACKHeaders, budget: RetryBudget
     ) async -> APNsSendResult {
         guard Self.isOnePathSegment(device) else {
-            metrics.record(.failed(.invalidDeviceToken, mayHaveBeenDelivered: false))
+            metrics.countSend(APNsSendOutcome.failed(.invalidDeviceToken, mayHaveBeenDelivered: false).metricLabels)
             return APNsSendResult(
                 deviceToken: device, outcome: .failed(.invalidDeviceToken, mayHaveBeenDelivered: false), apnsID: nil, uniqueID: nil,
                 attempts: 0)
@@ -255,12 +268,12 @@ public final class APNsClient: Sendable {
             token = try providerToken()
         } catch {
             let outcome = APNsSendOutcome.failed(.other("no provider token: \(error.code)"), mayHaveBeenDelivered: false)
-            metrics.record(outcome)
+            metrics.countSend(outcome.metricLabels)
             return APNsSendResult(deviceToken: device, outcome: outcome, apnsID: nil, uniqueID: nil, attempts: 0)
         }
         var request = HTTP2Request(method: "POST", path: "/3/device/" + device, headers: fields, body: body, responseLimit: 64 << 10)
         let exchange = await exchange(&request, on: pool, token: token, budget: budget, subject: ["device": "\(Self.shortened(device))"])
-        metrics.record(exchange.outcome)
+        metrics.countSend(exchange.outcome.metricLabels)
         return APNsSendResult(
             deviceToken: device, outcome: exchange.outcome, apnsID: exchange.headers.first(name: "apns-id"),
             uniqueID: exchange.headers.first(name: "apns-unique-id"), attempts: exchange.attempts)
@@ -286,7 +299,7 @@ public final class APNsClient: Sendable {
             last = token
             return true
         }
-        if isNew { metrics.tokensMinted.increment() }
+        if isNew { tokensMinted.increment() }
     }
 
     /// A request's last answer, or why there was none, after the retries the policy allows.
@@ -310,7 +323,7 @@ public final class APNsClient: Sendable {
         var replacedToken = false
         while true {
             attempts += 1
-            if attempts > 1 { metrics.transport.retries.increment() }
+            if attempts > 1 { metrics.retries.increment() }
             if let token { request.headers.replaceOrAdd(name: "authorization", value: "bearer " + token) }
             var exchange = Exchange(outcome: .delivered, attempts: attempts)
             // A cancelled send writes nothing more; what is already on a stream runs to its answer.
@@ -321,7 +334,7 @@ public final class APNsClient: Sendable {
             var retryAfter: Duration?
             let started = NIODeadline.now()
             let answer = await pool.execute(request)
-            metrics.transport.duration.recordNanoseconds((NIODeadline.now() - started).nanoseconds)
+            metrics.duration.recordNanoseconds((NIODeadline.now() - started).nanoseconds)
             switch answer {
             case .success(let response):
                 exchange.headers = response.headers
@@ -341,7 +354,7 @@ public final class APNsClient: Sendable {
                     }
                 }
             case .failure(let failure):
-                exchange.outcome = .failed(APNsTransportFailure(failure.failure), mayHaveBeenDelivered: failure.mayHaveBeenWritten)
+                exchange.outcome = .failed(failure.failure, mayHaveBeenDelivered: failure.mayHaveBeenWritten)
             }
             let outcome = exchange.outcome
             // A request never written costs APNs nothing, so only answered ones spend the budget.

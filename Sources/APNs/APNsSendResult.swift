@@ -85,48 +85,21 @@ public enum APNsSendOutcome: Hashable, Sendable {
     case failed(APNsTransportFailure, mayHaveBeenDelivered: Bool)
 }
 
-/// Why a request got no answer. Later versions may tell more failures apart: a `switch` outside
-/// this package needs a `default` case.
-@nonexhaustive
-public enum APNsTransportFailure: Hashable, Sendable, CustomStringConvertible {
-    case timeout
-    case connectionLost
-    case connectionRefused
-    case tls
-    /// Not sent: the token has a character that would change the request's path (`/`, `?`, `%`, …).
-    case invalidDeviceToken
-    /// The HTTP proxy would not open a tunnel to APNs (its address and answer, never its credentials).
-    case proxy(String)
-    /// APNs retired the connection with a GOAWAY (its `reason`, when it gave one) before answering.
-    case goAway(reason: String?)
-    case other(String)
-
-    public var description: String {
+extension APNsSendOutcome {
+    /// How `apns_sends_total` labels it: the status (`none` unanswered), Apple's reason (`other`
+    /// for one this version does not name, `none` delivered or unanswered).
+    var metricLabels: (status: String, reason: String) {
         switch self {
-        case .timeout: "timeout"
-        case .connectionLost: "connection lost"
-        case .connectionRefused: "connection refused"
-        case .tls: "TLS handshake failed"
-        case .invalidDeviceToken: "not a device token"
-        case .proxy(let problem): problem
-        case .goAway(let reason): "GOAWAY \(reason ?? "without reason")"
-        case .other(let text): text
+        case .delivered: ("200", "none")
+        case .rejected(let status, .other, _): (String(status), "other")
+        case .rejected(let status, let reason, _): (String(status), reason.rawValue)
+        case .failed: ("none", "none")
         }
     }
-
-    init(_ failure: HTTP2Failure) {
-        self =
-            switch failure {
-            case .timeout: .timeout
-            case .connectionLost: .connectionLost
-            case .connectionRefused: .connectionRefused
-            case .tls: .tls
-            case .proxy(let problem): .proxy(problem)
-            case .goAway(let reason): .goAway(reason: reason)
-            case .other(let text): .other(text)
-            }
-    }
 }
+
+/// Why a request got no answer.
+public typealias APNsTransportFailure = TransportFailure
 
 /// The proxy the client's connections tunnel through.
 public typealias APNsProxy = HTTPProxy

@@ -34,15 +34,16 @@ final class FCMAccessTokens: Sendable {
     let account: FCMServiceAccount
     let pool: HTTP2ConnectionPool
     let path: String
-    let metrics: FCMClientMetrics
+    /// `fcm_access_tokens_fetched_total`.
+    let fetched: Counter
     let logger: Logger
     private let state = Mutex(State())
 
-    init(account: FCMServiceAccount, pool: HTTP2ConnectionPool, path: String, metrics: FCMClientMetrics, logger: Logger) {
+    init(account: FCMServiceAccount, pool: HTTP2ConnectionPool, path: String, fetched: Counter, logger: Logger) {
         self.account = account
         self.pool = pool
         self.path = path
-        self.metrics = metrics
+        self.fetched = fetched
         self.logger = logger
     }
 
@@ -107,11 +108,11 @@ final class FCMAccessTokens: Sendable {
         let body = ByteBuffer(string: "grant_type=" + Self.grantType + "&assertion=" + assertion)
         let request = HTTP2Request(method: "POST", path: path, headers: headers, body: body, responseLimit: 64 << 10)
         let started = ContinuousClock.now
-        metrics.accessTokensFetched.increment()
+        fetched.increment()
         switch await pool.execute(request) {
         case .failure(let failure):
             logger.warning("access token request failed", metadata: ["result": "\(failure.failure)"])
-            return .failure(.noAccessToken(FCMTransportFailure(failure.failure).description))
+            return .failure(.noAccessToken(failure.failure.description))
         case .success(let response):
             var parser = JSONParser()
             let document = try? parser.parse(Array(response.body.readableBytesView))

@@ -101,10 +101,20 @@ public struct FCMRetryPolicy: Sendable {
 /// connections, as many streams at once as FCM allows, a typed result per token, retries where FCM
 /// did not take the message, and an access token fetched once and renewed before it expires. Log
 /// lines carry shortened registration tokens, never keys, access tokens or messages.
+///
+/// Its metrics, through swift-metrics (nothing is recorded unless a backend is bootstrapped or a
+/// factory given), carry statuses and FCM's codes, never tokens or topics:
+/// - `fcm_sends_total{status, code}`: one per target's result; `status` is the HTTP status or
+///   `none` (no answer), `code` FCM's error code, `other` or `none`.
+/// - `fcm_request_duration_seconds`: each request, from its start to its answer or failure.
+/// - `fcm_retries_total`: requests made again by the retry policy (or after a 401).
+/// - `fcm_access_tokens_fetched_total`: requests to the token URI.
+/// - `fcm_resends_total`, `fcm_goaways_total`, `fcm_pings_total`, `fcm_pings_failed_total`,
+///   `fcm_connections_open`: the connections' own.
 public final class FCMClient: Sendable {
     public let configuration: FCMClientConfiguration
     private let pools: Result<(send: HTTP2ConnectionPool, tokens: FCMAccessTokens), FCMClientError>
-    let metrics: FCMClientMetrics
+    let metrics: HTTP2TransportMetrics
     let logger: Logger
     /// `/v1/projects/{project}/messages:send`.
     let sendPath: String
@@ -116,8 +126,10 @@ public final class FCMClient: Sendable {
         self.configuration = configuration
         self.logger = logger
         sendPath = "/v1/projects/\(configuration.projectID)/messages:send"
-        let metrics = FCMClientMetrics(factory: configuration.metricsFactory ?? MetricsSystem.factory)
+        let factory = configuration.metricsFactory ?? MetricsSystem.factory
+        let metrics = HTTP2TransportMetrics(prefix: "fcm", reasonDimension: "code", factory: factory)
         self.metrics = metrics
+        let tokensFetched = Counter(label: "fcm_access_tokens_fetched_total", dimensions: [], factory: factory)
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.applicationProtocols = ["h2"]
         if let roots = configuration.trustRoots { tls.trustRoots = .certificates(roots) }
@@ -139,7 +151,7 @@ public final class FCMClient: Sendable {
                     connectTimeout: configuration.connectTimeout, requestTimeout: configuration.requestTimeout,
                     pingInterval: configuration.pingInterval, pingTimeout: configuration.pingTimeout, proxy: configuration.proxy,
                     maximumStreamsPerConnection: 1000, goAwayReason: { _ in nil }),
-                sslContext: sslContext, logger: logger, metrics: metrics.transport)
+                sslContext: sslContext, logger: logger, metrics: metrics)
         }
         guard let origin = HTTPSOrigin(configuration.endpoint) else {
             pools = .failure(FCMClientError(code: .invalidEndpoint, message: "\(configuration.endpoint) is not https://host[:port]"))
@@ -155,7 +167,7 @@ public final class FCMClient: Sendable {
         let tokenPool = tokenOrigin == origin ? send : pool(for: tokenOrigin)
         let path = pathStart == tokenURI.endIndex ? "/" : String(tokenURI[pathStart...])
         pools = .success(
-            (send, FCMAccessTokens(account: configuration.serviceAccount, pool: tokenPool, path: path, metrics: metrics, logger: logger)))
+            (send, FCMAccessTokens(account: configuration.serviceAccount, pool: tokenPool, path: path, fetched: tokensFetched, logger: logger)))
     }
 
     /// Closes the connections; requests still waiting or unanswered fail. Call once, when no send is running.
@@ -255,8 +267,8 @@ public final class FCMClient: Sendable {
 
         @Sendable func sendOne(_ token: String) async -> FCMSendResult {
             guard isASCIIWord(token, lengths: 1...4096, punctuation: "-_:") else {
-                let outcome = FCMSendOutcome.failed(.invalidToken, mayHaveBeenDelivered: false)
-                metrics.record(outcome)
+                let outcome = FCMSendOutcome.failed(.invalidRegistrationToken, mayHaveBeenDelivered: false)
+                metrics.countSend(outcome.metricLabels)
                 return FCMSendResult(target: token, outcome: outcome, attempts: 0)
             }
             // Letters, digits and `-_:`: the token needs no escaping.
@@ -327,11 +339,11 @@ public final class FCMClient: Sendable {
                 return finish(FCMSendResult(target: target, outcome: .failed(failure, mayHaveBeenDelivered: false), attempts: attempts))
             }
             attempts += 1
-            if attempts > 1 { metrics.transport.retries.increment() }
+            if attempts > 1 { metrics.retries.increment() }
             request.headers.replaceOrAdd(name: "authorization", value: "Bearer " + accessToken)
             let started = NIODeadline.now()
             let answer = await pool.execute(request)
-            metrics.transport.duration.recordNanoseconds((NIODeadline.now() - started).nanoseconds)
+            metrics.duration.recordNanoseconds((NIODeadline.now() - started).nanoseconds)
             let outcome: FCMSendOutcome
             var retryAfter: Duration?
             switch answer {
@@ -351,7 +363,7 @@ public final class FCMClient: Sendable {
                 }
                 retryAfter = response.headers.first(name: "retry-after").flatMap { RetryAfter.parse($0, now: unixSeconds()) }
             case .failure(let failure):
-                outcome = .failed(FCMTransportFailure(failure.failure), mayHaveBeenDelivered: failure.mayHaveBeenWritten)
+                outcome = .failed(failure.failure, mayHaveBeenDelivered: failure.mayHaveBeenWritten)
             }
             let unwritten = if case .failed(_, mayHaveBeenDelivered: false) = outcome { true } else { false }
             guard attempts < policy.maximumAttempts, Self.isRetryable(outcome, resendsUnanswered: policy.resendsUnanswered),
@@ -374,7 +386,7 @@ public final class FCMClient: Sendable {
     }
 
     private func finish(_ result: FCMSendResult) -> FCMSendResult {
-        metrics.record(result.outcome)
+        metrics.countSend(result.outcome.metricLabels)
         return result
     }
 

@@ -1,4 +1,4 @@
-import HTTP2Transport
+public import HTTP2Transport
 import PushInternals
 import PushJSON
 
@@ -51,49 +51,21 @@ public enum FCMSendOutcome: Hashable, Sendable {
     case failed(FCMTransportFailure, mayHaveBeenDelivered: Bool)
 }
 
-/// Why a request got no answer.
-public enum FCMTransportFailure: Error, Hashable, Sendable, CustomStringConvertible {
-    case timeout
-    case connectionLost
-    case connectionRefused
-    case tls
-    /// Not sent: the token has a character no registration token has (`/`, `"`, a space, …).
-    case invalidToken
-    /// No access token could be had from the service account's token URI (its answer, escaped).
-    case noAccessToken(String)
-    /// The HTTP proxy would not open a tunnel (its address and answer, never its credentials).
-    case proxy(String)
-    /// FCM retired the connection with a GOAWAY before answering.
-    case goAway(reason: String?)
-    case other(String)
-
-    public var description: String {
+extension FCMSendOutcome {
+    /// How `fcm_sends_total` labels it: the status (`none` unanswered), FCM's code (`other` for one
+    /// this version does not name, `none` delivered or unanswered).
+    var metricLabels: (status: String, reason: String) {
         switch self {
-        case .timeout: "timeout"
-        case .connectionLost: "connection lost"
-        case .connectionRefused: "connection refused"
-        case .tls: "TLS handshake failed"
-        case .invalidToken: "not a registration token"
-        case .noAccessToken(let problem): "no access token: \(problem)"
-        case .proxy(let problem): problem
-        case .goAway(let reason): "GOAWAY \(reason ?? "without reason")"
-        case .other(let text): text
+        case .delivered: ("200", "none")
+        case .rejected(let status, .other, _): (String(status), "other")
+        case .rejected(let status, let code, _): (String(status), code.rawValue)
+        case .failed: ("none", "none")
         }
     }
-
-    init(_ failure: HTTP2Failure) {
-        self =
-            switch failure {
-            case .timeout: .timeout
-            case .connectionLost: .connectionLost
-            case .connectionRefused: .connectionRefused
-            case .tls: .tls
-            case .proxy(let problem): .proxy(problem)
-            case .goAway(let reason): .goAway(reason: reason)
-            case .other(let text): .other(text)
-            }
-    }
 }
+
+/// Why a request got no answer.
+public typealias FCMTransportFailure = TransportFailure
 
 /// One target's result of a send.
 public struct FCMSendResult: Hashable, Sendable, CustomStringConvertible {

@@ -24,7 +24,7 @@ public struct FCMTokenPolicy: Sendable {
         switch result.outcome {
         case .rejected(_, .unregistered, _): .delete(.unregistered)
         case .rejected(_, .senderIDMismatch, _): .delete(.senderIDMismatch)
-        case .failed(.invalidToken, _): .delete(.malformed)
+        case .failed(.invalidRegistrationToken, _): .delete(.malformed)
         case .delivered, .rejected, .failed: .keep
         }
     }

@@ -173,9 +173,9 @@ final class HTTP2ConnectionHandler: ChannelDuplexHandler {
     /// Streams finished since the pool last heard, reported once per read burst.
     private var finishedSinceReport = 0
     /// Why the connection failed or is closing, for the streams it ends.
-    private var failure: HTTP2Failure?
+    private var failure: TransportFailure?
     /// What the streams a GOAWAY left waiting end with, if the connection closes before their answers.
-    private var goAwayFailure: HTTP2Failure?
+    private var goAwayFailure: TransportFailure?
     private var receivedSinceWindowUpdate = 0
     /// Streams refused unprocessed during the current read, to be sent again after it.
     private var refused: [HTTP2PendingRequest] = []
@@ -227,7 +227,7 @@ final class HTTP2ConnectionHandler: ChannelDuplexHandler {
     }
 
     /// Keeps the first reason the connection failed.
-    func record(_ failure: HTTP2Failure) {
+    func record(_ failure: TransportFailure) {
         if self.failure == nil { self.failure = failure }
     }
 
@@ -553,7 +553,7 @@ final class HTTP2ConnectionHandler: ChannelDuplexHandler {
 
     /// What went wrong with a connection. Whether a request on it may have been written is the
     /// stream's own record (its write promise), not the error's.
-    static func classify(_ error: any Error) -> HTTP2Failure {
+    static func classify(_ error: any Error) -> TransportFailure {
         if error is NIOHTTP2Errors.StreamClosed { return .connectionLost }
         if let error = error as? ChannelError {
             switch error {

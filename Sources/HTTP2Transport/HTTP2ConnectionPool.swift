@@ -31,24 +31,37 @@ package struct HTTP2Response: Sendable {
     package var body: ByteBuffer
 }
 
-/// Why a request got no answer. Each client names these in its own public type.
-package enum HTTP2Failure: Hashable, Sendable, CustomStringConvertible {
+/// Why a request to APNs or FCM got no answer. Later versions may tell more failures apart: a
+/// `switch` outside this package needs a `default` case.
+@nonexhaustive
+public enum TransportFailure: Error, Hashable, Sendable, CustomStringConvertible {
     case timeout
     case connectionLost
     case connectionRefused
     case tls
+    /// APNs, not sent: the token has a character that would change the request's path (`/`, `?`,
+    /// `%`, …).
+    case invalidDeviceToken
+    /// FCM, not sent: the token has a character no registration token has (`/`, `"`, a space, …).
+    case invalidRegistrationToken
+    /// FCM: no access token could be had from the service account's token URI (its answer, escaped).
+    case noAccessToken(String)
     /// The HTTP proxy would not open a tunnel (its address and answer, never its credentials).
     case proxy(String)
-    /// The server retired the connection with a GOAWAY (its reason, when it gave one) before answering.
+    /// The server retired the connection with a GOAWAY (its `reason`, when it gave one) before
+    /// answering.
     case goAway(reason: String?)
     case other(String)
 
-    package var description: String {
+    public var description: String {
         switch self {
         case .timeout: "timeout"
         case .connectionLost: "connection lost"
         case .connectionRefused: "connection refused"
         case .tls: "TLS handshake failed"
+        case .invalidDeviceToken: "not a device token"
+        case .invalidRegistrationToken: "not a registration token"
+        case .noAccessToken(let problem): "no access token: \(problem)"
         case .proxy(let problem): problem
         case .goAway(let reason): "GOAWAY \(reason ?? "without reason")"
         case .other(let text): text
@@ -58,7 +71,7 @@ package enum HTTP2Failure: Hashable, Sendable, CustomStringConvertible {
 
 /// Why a request got no answer, and whether it may have reached the server.
 package struct HTTP2ExchangeFailure: Error, Hashable, Sendable {
-    package var failure: HTTP2Failure
+    package var failure: TransportFailure
     package var mayHaveBeenWritten: Bool
 }
 
@@ -232,7 +245,7 @@ package final class HTTP2ConnectionPool: Sendable {
     }
 
     /// Requests the connection did not process, back to the front of the queue in their order.
-    func returned(_ id: Int, _ requests: [HTTP2PendingRequest], failure: HTTP2Failure) {
+    func returned(_ id: Int, _ requests: [HTTP2PendingRequest], failure: TransportFailure) {
         guard !requests.isEmpty else { return }
         perform { state, work in
             state.update(id) { $0.inFlight -= requests.count }
@@ -243,7 +256,7 @@ package final class HTTP2ConnectionPool: Sendable {
     /// The connection is gone; `unwritten` were on it and go to another. One that never became
     /// ready failed with `failure`: what waits fails with it unless another connection may still
     /// take it.
-    func connectionClosed(_ id: Int, returning unwritten: [HTTP2PendingRequest], failure: HTTP2Failure, wasReady: Bool) {
+    func connectionClosed(_ id: Int, returning unwritten: [HTTP2PendingRequest], failure: TransportFailure, wasReady: Bool) {
         perform { state, work in
             state.connections.removeAll { $0.connection.id == id }
             requeue(unwritten, failure: failure, &state, &work)
@@ -259,7 +272,7 @@ package final class HTTP2ConnectionPool: Sendable {
         }
     }
 
-    private func requeue(_ requests: [HTTP2PendingRequest], failure: HTTP2Failure, _ state: inout State, _ work: inout Work) {
+    private func requeue(_ requests: [HTTP2PendingRequest], failure: TransportFailure, _ state: inout State, _ work: inout Work) {
         guard !requests.isEmpty else { return }
         metrics.resends.increment(by: requests.count)
         for var pending in requests.reversed() {

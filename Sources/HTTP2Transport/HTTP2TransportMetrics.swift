@@ -44,15 +44,14 @@ package final class HTTP2TransportMetrics: Sendable {
         connectionsOpen = Meter(label: prefix + "_connections_open", dimensions: [], factory: factory)
     }
 
-    /// Counts a target's final result: delivered (`reason` nil, `status` 200), refused, or unanswered (`status` nil).
-    package func countSend(status: Int?, reason: String?) {
-        guard status != 200 else { return delivered.increment() }
-        let status = status.map { String($0) } ?? "none"
-        let reason = reason ?? "none"
-        let key = status + " " + reason
+    /// Counts a target's final result: `status` 200 (delivered), an error status with the
+    /// service's name for the refusal, or `none` (unanswered).
+    package func countSend(_ labels: (status: String, reason: String)) {
+        guard labels.status != "200" else { return delivered.increment() }
+        let key = labels.status + " " + labels.reason
         refusals.withLock { counters in
             if let counter = counters[key] { return counter }
-            let counter = Counter(label: sendsLabel, dimensions: [("status", status), (reasonDimension, reason)], factory: factory)
+            let counter = Counter(label: sendsLabel, dimensions: [("status", labels.status), (reasonDimension, labels.reason)], factory: factory)
             counters[key] = counter
             return counter
         }.increment()

@@ -67,7 +67,7 @@ public struct HTTPProxy: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A connection's failure that names this proxy and what it did, never its credentials.
-    package func failure(_ problem: String) -> HTTP2Failure {
+    package func failure(_ problem: String) -> TransportFailure {
         .proxy("proxy \(host):\(port) \(problem)")
     }
 
