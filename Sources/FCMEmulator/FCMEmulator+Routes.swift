@@ -10,84 +10,6 @@ package import PushJSON
 package import PushServerSupport
 import Synchronization
 
-/// Google's error answer: `{"error": {"code", "message", "status", "details": [FcmError]}}`.
-struct GoogleError: HTTPResponseError {
-    let status: HTTPResponse.Status
-    /// The canonical status: `INVALID_ARGUMENT`, `NOT_FOUND`, `UNAUTHENTICATED`, …
-    let canonical: String
-    let message: String
-    /// `FcmError.errorCode`, when FCM gives one.
-    var fcmCode: String?
-    var retryAfter: String?
-
-    func response(from request: Request, context: some RequestContext) throws -> Response {
-        var error = [
-            JSONMember("code", .number(JSONNumber(Int(status.code)))), JSONMember("message", .string(message)),
-            JSONMember("status", .string(canonical)),
-        ]
-        if let fcmCode {
-            error.append(
-                JSONMember(
-                    "details",
-                    .array([
-                        .object([
-                            JSONMember("@type", .string("type.googleapis.com/google.firebase.fcm.v1.FcmError")),
-                            JSONMember("errorCode", .string(fcmCode)),
-                        ])
-                    ])))
-        }
-        var json: [UInt8] = []
-        try? JSON.object([JSONMember("error", .object(error))]).write(into: &json)
-        var headers: HTTPFields = [.contentType: "application/json; charset=UTF-8"]
-        if let retryAfter { headers[.retryAfter] = retryAfter }
-        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: json)))
-    }
-
-    static func invalidArgument(_ message: String) -> GoogleError {
-        GoogleError(status: .badRequest, canonical: "INVALID_ARGUMENT", message: message, fcmCode: "INVALID_ARGUMENT")
-    }
-
-    static let unauthenticated = GoogleError(
-        status: .unauthorized, canonical: "UNAUTHENTICATED",
-        message:
-            "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.")
-
-    /// What FCM answers for a status a fault asks for.
-    static func forStatus(_ status: Int, retryAfter: String?) -> GoogleError {
-        let (canonical, code, message) =
-            switch status {
-            case 429: ("RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED", "Quota exceeded for the project's sending rate.")
-            case 500: ("INTERNAL", "INTERNAL", "Internal error encountered.")
-            case 503: ("UNAVAILABLE", "UNAVAILABLE", "The service is currently unavailable.")
-            case 400: ("INVALID_ARGUMENT", "INVALID_ARGUMENT", "Request contains an invalid argument.")
-            case 401: ("UNAUTHENTICATED", "THIRD_PARTY_AUTH_ERROR", "Auth error from APNS or Web Push Service")
-            case 403: ("PERMISSION_DENIED", "SENDER_ID_MISMATCH", "SenderId mismatch")
-            case 404: ("NOT_FOUND", "UNREGISTERED", "Requested entity was not found.")
-            default: ("UNKNOWN", "UNSPECIFIED_ERROR", "Unknown error.")
-            }
-        return GoogleError(status: .init(code: status), canonical: canonical, message: message, fcmCode: code, retryAfter: retryAfter)
-    }
-}
-
-/// The token endpoint's refusal: `{"error": "invalid_grant", "error_description": …}`.
-struct TokenRefusal: HTTPResponseError {
-    let error: String
-    let detail: String
-    var status: HTTPResponse.Status { .badRequest }
-
-    init(_ error: String = "invalid_grant", _ detail: String) {
-        self.error = error
-        self.detail = detail
-    }
-
-    func response(from request: Request, context: some RequestContext) throws -> Response {
-        var json: [UInt8] = []
-        try? JSON.object([JSONMember("error", .string(error)), JSONMember("error_description", .string(detail))]).write(into: &json)
-        return Response(
-            status: status, headers: [.contentType: "application/json; charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: json)))
-    }
-}
-
 extension FCMEmulator {
     package func router() -> Router<APNsEmulatorRequestContext> {
         let router = Router(context: APNsEmulatorRequestContext.self)
@@ -342,5 +264,83 @@ extension FCMEmulator {
             throw HookRefusal(400, "give status, delayMilliseconds or connection")
         }
         return (Array(repeating: fault, count: count), after)
+    }
+}
+
+/// Google's error answer: `{"error": {"code", "message", "status", "details": [FcmError]}}`.
+struct GoogleError: HTTPResponseError {
+    let status: HTTPResponse.Status
+    /// The canonical status: `INVALID_ARGUMENT`, `NOT_FOUND`, `UNAUTHENTICATED`, …
+    let canonical: String
+    let message: String
+    /// `FcmError.errorCode`, when FCM gives one.
+    var fcmCode: String?
+    var retryAfter: String?
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        var error = [
+            JSONMember("code", .number(JSONNumber(Int(status.code)))), JSONMember("message", .string(message)),
+            JSONMember("status", .string(canonical)),
+        ]
+        if let fcmCode {
+            error.append(
+                JSONMember(
+                    "details",
+                    .array([
+                        .object([
+                            JSONMember("@type", .string("type.googleapis.com/google.firebase.fcm.v1.FcmError")),
+                            JSONMember("errorCode", .string(fcmCode)),
+                        ])
+                    ])))
+        }
+        var json: [UInt8] = []
+        try? JSON.object([JSONMember("error", .object(error))]).write(into: &json)
+        var headers: HTTPFields = [.contentType: "application/json; charset=UTF-8"]
+        if let retryAfter { headers[.retryAfter] = retryAfter }
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: json)))
+    }
+
+    static func invalidArgument(_ message: String) -> GoogleError {
+        GoogleError(status: .badRequest, canonical: "INVALID_ARGUMENT", message: message, fcmCode: "INVALID_ARGUMENT")
+    }
+
+    static let unauthenticated = GoogleError(
+        status: .unauthorized, canonical: "UNAUTHENTICATED",
+        message:
+            "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.")
+
+    /// What FCM answers for a status a fault asks for.
+    static func forStatus(_ status: Int, retryAfter: String?) -> GoogleError {
+        let (canonical, code, message) =
+            switch status {
+            case 429: ("RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED", "Quota exceeded for the project's sending rate.")
+            case 500: ("INTERNAL", "INTERNAL", "Internal error encountered.")
+            case 503: ("UNAVAILABLE", "UNAVAILABLE", "The service is currently unavailable.")
+            case 400: ("INVALID_ARGUMENT", "INVALID_ARGUMENT", "Request contains an invalid argument.")
+            case 401: ("UNAUTHENTICATED", "THIRD_PARTY_AUTH_ERROR", "Auth error from APNS or Web Push Service")
+            case 403: ("PERMISSION_DENIED", "SENDER_ID_MISMATCH", "SenderId mismatch")
+            case 404: ("NOT_FOUND", "UNREGISTERED", "Requested entity was not found.")
+            default: ("UNKNOWN", "UNSPECIFIED_ERROR", "Unknown error.")
+            }
+        return GoogleError(status: .init(code: status), canonical: canonical, message: message, fcmCode: code, retryAfter: retryAfter)
+    }
+}
+
+/// The token endpoint's refusal: `{"error": "invalid_grant", "error_description": …}`.
+struct TokenRefusal: HTTPResponseError {
+    let error: String
+    let detail: String
+    var status: HTTPResponse.Status { .badRequest }
+
+    init(_ error: String = "invalid_grant", _ detail: String) {
+        self.error = error
+        self.detail = detail
+    }
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        var json: [UInt8] = []
+        try? JSON.object([JSONMember("error", .string(error)), JSONMember("error_description", .string(detail))]).write(into: &json)
+        return Response(
+            status: status, headers: [.contentType: "application/json; charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: json)))
     }
 }

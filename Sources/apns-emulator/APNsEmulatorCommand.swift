@@ -11,9 +11,8 @@ struct APNsEmulatorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apns-emulator",
         abstract: "A local, verifying APNs provider API on 127.0.0.1 (HTTP/2 over TLS), for tests and demos.",
-        discussion: """
-            Prints "listening on https://127.0.0.1:PORT" as its first line. Its certificate is made at
-            start for 127.0.0.1 and localhost; --certificate-out writes it (PEM) for clients to trust.
+        discussion: EmulatorListenOptions.discussion + """
+
 
             Example:
               apns-emulator --port 0 --team-id DEF123GHIJ --key-id ABC123DEFG --key-file AuthKey.pub.pem \\
@@ -24,12 +23,11 @@ struct APNsEmulatorCommand: AsyncParsableCommand {
     /// Usage errors exit 2, as `pushcore`'s do.
     static func main() async { await runExitingTwoOnUsageErrors() }
 
-    @Option(help: "The port; 0 picks a free one.") var port: Int = 0
+    @OptionGroup var listen: EmulatorListenOptions
     @Option(name: .customLong("team-id"), help: "The team whose tokens are accepted.") var teamID: String
     @Option(name: .customLong("key-id"), help: "The signing key's id.") var keyID: String
     @Option(name: .customLong("key-file"), help: "The key's PEM: its public half, or the .p8 itself.") var keyFile: String
     @Option(help: "A bundle id the team may send to (repeatable).") var topic: [String] = []
-    @Option(name: .customLong("certificate-out"), help: "Write the server's certificate (PEM) here.") var certificateOut: String?
     @Flag(help: "Answer as production does, without apns-unique-id.") var production = false
     @Option(
         name: .customLong("client-ca-file"),
@@ -40,7 +38,6 @@ struct APNsEmulatorCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard !topic.isEmpty else { throw ValidationError("give at least one --topic") }
-        guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
     }
 
     func run() async throws {
@@ -54,9 +51,7 @@ struct APNsEmulatorCommand: AsyncParsableCommand {
             throw ValidationError("\(keyFile): cannot be read")
         }
         let identity = try APNsEmulatorIdentity.generate()
-        if let certificateOut { try identity.certificatePEM.write(toFile: certificateOut, atomically: true, encoding: .utf8) }
-        // Logs go to stderr: stdout's first line is the address, for scripts to read.
-        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        try listen.prepare(certificatePEM: identity.certificatePEM)
         var clientRoots: [NIOSSLCertificate] = []
         if let clientCAFile {
             do {
@@ -67,9 +62,6 @@ struct APNsEmulatorCommand: AsyncParsableCommand {
         }
         let emulator = APNsEmulator(
             keys: [key], bundleIDs: topic, clientCertificateRoots: clientRoots, isDevelopment: !production, isBenchmark: benchmark)
-        try await emulator.run(port: port, identity: identity) { port in
-            print("listening on https://127.0.0.1:\(port)")
-            fflush(nil)
-        }
+        try await emulator.run(port: listen.port, identity: identity, onListening: EmulatorListenOptions.announce)
     }
 }

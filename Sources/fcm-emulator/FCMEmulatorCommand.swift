@@ -11,9 +11,8 @@ struct FCMEmulatorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fcm-emulator",
         abstract: "A local, verifying FCM HTTP v1 API and OAuth 2 token endpoint on 127.0.0.1 (HTTP/2 and HTTP/1.1 over TLS).",
-        discussion: """
-            Prints "listening on https://127.0.0.1:PORT" as its first line. Its certificate is made at
-            start for 127.0.0.1 and localhost; --certificate-out writes it (PEM) for clients to trust.
+        discussion: EmulatorListenOptions.discussion + """
+
             Access tokens come from POST /token for assertions signed by the service account's key;
             point the account's token_uri at https://127.0.0.1:PORT/token, or keep Google's: either
             is taken as the assertion's audience.
@@ -26,18 +25,16 @@ struct FCMEmulatorCommand: AsyncParsableCommand {
     /// Usage errors exit 2, as `pushcore`'s do.
     static func main() async { await runExitingTwoOnUsageErrors() }
 
-    @Option(help: "The port; 0 picks a free one.") var port: Int = 0
+    @OptionGroup var listen: EmulatorListenOptions
     @Option(name: .customLong("project-id"), help: "The project messages are sent in; the service account's by default.")
     var projectID: String?
     @Option(name: .customLong("service-account"), help: "The service account's JSON key file, whose assertions are accepted.")
     var serviceAccount: String
-    @Option(name: .customLong("certificate-out"), help: "Write the server's certificate (PEM) here.") var certificateOut: String?
     @Option(name: .customLong("token-lifetime"), help: "Seconds an access token lasts (expires_in).") var tokenLifetime: Int = 3600
     @Flag(help: "Serve no fault, token-state or revocation hook.") var demo = false
     @Flag(help: "Check the bearer token, then answer 200 to every send, parsing and recording nothing.") var benchmark = false
 
     func validate() throws {
-        guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
         guard (1...86_400).contains(tokenLifetime) else { throw ValidationError("--token-lifetime must be 1 to 86400 seconds") }
     }
 
@@ -49,15 +46,10 @@ struct FCMEmulatorCommand: AsyncParsableCommand {
             throw ValidationError("--service-account: \(error)")
         }
         let identity = try APNsEmulatorIdentity.generate()
-        if let certificateOut { try identity.certificatePEM.write(toFile: certificateOut, atomically: true, encoding: .utf8) }
-        // Logs go to stderr: stdout's first line is the address, for scripts to read.
-        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        try listen.prepare(certificatePEM: identity.certificatePEM)
         let emulator = FCMEmulator(
             serviceAccount: account, projectID: projectID, accessTokenLifetime: .seconds(tokenLifetime), allowsFaultInjection: !demo,
             isBenchmark: benchmark)
-        try await emulator.run(port: port, identity: identity) { port in
-            print("listening on https://127.0.0.1:\(port)")
-            fflush(nil)
-        }
+        try await emulator.run(port: listen.port, identity: identity, onListening: EmulatorListenOptions.announce)
     }
 }

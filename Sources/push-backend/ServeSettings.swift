@@ -1,6 +1,7 @@
 import APNs
 import APNsEmulator
 import ArgumentParser
+import Foundation
 import Logging
 import NIOSSL
 import PushAPNsTokens
@@ -8,17 +9,6 @@ import PushBackend
 import PushCore
 import ServiceLifecycle
 import UnixSignals
-
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// What `serve` runs with, read from ``Settings`` and checked: a bad value is a usage error that
 /// names its key, wherever it came from.
