@@ -429,7 +429,9 @@ package final class PostgresBackendStore: BackendStore {
         try await run {
             var found: (APIKeyRecord, UserRecord, NotificationRecord?)?
             // Read to the end (one row at most): leaving the sequence early would cancel the query.
-            for try await row in try await client.execute(KeyOwnerAndNotification(who: keyID, id: id, visibleAt: visibleAt), logger: logger) {
+            for try await row in try await client.execute(
+                NotificationLookup<KeyOwnerAndNotification>(who: keyID, id: id, visibleAt: visibleAt), logger: logger)
+            {
                 let (keyID, secretHash, created, userName, hash, roleName) = try row.decode((String, String, Int64, String, String, String).self)
                 guard let role = UserRole(rawValue: roleName) else { continue }
                 found = (
@@ -442,19 +444,14 @@ package final class PostgresBackendStore: BackendStore {
     }
 
     /// ``UserAndNotification`` for a request signed with an API key: the key and its owner too.
-    struct KeyOwnerAndNotification: NotificationLookup {
+    enum KeyOwnerAndNotification: NotificationQuery {
         static let name = "push-backend.key-owner-and-notification"
         static let sql = """
             SELECT api_keys.id, api_keys.secret_hash, api_keys.created_at, users.name, users.password_hash, users.role,
                 \(PostgresBackendStore.notificationColumns)
-            FROM api_keys JOIN users ON users.name = api_keys.owner LEFT JOIN notifications
-                ON notifications.id = $1 AND notifications.recipient = users.name
-                AND (notifications.send_at IS NULL OR notifications.send_at <= $2)
+            FROM api_keys JOIN users ON users.name = api_keys.owner \(PostgresBackendStore.visibleNotificationJoin)
             WHERE api_keys.id = $3
             """
-        let who: String
-        let id: String
-        let visibleAt: Int64
     }
 
     package func apiKeys() async throws(StoreError) -> [APIKeyRecord] {
@@ -700,7 +697,9 @@ package final class PostgresBackendStore: BackendStore {
         try await run {
             var found: (UserRecord, NotificationRecord?)?
             // Read to the end (one row at most): leaving the sequence early would cancel the query.
-            for try await row in try await client.execute(UserAndNotification(who: name, id: id, visibleAt: visibleAt), logger: logger) {
+            for try await row in try await client.execute(
+                NotificationLookup<UserAndNotification>(who: name, id: id, visibleAt: visibleAt), logger: logger)
+            {
                 let (userName, hash, roleName) = try row.decode((String, String, String).self)
                 guard let role = UserRole(rawValue: roleName) else { continue }
                 found = (UserRecord(name: userName, passwordHash: hash, role: role), try Self.notification(from: row, at: 3))
@@ -710,30 +709,50 @@ package final class PostgresBackendStore: BackendStore {
     }
 
     /// The read behind every authenticated fetch of a notification, the backend's busiest
-    /// statement: prepared once per connection, so that PostgreSQL parses and plans it once
-    /// instead of on every request.
-    struct UserAndNotification: NotificationLookup {
+    /// statement.
+    enum UserAndNotification: NotificationQuery {
         // Spelled out: the protocol's default is `String(reflecting:)` of the type, a run-time
         // lookup of its name on every execution.
         static let name = "push-backend.user-and-notification"
         static let sql = """
             SELECT users.name, users.password_hash, users.role, \(PostgresBackendStore.notificationColumns)
-            FROM users LEFT JOIN notifications
-                ON notifications.id = $1 AND notifications.recipient = users.name
-                AND (notifications.send_at IS NULL OR notifications.send_at <= $2)
+            FROM users \(PostgresBackendStore.visibleNotificationJoin)
             WHERE users.name = $3
             """
-        let who: String
-        let id: String
-        let visibleAt: Int64
+    }
+
+    /// The caller's notification `$1`, if visible at `$2`, joined to the caller's `users` row.
+    static let visibleNotificationJoin = """
+        LEFT JOIN notifications ON notifications.id = $1 AND notifications.recipient = users.name
+            AND (notifications.send_at IS NULL OR notifications.send_at <= $2)
+        """
+
+    /// The SQL and name of a ``NotificationLookup``.
+    protocol NotificationQuery {
+        static var name: String { get }
+        static var sql: String { get }
     }
 
     /// A caller's row joined with their notification `$1`, if visible at `$2`; the caller is `$3`
-    /// (a user's name, or an API key's id).
-    protocol NotificationLookup: PostgresPreparedStatement where Row == PostgresRow {
-        var who: String { get }
-        var id: String { get }
-        var visibleAt: Int64 { get }
+    /// (a user's name, or an API key's id). Prepared once per connection, so that PostgreSQL parses
+    /// and plans it once instead of on every request.
+    struct NotificationLookup<Query: NotificationQuery>: PostgresPreparedStatement {
+        typealias Row = PostgresRow
+        static var name: String { Query.name }
+        static var sql: String { Query.sql }
+        let who: String
+        let id: String
+        let visibleAt: Int64
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 3)
+            bindings.append(id)
+            bindings.append(visibleAt)
+            bindings.append(who)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
     }
 
     /// The notification in the row's columns from `first` on (``notificationColumns``); nil when
@@ -877,16 +896,4 @@ final class StoreCallWatchdog: Sendable {
             overdue?()
         }
     }
-}
-
-extension PostgresBackendStore.NotificationLookup {
-    func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 3)
-        bindings.append(id)
-        bindings.append(visibleAt)
-        bindings.append(who)
-        return bindings
-    }
-
-    func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
 }

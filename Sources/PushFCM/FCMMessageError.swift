@@ -1,13 +1,7 @@
 public import PushInternals
 public import PushJSON
 
-/// Why a message is not one FCM's HTTP v1 API accepts, or does not fit its limit; also what
-/// ``FCMLinter`` reports. Syntax errors in the bytes are `JSONError`s.
-///
-/// `code` is stable and safe to match on. Messages never quote a value, only key names.
-public typealias FCMMessageError = CodedPayloadError<FCMMessageErrorCode>
-
-/// What ``FCMMessageError/code`` says went wrong.
+/// What ``FCMMessageError/code`` says went wrong: stable, and safe to match on.
 @nonexhaustive
 public enum FCMMessageErrorCode: String, ErrorCode {
     /// The document is not `{"message": {…}}`.
@@ -34,6 +28,12 @@ public enum FCMMessageErrorCode: String, ErrorCode {
     /// The encoded message is over the limit; ``FCMMessageError/size`` and ``FCMMessageError/limit`` say by how much.
     case payloadTooLarge
 }
+
+/// Why a message is not one FCM's HTTP v1 API accepts, or does not fit its limit; also what
+/// ``FCMLinter`` reports. Syntax errors in the bytes are `JSONError`s.
+///
+/// `code` is stable and safe to match on. Messages never quote a value, only key names.
+public typealias FCMMessageError = CodedPayloadError<FCMMessageErrorCode>
 
 /// FCM's limits and reserved names.
 public enum FCMLimits {
