@@ -82,9 +82,23 @@ struct XXH3State: ~Copyable {
     deinit { XXH3_freeState(pointer) }
 }
 
+/// A streaming XXH3 hasher (``XXH3Hasher64``, ``XXH3Hasher128``): bytes go in as they arrive.
+public protocol XXH3StreamingHasher: ~Copyable {
+    mutating func update(_ bytes: UnsafeRawBufferPointer)
+}
+
+extension XXH3StreamingHasher where Self: ~Copyable {
+    @inlinable
+    public mutating func update(_ bytes: some Collection<UInt8>) {
+        if bytes.withContiguousStorageIfAvailable({ update(UnsafeRawBufferPointer($0)) }) == nil {
+            Array(bytes).withUnsafeBytes { update($0) }
+        }
+    }
+}
+
 /// XXH3-64 over bytes that arrive in pieces; equals ``XXH3/hash64(_:seed:)-(UnsafeRawBufferPointer,_)``
 /// over their concatenation.
-public struct XXH3Hasher64: ~Copyable {
+public struct XXH3Hasher64: XXH3StreamingHasher, ~Copyable {
     private let state = XXH3State()
     private let seed: UInt64
 
@@ -98,13 +112,6 @@ public struct XXH3Hasher64: ~Copyable {
         _ = pushcore_xxh3_64_update(state.pointer, bytes.baseAddress, bytes.count)
     }
 
-    @inlinable
-    public mutating func update(_ bytes: some Collection<UInt8>) {
-        if bytes.withContiguousStorageIfAvailable({ update(UnsafeRawBufferPointer($0)) }) == nil {
-            Array(bytes).withUnsafeBytes { update($0) }
-        }
-    }
-
     /// The digest of everything so far; more input may follow.
     public func digest() -> UInt64 { XXH3_64bits_digest(state.pointer) }
 
@@ -114,7 +121,7 @@ public struct XXH3Hasher64: ~Copyable {
 
 /// XXH3-128 over bytes that arrive in pieces; equals ``XXH3/hash128(_:seed:)-(UnsafeRawBufferPointer,_)``
 /// over their concatenation.
-public struct XXH3Hasher128: ~Copyable {
+public struct XXH3Hasher128: XXH3StreamingHasher, ~Copyable {
     private let state = XXH3State()
     private let seed: UInt64
 
@@ -125,13 +132,6 @@ public struct XXH3Hasher128: ~Copyable {
 
     public mutating func update(_ bytes: UnsafeRawBufferPointer) {
         _ = pushcore_xxh3_128_update(state.pointer, bytes.baseAddress, bytes.count)
-    }
-
-    @inlinable
-    public mutating func update(_ bytes: some Collection<UInt8>) {
-        if bytes.withContiguousStorageIfAvailable({ update(UnsafeRawBufferPointer($0)) }) == nil {
-            Array(bytes).withUnsafeBytes { update($0) }
-        }
     }
 
     /// The digest of everything so far; more input may follow.
