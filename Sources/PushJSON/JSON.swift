@@ -231,26 +231,27 @@ extension JSON {
         case .raw(let raw): raw.bytes.withUnsafeBytes { output.append($0) }
         case .array(let elements):
             try checkDepth(depth)
-            output.append(ASCII.openBracket)
-            try elements.withUnsafeBufferPointer { (buffer) throws(JSONError) in
-                try forEachInPlace(buffer) { (index, element) throws(JSONError) in
-                    if index > 0 { output.append(ASCII.comma) }
-                    try element.writeInPlace(to: &output, depth: depth + 1)
-                }
-            }
-            output.append(ASCII.closeBracket)
+            try Self.write(elements, between: ASCII.openBracket, and: ASCII.closeBracket, to: &output, depth: depth + 1)
         case .object(let members):
             try checkDepth(depth)
             try checkUniqueKeys(members)
-            output.append(ASCII.openBrace)
-            try members.withUnsafeBufferPointer { (buffer) throws(JSONError) in
-                try forEachInPlace(buffer) { (index, member) throws(JSONError) in
-                    if index > 0 { output.append(ASCII.comma) }
-                    try member.writeInPlace(to: &output, depth: depth + 1)
-                }
-            }
-            output.append(ASCII.closeBrace)
+            try Self.write(members, between: ASCII.openBrace, and: ASCII.closeBrace, to: &output, depth: depth + 1)
         }
+    }
+
+    /// An array's elements or an object's members, comma-separated between `open` and `close`.
+    @inlinable
+    static func write<Item: JSONWritableInPlace, Output: JSONOutput>(
+        _ items: [Item], between open: UInt8, and close: UInt8, to output: inout Output, depth: Int
+    ) throws(JSONError) {
+        output.append(open)
+        try items.withUnsafeBufferPointer { (buffer) throws(JSONError) in
+            try forEachInPlace(buffer) { (index, item) throws(JSONError) in
+                if index > 0 { output.append(ASCII.comma) }
+                try item.writeInPlace(to: &output, depth: depth)
+            }
+        }
+        output.append(close)
     }
 
     /// ``write(to:depth:)`` on a value reached by address. Mutating only for that: see
@@ -495,6 +496,15 @@ extension JSONMember {
         try value.write(to: &output, depth: depth)
     }
 }
+
+/// A value (``JSON``) or a member (``JSONMember``), written from where it lies in its array.
+@usableFromInline
+protocol JSONWritableInPlace {
+    mutating func writeInPlace<Output: JSONOutput>(to output: inout Output, depth: Int) throws(JSONError)
+}
+
+extension JSON: JSONWritableInPlace {}
+extension JSONMember: JSONWritableInPlace {}
 
 /// Calls `body` with each element of `elements` in place, by address. Reading an element out of
 /// a buffer for a call copies it first, a retain and a release of every reference it holds; passed

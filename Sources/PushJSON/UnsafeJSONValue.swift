@@ -195,7 +195,7 @@ package struct UnsafeJSONValue {
     package var members: Members {
         let entry = self.entry
         let end = entry.kind == .object ? Int(entry.link) - 1 : index + 1
-        return Members(entries: entries, input: input, first: index + 1, end: end)
+        return Members(Elements(entries: entries, input: input, first: index + 1, end: end))
     }
 
     /// Every value nested inside this one, depth first in document order, object keys included
@@ -207,7 +207,7 @@ package struct UnsafeJSONValue {
     package var descendants: Descendants {
         let entry = self.entry
         let end = entry.kind == .object || entry.kind == .array ? Int(entry.link) - 1 : index + 1
-        return Descendants(entries: entries, input: input, first: index + 1, end: end)
+        return Descendants(Elements(entries: entries, input: input, first: index + 1, end: end))
     }
 
     /// True for a string that is an object's key rather than a value.
@@ -261,9 +261,7 @@ package struct UnsafeJSONValue {
         @usableFromInline var entries: Elements
 
         @inlinable
-        init(entries: UnsafePointer<TapeEntry>, input: UnsafePointer<UInt8>, first: Int, end: Int) {
-            self.entries = Elements(entries: entries, input: input, first: first, end: end)
-        }
+        init(_ entries: Elements) { self.entries = entries }
 
         @inlinable
         package mutating func next() -> UnsafeJSONValue? {
@@ -286,14 +284,12 @@ package struct UnsafeJSONValue {
         @usableFromInline var entries: Elements
 
         @inlinable
-        init(entries: UnsafePointer<TapeEntry>, input: UnsafePointer<UInt8>, first: Int, end: Int) {
-            self.entries = Elements(entries: entries, input: input, first: first, end: end)
-        }
-
-        @inlinable
         package mutating func next() -> Member? {
             guard let key = entries.next(), let value = entries.next() else { return nil }
             return Member(key: key, value: value)
         }
+
+        @inlinable
+        init(_ entries: Elements) { self.entries = entries }
     }
 }
