@@ -114,6 +114,7 @@ let package = Package(
             dependencies: [
                 "PushJSON", serverProduct("Hummingbird", "hummingbird"), serverProduct("HTTPTypes", "swift-http-types"),
                 serverProduct("NIOCore", "swift-nio"), serverProduct("ArgumentParser", "swift-argument-parser"),
+                serverProduct("Logging", "swift-log"),
             ]
         ),
         // The Notification Hubs client: requests, tag expressions, errors, retries.
