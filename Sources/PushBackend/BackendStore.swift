@@ -8,7 +8,7 @@ import PushInternals
 ///
 /// Every method is one atomic step (one statement in SQLite), so concurrent requests never see
 /// or leave half an operation, and no transaction spans an `await`.
-package protocol BackendStore: Sendable {
+package protocol BackendStore: DeliveryQueueStore {
     /// Adds a user; `conflict` when the name is taken.
     func addUser(_ user: UserRecord) async throws(StoreError)
     func user(named name: String) async throws(StoreError) -> UserRecord?

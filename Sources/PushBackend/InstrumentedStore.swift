@@ -155,6 +155,44 @@ struct InstrumentedStore: BackendStore {
             try await base.userAndNotification(named: name, id: id, visibleAt: visibleAt)
         }
     }
+    func addNotification(_ notification: NotificationRecord, queuing push: QueuedPush) async throws(StoreError) {
+        try await measure("add_notification", writes: true) { () async throws(StoreError) in
+            try await base.addNotification(notification, queuing: push)
+        }
+    }
+
+    func claimDeliveryJobs(owner: String, now: Int64, leaseUntil: Int64, limit: Int) async throws(StoreError) -> [DeliveryJob] {
+        try await measure("claim_delivery_jobs", writes: true) { () async throws(StoreError) in
+            try await base.claimDeliveryJobs(owner: owner, now: now, leaseUntil: leaseUntil, limit: limit)
+        }
+    }
+    func renewDeliveryLease(notificationID: String, owner: String, until: Int64) async throws(StoreError) -> Bool {
+        try await measure("renew_delivery_lease", writes: true) { () async throws(StoreError) in
+            try await base.renewDeliveryLease(notificationID: notificationID, owner: owner, until: until)
+        }
+    }
+    func recordDeliveryAnswers(notificationID: String, answers: [DeliveryAnswer], at time: Int64) async throws(StoreError) {
+        try await measure("record_delivery_answers", writes: true) { () async throws(StoreError) in
+            try await base.recordDeliveryAnswers(notificationID: notificationID, answers: answers, at: time)
+        }
+    }
+    func deliveryAnswers(notificationID: String) async throws(StoreError) -> [DeliveryAnswer] {
+        try await measure("delivery_answers") { () async throws(StoreError) in try await base.deliveryAnswers(notificationID: notificationID) }
+    }
+    func finishDeliveryJob(notificationID: String, owner: String, state: DeliveryState, failure: String?) async throws(StoreError) -> Bool {
+        try await measure("finish_delivery_job", writes: true) { () async throws(StoreError) in
+            try await base.finishDeliveryJob(notificationID: notificationID, owner: owner, state: state, failure: failure)
+        }
+    }
+    func requeueDeliveryJob(notificationID: String, owner: String, dueAt: Int64, failure: String?) async throws(StoreError) -> Bool {
+        try await measure("requeue_delivery_job", writes: true) { () async throws(StoreError) in
+            try await base.requeueDeliveryJob(notificationID: notificationID, owner: owner, dueAt: dueAt, failure: failure)
+        }
+    }
+    func deliveryStatus(notificationID: String) async throws(StoreError) -> (state: DeliveryState, attempts: Int, failure: String?)? {
+        try await measure("delivery_status") { () async throws(StoreError) in try await base.deliveryStatus(notificationID: notificationID) }
+    }
+
     func markRead(id: String, at time: Int64) async throws(StoreError) {
         try await measure("mark_read", writes: true) { () async throws(StoreError) in try await base.markRead(id: id, at: time) }
     }

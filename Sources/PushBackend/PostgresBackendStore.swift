@@ -122,6 +122,29 @@ package final class PostgresBackendStore: BackendStore {
             """,
             "CREATE INDEX notifications_by_resource ON notifications (resource)",
         ],
+        // The delivery queue (DeliveryQueue.swift): a notification carries its job.
+        [
+            "ALTER TABLE notifications ADD COLUMN delivery_state TEXT CHECK (delivery_state IN ('queued', 'sending', 'delivered', 'partly', 'failed'))",
+            "ALTER TABLE notifications ADD COLUMN due_at BIGINT",
+            "ALTER TABLE notifications ADD COLUMN deadline BIGINT",
+            "ALTER TABLE notifications ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE notifications ADD COLUMN lease_owner TEXT",
+            "ALTER TABLE notifications ADD COLUMN lease_expires BIGINT",
+            "ALTER TABLE notifications ADD COLUMN failure TEXT",
+            "ALTER TABLE notifications ADD COLUMN push_kind TEXT",
+            "ALTER TABLE notifications ADD COLUMN push_message TEXT",
+            "CREATE INDEX notifications_due ON notifications (due_at) WHERE delivery_state IN ('queued', 'sending')",
+            """
+            CREATE TABLE delivery_answers (
+                notification_id TEXT NOT NULL REFERENCES notifications(id) ON DELETE CASCADE,
+                target TEXT NOT NULL,
+                platform TEXT NOT NULL,
+                outcome TEXT NOT NULL,
+                answered_at BIGINT NOT NULL,
+                PRIMARY KEY (notification_id, target)
+            )
+            """,
+        ],
     ]
 
     /// The advisory lock migrations run under: any 64-bit number no other program on the database uses.
@@ -621,6 +644,14 @@ package final class PostgresBackendStore: BackendStore {
     // MARK: Notifications
 
     package func addNotification(_ notification: NotificationRecord) async throws(StoreError) {
+        try await insert(notification, queuing: nil)
+    }
+
+    package func addNotification(_ notification: NotificationRecord, queuing push: QueuedPush) async throws(StoreError) {
+        try await insert(notification, queuing: push)
+    }
+
+    private func insert(_ notification: NotificationRecord, queuing push: QueuedPush?) async throws(StoreError) {
         var richType: String?
         var resource: String?
         var message: String?
@@ -629,16 +660,110 @@ package final class PostgresBackendStore: BackendStore {
         case .rich(let type, let name, let text): (richType, resource, message) = (type, name, text)
         case .secure(let secret): payload = secret
         }
+        let state = push == nil ? nil : DeliveryState.queued.rawValue
+        let dueAt = push == nil ? nil : notification.sendAt ?? notification.createdAt
         let inserted = try await count(
             """
             INSERT INTO notifications
-                (id, sender, recipient, kind, rich_type, resource, message, payload, created_at, read_at, send_at, hub_message_id, delivery)
+                (id, sender, recipient, kind, rich_type, resource, message, payload, created_at, read_at, send_at, hub_message_id, delivery,
+                 delivery_state, due_at, deadline, push_kind, push_message)
             VALUES (\(notification.id), \(notification.sender), \(notification.recipient), \(notification.kind), \(richType), \(resource),
                     \(message), \(payload), \(notification.createdAt), \(notification.readAt), \(notification.sendAt),
-                    \(notification.hubMessageID), \(notification.delivery))
+                    \(notification.hubMessageID), \(notification.delivery), \(state), \(dueAt), \(push?.deadline),
+                    \(push?.kind.rawValue), \(push?.message))
             ON CONFLICT (id) DO NOTHING RETURNING id
             """)
         guard inserted > 0 else { throw StoreError(.conflict, "a notification with this id exists") }
+    }
+
+    // MARK: The delivery queue
+
+    package func claimDeliveryJobs(owner: String, now: Int64, leaseUntil: Int64, limit: Int) async throws(StoreError) -> [DeliveryJob] {
+        // SKIP LOCKED: instances claiming at once each take other rows instead of waiting on one
+        // another's; a row is locked from the choice to the update, so no two take the same.
+        try await run {
+            var jobs: [DeliveryJob] = []
+            let rows = try await client.query(
+                """
+                UPDATE notifications SET delivery_state = 'sending', lease_owner = \(owner), lease_expires = \(leaseUntil), attempts = attempts + 1
+                WHERE id IN (
+                    SELECT id FROM notifications
+                    WHERE delivery_state IN ('queued', 'sending') AND due_at <= \(now) AND (delivery_state = 'queued' OR lease_expires <= \(now))
+                    ORDER BY due_at, id LIMIT \(max(limit, 0)) FOR UPDATE SKIP LOCKED)
+                RETURNING id, recipient, due_at, deadline, attempts, lease_expires, push_kind, push_message, rich_type
+                """, logger: logger)
+            for try await (id, recipient, due, deadline, attempts, expires, kind, message, richType) in rows.decode(
+                (String, String, Int64, Int64, Int32, Int64, String?, String?, String?).self)
+            {
+                guard let kind = kind.flatMap(OutgoingPush.Kind.init(rawValue:)), let message else { continue }
+                jobs.append(
+                    DeliveryJob(
+                        notificationID: id, recipient: recipient, push: QueuedPush(kind: kind, message: message, deadline: deadline),
+                        richType: richType, dueAt: due, attempts: Int(attempts), leaseExpiresAt: expires))
+            }
+            return jobs.sorted { ($0.dueAt, $0.notificationID) < ($1.dueAt, $1.notificationID) }
+        }
+    }
+
+    package func renewDeliveryLease(notificationID: String, owner: String, until: Int64) async throws(StoreError) -> Bool {
+        try await count(
+            """
+            UPDATE notifications SET lease_expires = \(until)
+            WHERE id = \(notificationID) AND lease_owner = \(owner) AND delivery_state = 'sending' RETURNING id
+            """) > 0
+    }
+
+    package func recordDeliveryAnswers(notificationID: String, answers: [DeliveryAnswer], at time: Int64) async throws(StoreError) {
+        guard !answers.isEmpty else { return }
+        _ = try await count(
+            """
+            INSERT INTO delivery_answers (notification_id, answered_at, target, platform, outcome)
+            SELECT \(notificationID), \(time), answer.target, answer.platform, answer.outcome
+            FROM unnest(\(answers.map(\.target))::text[], \(answers.map(\.platform))::text[], \(answers.map(\.outcome))::text[])
+                AS answer(target, platform, outcome)
+            WHERE EXISTS (SELECT 1 FROM notifications WHERE id = \(notificationID))
+            ON CONFLICT (notification_id, target) DO NOTHING RETURNING target
+            """)
+    }
+
+    package func deliveryAnswers(notificationID: String) async throws(StoreError) -> [DeliveryAnswer] {
+        try await run {
+            var answers: [DeliveryAnswer] = []
+            let rows = try await client.query(
+                "SELECT target, platform, outcome FROM delivery_answers WHERE notification_id = \(notificationID) ORDER BY target", logger: logger)
+            for try await (target, platform, outcome) in rows.decode((String, String, String).self) {
+                answers.append(DeliveryAnswer(target: target, platform: platform, outcome: outcome))
+            }
+            return answers
+        }
+    }
+
+    package func finishDeliveryJob(notificationID: String, owner: String, state: DeliveryState, failure: String?) async throws(StoreError) -> Bool {
+        try await count(
+            """
+            UPDATE notifications SET delivery_state = \(state.rawValue), failure = \(failure), lease_owner = NULL, lease_expires = NULL
+            WHERE id = \(notificationID) AND lease_owner = \(owner) AND delivery_state = 'sending' RETURNING id
+            """) > 0
+    }
+
+    package func requeueDeliveryJob(notificationID: String, owner: String, dueAt: Int64, failure: String?) async throws(StoreError) -> Bool {
+        try await count(
+            """
+            UPDATE notifications SET delivery_state = 'queued', due_at = \(dueAt), failure = \(failure), lease_owner = NULL, lease_expires = NULL
+            WHERE id = \(notificationID) AND lease_owner = \(owner) AND delivery_state = 'sending' RETURNING id
+            """) > 0
+    }
+
+    package func deliveryStatus(notificationID: String) async throws(StoreError) -> (state: DeliveryState, attempts: Int, failure: String?)? {
+        try await run {
+            var status: (state: DeliveryState, attempts: Int, failure: String?)?
+            let rows = try await client.query(
+                "SELECT delivery_state, attempts, failure FROM notifications WHERE id = \(notificationID)", logger: logger)
+            for try await (name, attempts, failure) in rows.decode((String?, Int32, String?).self) {
+                if let state = name.flatMap(DeliveryState.init(rawValue:)) { status = (state, Int(attempts), failure) }
+            }
+            return status
+        }
     }
 
     package func markRead(id: String, at time: Int64) async throws(StoreError) {

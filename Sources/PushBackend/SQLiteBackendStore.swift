@@ -137,6 +137,29 @@ package final class SQLiteBackendStore: BackendStore {
             // The sweep asks whether any notification still names an image.
             "CREATE INDEX notifications_by_resource ON notifications (resource)",
         ],
+        // The delivery queue (DeliveryQueue.swift): a notification carries its job.
+        [
+            "ALTER TABLE notifications ADD COLUMN delivery_state TEXT CHECK (delivery_state IN ('queued', 'sending', 'delivered', 'partly', 'failed'))",
+            "ALTER TABLE notifications ADD COLUMN due_at INTEGER",
+            "ALTER TABLE notifications ADD COLUMN deadline INTEGER",
+            "ALTER TABLE notifications ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE notifications ADD COLUMN lease_owner TEXT",
+            "ALTER TABLE notifications ADD COLUMN lease_expires INTEGER",
+            "ALTER TABLE notifications ADD COLUMN failure TEXT",
+            "ALTER TABLE notifications ADD COLUMN push_kind TEXT",
+            "ALTER TABLE notifications ADD COLUMN push_message TEXT",
+            "CREATE INDEX notifications_due ON notifications (due_at) WHERE delivery_state IN ('queued', 'sending')",
+            """
+            CREATE TABLE delivery_answers (
+                notification_id TEXT NOT NULL REFERENCES notifications(id) ON DELETE CASCADE,
+                target TEXT NOT NULL,
+                platform TEXT NOT NULL,
+                outcome TEXT NOT NULL,
+                answered_at INTEGER NOT NULL,
+                PRIMARY KEY (notification_id, target)
+            ) STRICT
+            """,
+        ],
     ]
 
     package let path: String
@@ -308,6 +331,90 @@ package final class SQLiteBackendStore: BackendStore {
             let role = row.column("role")?.string.flatMap(UserRole.init(rawValue:))
         else { return nil }
         return UserRecord(name: name, passwordHash: hash, role: role)
+    }
+
+    // MARK: The delivery queue
+
+    package func claimDeliveryJobs(owner: String, now: Int64, leaseUntil: Int64, limit: Int) async throws(StoreError) -> [DeliveryJob] {
+        // One statement on the one connection: no other claim runs between the choice and the update.
+        try await run(
+            """
+            UPDATE notifications SET delivery_state = 'sending', lease_owner = ?, lease_expires = ?, attempts = attempts + 1
+            WHERE id IN (
+                SELECT id FROM notifications
+                WHERE delivery_state IN ('queued', 'sending') AND due_at <= ? AND (delivery_state = 'queued' OR lease_expires <= ?)
+                ORDER BY due_at, id LIMIT ?)
+            RETURNING id, recipient, due_at, deadline, attempts, lease_expires, push_kind, push_message, rich_type
+            """, [.text(owner), .integer(Int(leaseUntil)), .integer(Int(now)), .integer(Int(now)), .integer(max(limit, 0))]
+        ).compactMap { row in
+            guard let id = row.column("id")?.string, let recipient = row.column("recipient")?.string,
+                let due = row.column("due_at")?.integer, let deadline = row.column("deadline")?.integer,
+                let attempts = row.column("attempts")?.integer, let expires = row.column("lease_expires")?.integer,
+                let kind = row.column("push_kind")?.string.flatMap(OutgoingPush.Kind.init(rawValue:)),
+                let message = row.column("push_message")?.string
+            else { return nil }
+            return DeliveryJob(
+                notificationID: id, recipient: recipient, push: QueuedPush(kind: kind, message: message, deadline: Int64(deadline)),
+                richType: row.column("rich_type")?.string, dueAt: Int64(due), attempts: attempts, leaseExpiresAt: Int64(expires))
+        }.sorted { ($0.dueAt, $0.notificationID) < ($1.dueAt, $1.notificationID) }
+    }
+
+    package func renewDeliveryLease(notificationID: String, owner: String, until: Int64) async throws(StoreError) -> Bool {
+        !(try await run(
+            "UPDATE notifications SET lease_expires = ? WHERE id = ? AND lease_owner = ? AND delivery_state = 'sending' RETURNING id",
+            [.integer(Int(until)), .text(notificationID), .text(owner)])).isEmpty
+    }
+
+    package func recordDeliveryAnswers(notificationID: String, answers: [DeliveryAnswer], at time: Int64) async throws(StoreError) {
+        // 300 answers of 3 values a statement, well under SQLite's 32,766 variables.
+        for start in stride(from: 0, to: answers.count, by: 300) {
+            let batch = answers[start..<min(start + 300, answers.count)]
+            var binds: [SQLiteData] = [.text(notificationID), .integer(Int(time))]
+            for answer in batch { binds += [.text(answer.target), .text(answer.platform), .text(answer.outcome)] }
+            binds.append(.text(notificationID))
+            _ = try await run(
+                """
+                INSERT INTO delivery_answers (notification_id, answered_at, target, platform, outcome)
+                SELECT ?, ?, column1, column2, column3 FROM (VALUES \(Array(repeating: "(?, ?, ?)", count: batch.count).joined(separator: ", ")))
+                WHERE EXISTS (SELECT 1 FROM notifications WHERE id = ?)
+                ON CONFLICT (notification_id, target) DO NOTHING
+                """, binds)
+        }
+    }
+
+    package func deliveryAnswers(notificationID: String) async throws(StoreError) -> [DeliveryAnswer] {
+        try await run(
+            "SELECT target, platform, outcome FROM delivery_answers WHERE notification_id = ? ORDER BY target", [.text(notificationID)]
+        ).compactMap { row in
+            guard let target = row.column("target")?.string, let platform = row.column("platform")?.string,
+                let outcome = row.column("outcome")?.string
+            else { return nil }
+            return DeliveryAnswer(target: target, platform: platform, outcome: outcome)
+        }
+    }
+
+    package func finishDeliveryJob(notificationID: String, owner: String, state: DeliveryState, failure: String?) async throws(StoreError) -> Bool {
+        !(try await run(
+            """
+            UPDATE notifications SET delivery_state = ?, failure = ?, lease_owner = NULL, lease_expires = NULL
+            WHERE id = ? AND lease_owner = ? AND delivery_state = 'sending' RETURNING id
+            """, [.text(state.rawValue), failure.map { .text($0) } ?? .null, .text(notificationID), .text(owner)])).isEmpty
+    }
+
+    package func requeueDeliveryJob(notificationID: String, owner: String, dueAt: Int64, failure: String?) async throws(StoreError) -> Bool {
+        !(try await run(
+            """
+            UPDATE notifications SET delivery_state = 'queued', due_at = ?, failure = ?, lease_owner = NULL, lease_expires = NULL
+            WHERE id = ? AND lease_owner = ? AND delivery_state = 'sending' RETURNING id
+            """, [.integer(Int(dueAt)), failure.map { .text($0) } ?? .null, .text(notificationID), .text(owner)])).isEmpty
+    }
+
+    package func deliveryStatus(notificationID: String) async throws(StoreError) -> (state: DeliveryState, attempts: Int, failure: String?)? {
+        let rows = try await run("SELECT delivery_state, attempts, failure FROM notifications WHERE id = ?", [.text(notificationID)])
+        guard let row = rows.first, let state = row.column("delivery_state")?.string.flatMap(DeliveryState.init(rawValue:)),
+            let attempts = row.column("attempts")?.integer
+        else { return nil }
+        return (state, attempts, row.column("failure")?.string)
     }
 
     // MARK: Images
@@ -493,6 +600,14 @@ package final class SQLiteBackendStore: BackendStore {
     // MARK: Notifications
 
     package func addNotification(_ notification: NotificationRecord) async throws(StoreError) {
+        try await insert(notification, queuing: nil)
+    }
+
+    package func addNotification(_ notification: NotificationRecord, queuing push: QueuedPush) async throws(StoreError) {
+        try await insert(notification, queuing: push)
+    }
+
+    private func insert(_ notification: NotificationRecord, queuing push: QueuedPush?) async throws(StoreError) {
         var binds: [SQLiteData] = [.text(notification.id), .text(notification.sender), .text(notification.recipient), .text(notification.kind)]
         switch notification.content {
         case .rich(let richType, let resource, let message):
@@ -505,11 +620,20 @@ package final class SQLiteBackendStore: BackendStore {
             notification.sendAt.map { .integer(Int($0)) } ?? .null, notification.hubMessageID.map { .text($0) } ?? .null,
             notification.delivery.map { .text($0) } ?? .null,
         ]
+        if let push {
+            binds += [
+                .text(DeliveryState.queued.rawValue), .integer(Int(notification.sendAt ?? notification.createdAt)), .integer(Int(push.deadline)),
+                .text(push.kind.rawValue), .text(push.message),
+            ]
+        } else {
+            binds += [.null, .null, .null, .null, .null]
+        }
         let inserted = try await run(
             """
             INSERT INTO notifications
-                (id, sender, recipient, kind, rich_type, resource, message, payload, created_at, read_at, send_at, hub_message_id, delivery)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING id
+                (id, sender, recipient, kind, rich_type, resource, message, payload, created_at, read_at, send_at, hub_message_id, delivery,
+                 delivery_state, due_at, deadline, push_kind, push_message)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING id
             """, binds)
         guard !inserted.isEmpty else { throw StoreError(.conflict, "a notification with this id exists") }
     }

@@ -1,0 +1,88 @@
+/// Where a notification's delivery stands: queued until due, then sending under one instance's
+/// lease, then done. A job another instance held is `sending` with a lease that has expired, and
+/// any instance may claim it again.
+package enum DeliveryState: String, Sendable, Hashable, CaseIterable {
+    case queued, sending, delivered, partly, failed
+
+    /// Whether a worker may still take it.
+    package var isPending: Bool { self == .queued || self == .sending }
+}
+
+/// How a queued notification is pushed, as the API decided when it took it.
+package struct QueuedPush: Sendable, Hashable {
+    package let kind: OutgoingPush.Kind
+    /// The text the push carries: an alert's (shortened to fit), a rich push's message, a secure
+    /// alert's placeholder; empty for a silent secure push.
+    package let message: String
+    /// When the job stops being retried and is `failed` (Unix milliseconds).
+    package let deadline: Int64
+
+    package init(kind: OutgoingPush.Kind, message: String, deadline: Int64) {
+        self.kind = kind
+        self.message = message
+        self.deadline = deadline
+    }
+}
+
+/// A notification's delivery job, as the instance that claimed it holds it.
+package struct DeliveryJob: Sendable, Hashable {
+    package let notificationID: String
+    package let recipient: String
+    package let push: QueuedPush
+    /// A rich notification's type, which its push carries; nil for a secure one.
+    package let richType: String?
+    /// When it became due (Unix milliseconds): its `sendAt`, its creation, or a retry's backoff.
+    package let dueAt: Int64
+    /// Claims so far, this one included: more than one means an instance gave it up or died.
+    package let attempts: Int
+    /// Until when this claim holds unless renewed (Unix milliseconds).
+    package let leaseExpiresAt: Int64
+}
+
+/// One target's answer within a job: recorded as it comes, so that a job resumed elsewhere sends
+/// only to the targets that have none.
+package struct DeliveryAnswer: Sendable, Hashable {
+    /// The device token (or registration token) the answer is for.
+    package let target: String
+    /// `apns` or `fcmv1`.
+    package let platform: String
+    /// `delivered`, the service's reason for a refusal (`Unregistered`, `UNREGISTERED`, …), or
+    /// `failed` for a target given up on.
+    package let outcome: String
+
+    package init(target: String, platform: String, outcome: String) {
+        self.target = target
+        self.platform = platform
+        self.outcome = outcome
+    }
+}
+
+/// The queue's half of a store: notifications carry their delivery job (one row, written in the
+/// same statement as the notification), claimed by leases that expire.
+///
+/// At least once: an answer is recorded after the service gave it, so a target whose request was
+/// written when its instance died has no answer and is sent again by the next claimer. Nothing else
+/// is sent twice, and nothing is left out: a job is finished only by the instance holding its lease.
+package protocol DeliveryQueueStore: Sendable {
+    /// Stores the notification with its job, due at its `sendAt` (or its creation), failed if still
+    /// pending at the push's deadline; `conflict` when the id is taken.
+    func addNotification(_ notification: NotificationRecord, queuing push: QueuedPush) async throws(StoreError)
+    /// Takes up to `limit` jobs due by `now`, the oldest due first: queued ones, and sending ones
+    /// whose lease expired. Each is `sending` under `owner`'s lease until `leaseUntil`. Concurrent
+    /// claimers (instances on one PostgreSQL) never take the same job.
+    func claimDeliveryJobs(owner: String, now: Int64, leaseUntil: Int64, limit: Int) async throws(StoreError) -> [DeliveryJob]
+    /// Extends the lease; false when `owner` no longer holds it (it expired and another took the job).
+    func renewDeliveryLease(notificationID: String, owner: String, until: Int64) async throws(StoreError) -> Bool
+    /// Keeps answers; a target already answered keeps its first answer.
+    func recordDeliveryAnswers(notificationID: String, answers: [DeliveryAnswer], at time: Int64) async throws(StoreError)
+    /// The answers so far, by target.
+    func deliveryAnswers(notificationID: String) async throws(StoreError) -> [DeliveryAnswer]
+    /// Ends the job as `state` (`delivered`, `partly` or `failed`, with why); false, and nothing
+    /// changed, when `owner` no longer holds its lease.
+    func finishDeliveryJob(notificationID: String, owner: String, state: DeliveryState, failure: String?) async throws(StoreError) -> Bool
+    /// Gives the job back to the queue, due at `dueAt` (a retry's backoff), with why; false, and
+    /// nothing changed, when `owner` no longer holds its lease.
+    func requeueDeliveryJob(notificationID: String, owner: String, dueAt: Int64, failure: String?) async throws(StoreError) -> Bool
+    /// The job's state, attempts and last failure; nil for a notification without a job.
+    func deliveryStatus(notificationID: String) async throws(StoreError) -> (state: DeliveryState, attempts: Int, failure: String?)?
+}
