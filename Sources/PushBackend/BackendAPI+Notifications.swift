@@ -81,6 +81,13 @@ extension BackendAPI {
         sendBudget.charge(caller.name, count: (sendAt == nil ? devices.count : registrationLimits.maximumDevices) - 1)
         let record = NotificationRecord(
             id: id, sender: caller.name, recipient: recipient, content: content, createdAt: unixMilliseconds(), sendAt: sendAt)
+        guard let hub = delivery.hubDelivery else {
+            // Queued with its push, in one statement: the delivery worker sends it when it is due,
+            // and retries while APNs falters, so the answer is the same whatever APNs' state.
+            let deadline = (sendAt ?? record.createdAt) + Self.deliveryDeadline
+            try await store.addNotification(record, queuing: QueuedPush(kind: kind, message: pushedMessage, deadline: deadline))
+            return .created(.init(headers: .init(location: "/api/notifications/\(id)"), body: .json(.init(id: id))))
+        }
         try await store.addNotification(record)
         let push = OutgoingPush(
             kind: kind, apnsPayload: payload, properties: HubTemplates.properties(kind, id: id, richType: richType, message: pushedMessage),
@@ -88,7 +95,7 @@ extension BackendAPI {
         // Stored before sending: the device may ask for it as soon as the push arrives.
         let hubMessageID: String?
         do {
-            hubMessageID = try await metrics.push(.notification) { try await delivery.send(push, to: recipient, devices: devices, logger: logger) }
+            hubMessageID = try await metrics.push(.notification) { try await hub.send(push, to: recipient, devices: devices, logger: logger) }
         } catch {
             logger.notice("push not sent; notification withdrawn", metadata: ["notification": "\(id)"])
             try? await store.deleteNotification(id: id)
@@ -105,15 +112,14 @@ extension BackendAPI {
     /// Notification Hubs holds a scheduled send for at most seven days.
     static let maximumSchedule: Int64 = 7 * 24 * 3600 * 1000
 
+    /// How long a queued push is retried before it is `failed`, from when it is due.
+    static let deliveryDeadline: Int64 = 3600 * 1000
+
     /// `sendAt` when the push is to wait: nil for a time already passed (it goes now, as a
-    /// scheduler does with a time it missed); refused when the delivery cannot wait (APNs) or
-    /// longer than the hub keeps a scheduled send.
+    /// scheduler does with a time it missed); refused when longer than the hub keeps a scheduled
+    /// send (the delivery queue keeps to the same limit).
     private func checkedSendAt(_ sendAt: Int64?) throws(APIError) -> Int64? {
         guard let sendAt, sendAt > unixMilliseconds() else { return nil }
-        guard delivery.schedules else {
-            throw APIError(
-                status: 422, code: .schedulingUnavailable, "sendAt needs hub delivery; this server sends straight to APNs, which sends at once")
-        }
         guard sendAt - unixMilliseconds() <= Self.maximumSchedule else {
             throw APIError(status: 422, code: .scheduleTooFar, "sendAt is at most 7 days from now: the hub keeps a scheduled send no longer")
         }

@@ -44,7 +44,9 @@ package func buildApplication(
         let connections = ConnectionRegistry(
             maximum: maximumConnections, maximumPerAddress: configuration.server.maximumConnectionsPerAddress,
             unlimited: configuration.logins.trustedProxies)
-        // Services stop in the reverse of this order, after the server: the sweep, then the store.
+        // The delivery queue's worker, where the server sends straight to APNs.
+        let worker = deliverer.apns.map { DeliveryWorker(store: store, apns: $0, logger: logger) }
+        // Services stop in the reverse of this order, after the server: the worker, the sweep, then the store.
         return Application(
             router: try api.router(),
             server: try configuration.tls.map { try .https(limits: configuration.server, connections: connections, tls: $0) }
@@ -57,7 +59,7 @@ package func buildApplication(
                 RetentionSweep(
                     store: store, retention: configuration.retention, imageGrace: configuration.images.unreferencedGrace,
                     interval: configuration.retentionSweepInterval, logger: logger),
-            ],
+            ] + (worker.map { [DeliveryWorkerService(worker: $0)] } ?? []),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? configuration.port) },
             logger: logger
         )

@@ -59,8 +59,13 @@ struct BackendMetrics: Sendable {
             span.recordError(error)
             outcome = "failed"
         }
-        Counter(label: "push_backend_pushes_total", dimensions: [("kind", kind.rawValue), ("outcome", outcome)], factory: factory).increment()
+        counted(kind, outcome: outcome)
         return try result.get()
+    }
+
+    /// Counts a push that went (`sent`) or did not (`failed`).
+    func counted(_ kind: PushKind, outcome: String) {
+        Counter(label: "push_backend_pushes_total", dimensions: [("kind", kind.rawValue), ("outcome", outcome)], factory: factory).increment()
     }
 
     private static func capture<Answer, Failure: Error>(_ call: () async throws(Failure) -> Answer) async -> Result<Answer, Failure> {

@@ -20,17 +20,15 @@ package protocol PushDeliverer: Sendable {
     /// Brings the push service in line with what is stored for `deviceToken` (a token of
     /// `platform`), after its registration was saved or deleted; `replaced` is the row there was before.
     func registrationChanged(deviceToken: String, platform: Installation.Platform, replacing replaced: RegistrationRecord?) async throws
-    /// Sends a notification's push to its recipient, whose registrations are `devices`; the
-    /// hub's id for the send, when it gives one to ask ``outcome(ofHubMessage:)`` with.
-    func send(_ push: OutgoingPush, to recipient: String, devices: [RegistrationRecord], logger: Logger) async throws -> String?
     /// Whether pushes reach devices of this platform.
     func reaches(_ platform: Installation.Platform) -> Bool
-    /// Whether a push may wait for a later time (``OutgoingPush/sendAt``).
-    var schedules: Bool { get }
     /// What became of a send, as the hub reports it; nil when it cannot say (yet).
     func outcome(ofHubMessage id: String) async -> NotificationDetails?
     /// APNs straight from the backend, which Live Activities and channels need; nil through a hub.
     var apns: APNsDelivery? { get }
+    /// The hub, which sends notifications itself; nil straight to APNs, where they go through the
+    /// delivery queue (``DeliveryWorker``).
+    var hubDelivery: HubDelivery? { get }
 }
 
 /// A notification's push in both shapes it travels in: the APNs payload sent straight to Apple,
@@ -133,7 +131,7 @@ package final class HubDelivery: PushDeliverer {
     }
 
     package var apns: APNsDelivery? { nil }
-    package var schedules: Bool { true }
+    package var hubDelivery: HubDelivery? { self }
     package func reaches(_ platform: Installation.Platform) -> Bool { true }
 
     package func registrationChanged(
@@ -146,6 +144,8 @@ package final class HubDelivery: PushDeliverer {
         }
     }
 
+    /// Sends a notification's push to its recipient, whose registrations are `devices`; the
+    /// hub's id for the send, when it gives one to ask ``outcome(ofHubMessage:)`` with.
     package func send(_ push: OutgoingPush, to recipient: String, devices: [RegistrationRecord], logger: Logger) async throws -> String? {
         for device in devices where !written.withLock({ $0.contains(device.deviceToken) }) {
             try await syncInstallation(deviceToken: device.deviceToken, platform: device.platform)
@@ -211,40 +211,19 @@ package struct APNsDelivery: PushDeliverer {
     }
 
     package var apns: APNsDelivery? { self }
+    package var hubDelivery: HubDelivery? { nil }
     var client: APNsClient { direct.client }
     var topic: String { direct.topic }
     var liveActivity: APNsLiveActivitySchema? { direct.liveActivity }
 
     /// APNs reaches Apple devices only; an Android registration is kept, for a hub to reach later.
     package func reaches(_ platform: Installation.Platform) -> Bool { platform == .apns }
-    /// APNs sends at once; holding a push for later would need a queue of our own.
-    package var schedules: Bool { false }
     package func outcome(ofHubMessage id: String) async -> NotificationDetails? { nil }
 
     /// APNs keeps no registrations: a device's token is all a push needs.
     package func registrationChanged(
         deviceToken: String, platform: Installation.Platform, replacing replaced: RegistrationRecord?
     ) async throws {}
-
-    /// Sends to each of the recipient's Apple devices and prunes those APNs calls dead. Fails only
-    /// when APNs could be reached for none of them; a refused device is that device's business.
-    package func send(_ push: OutgoingPush, to recipient: String, devices: [RegistrationRecord], logger: Logger) async throws -> String? {
-        let devices = devices.filter { $0.platform == .apns }
-        guard !devices.isEmpty else { return nil }
-        let payload = push.apnsPayload
-        let results: [APNsSendResult]
-        do throws(APNsClientError) {
-            results = try await direct.client.send(payload, headers: APNsHeaders(for: payload, topic: direct.topic), to: devices.map(\.deviceToken))
-        } catch {
-            throw APIError(status: 500, code: .internalError, "the push could not be sent: \(error.message)")
-        }
-        await prune(results, of: devices, recipient: recipient, logger: logger)
-        let unanswered = results.contains { if case .failed(let failure, _) = $0.outcome { failure != .invalidDeviceToken } else { false } }
-        if unanswered && !results.contains(where: \.isDelivered) {
-            throw APIError(status: 502, code: .apnsUnavailable, "APNs could not be reached for any of the recipient's devices")
-        }
-        return nil
-    }
 
     /// Deletes the registrations whose results the token policy calls dead, unless the brake holds.
     /// A registration made again since it was read has a new id, so it is not touched.

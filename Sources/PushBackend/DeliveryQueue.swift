@@ -67,7 +67,8 @@ package protocol DeliveryQueueStore: Sendable {
     /// Stores the notification with its job, due at its `sendAt` (or its creation), failed if still
     /// pending at the push's deadline; `conflict` when the id is taken.
     func addNotification(_ notification: NotificationRecord, queuing push: QueuedPush) async throws(StoreError)
-    /// Takes up to `limit` jobs due by `now`, the oldest due first: queued ones, and sending ones
+    /// Takes up to `limit` jobs due by `now`, the oldest due first (in the order they were queued
+    /// when due together): queued ones, and sending ones
     /// whose lease expired. Each is `sending` under `owner`'s lease until `leaseUntil`. Concurrent
     /// claimers (instances on one PostgreSQL) never take the same job.
     func claimDeliveryJobs(owner: String, now: Int64, leaseUntil: Int64, limit: Int) async throws(StoreError) -> [DeliveryJob]

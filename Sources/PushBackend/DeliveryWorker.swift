@@ -1,8 +1,9 @@
 import APNs
 package import Logging
 import NotificationHubs
-import PushAPNs
+import PushCore
 import PushInternals
+import ServiceLifecycle
 
 /// Works the delivery queue (``DeliveryQueueStore``) for APNs delivery: claims due jobs, sends
 /// each to the recipient's Apple devices that have no answer yet, a page at a time, keeps the
@@ -18,7 +19,7 @@ package final class DeliveryWorker: Sendable {
     package struct Settings: Sendable {
         /// How long a claim holds without renewal: a job whose instance died is taken over after it.
         package var lease: Duration
-        /// Jobs one claim takes at most, worked at once.
+        /// Jobs one claim takes at most, worked one after another.
         package var batch: Int
         /// Devices one page sends to: the lease is renewed before each, the answers kept after.
         package var page: Int
@@ -68,9 +69,9 @@ package final class DeliveryWorker: Sendable {
             logger.error("delivery jobs could not be claimed", metadata: ["error": "\(error)"])
             return 0
         }
-        await withTaskGroup(of: Void.self) { group in
-            for job in jobs { group.addTask { await self.work(job) } }
-        }
+        // In the order they were queued: one recipient's pushes arrive as they were sent. Each job
+        // is concurrent within itself, its devices' requests in flight together.
+        for job in jobs { await work(job) }
         return jobs.count
     }
 
@@ -174,6 +175,8 @@ package final class DeliveryWorker: Sendable {
                 logger.notice("delivery job taken over by another worker")
                 return
             }
+            // As a direct send counts: sent when some device took it.
+            apns.metrics.counted(.notification, outcome: state == .failed ? "failed" : "sent")
             if state != .delivered { logger.notice("delivery ended", metadata: ["state": "\(state.rawValue)", "why": "\(failure ?? "")"]) }
         } catch {
             logger.error("delivery job left to its lease", metadata: ["error": "\(error)"])
@@ -190,5 +193,15 @@ extension Logger {
         var logger = self
         logger[metadataKey: "notification"] = "\(id)"
         return logger
+    }
+}
+
+/// The worker beside the server: stops taking jobs when the application shuts down (a job it was
+/// working is left to its lease).
+struct DeliveryWorkerService: Service {
+    let worker: DeliveryWorker
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await worker.run() }
     }
 }

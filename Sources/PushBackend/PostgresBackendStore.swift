@@ -682,26 +682,29 @@ package final class PostgresBackendStore: BackendStore {
         // SKIP LOCKED: instances claiming at once each take other rows instead of waiting on one
         // another's; a row is locked from the choice to the update, so no two take the same.
         try await run {
-            var jobs: [DeliveryJob] = []
+            var jobs: [(Int64, DeliveryJob)] = []
             let rows = try await client.query(
                 """
                 UPDATE notifications SET delivery_state = 'sending', lease_owner = \(owner), lease_expires = \(leaseUntil), attempts = attempts + 1
                 WHERE id IN (
                     SELECT id FROM notifications
                     WHERE delivery_state IN ('queued', 'sending') AND due_at <= \(now) AND (delivery_state = 'queued' OR lease_expires <= \(now))
-                    ORDER BY due_at, id LIMIT \(max(limit, 0)) FOR UPDATE SKIP LOCKED)
-                RETURNING id, recipient, due_at, deadline, attempts, lease_expires, push_kind, push_message, rich_type
+                    ORDER BY due_at, sequence LIMIT \(max(limit, 0)) FOR UPDATE SKIP LOCKED)
+                RETURNING id, recipient, due_at, deadline, attempts, lease_expires, push_kind, push_message, rich_type, sequence
                 """, logger: logger)
-            for try await (id, recipient, due, deadline, attempts, expires, kind, message, richType) in rows.decode(
-                (String, String, Int64, Int64, Int32, Int64, String?, String?, String?).self)
+            for try await (id, recipient, due, deadline, attempts, expires, kind, message, richType, sequence) in rows.decode(
+                (String, String, Int64, Int64, Int32, Int64, String?, String?, String?, Int64).self)
             {
                 guard let kind = kind.flatMap(OutgoingPush.Kind.init(rawValue:)), let message else { continue }
                 jobs.append(
-                    DeliveryJob(
-                        notificationID: id, recipient: recipient, push: QueuedPush(kind: kind, message: message, deadline: deadline),
-                        richType: richType, dueAt: due, attempts: Int(attempts), leaseExpiresAt: expires))
+                    (
+                        sequence,
+                        DeliveryJob(
+                            notificationID: id, recipient: recipient, push: QueuedPush(kind: kind, message: message, deadline: deadline),
+                            richType: richType, dueAt: due, attempts: Int(attempts), leaseExpiresAt: expires)
+                    ))
             }
-            return jobs.sorted { ($0.dueAt, $0.notificationID) < ($1.dueAt, $1.notificationID) }
+            return jobs.sorted { ($0.1.dueAt, $0.0) < ($1.1.dueAt, $1.0) }.map(\.1)
         }
     }
 

@@ -343,10 +343,14 @@ package final class SQLiteBackendStore: BackendStore {
             WHERE id IN (
                 SELECT id FROM notifications
                 WHERE delivery_state IN ('queued', 'sending') AND due_at <= ? AND (delivery_state = 'queued' OR lease_expires <= ?)
-                ORDER BY due_at, id LIMIT ?)
-            RETURNING id, recipient, due_at, deadline, attempts, lease_expires, push_kind, push_message, rich_type
+                ORDER BY due_at, rowid LIMIT ?)
+            RETURNING id, recipient, due_at, deadline, attempts, lease_expires, push_kind, push_message, rich_type, rowid AS position
             """, [.text(owner), .integer(Int(leaseUntil)), .integer(Int(now)), .integer(Int(now)), .integer(max(limit, 0))]
-        ).compactMap { row in
+        ).sorted {
+            ($0.column("due_at")?.integer ?? 0, $0.column("position")?.integer ?? 0) < (
+                $1.column("due_at")?.integer ?? 0, $1.column("position")?.integer ?? 0
+            )
+        }.compactMap { row in
             guard let id = row.column("id")?.string, let recipient = row.column("recipient")?.string,
                 let due = row.column("due_at")?.integer, let deadline = row.column("deadline")?.integer,
                 let attempts = row.column("attempts")?.integer, let expires = row.column("lease_expires")?.integer,
@@ -356,7 +360,7 @@ package final class SQLiteBackendStore: BackendStore {
             return DeliveryJob(
                 notificationID: id, recipient: recipient, push: QueuedPush(kind: kind, message: message, deadline: Int64(deadline)),
                 richType: row.column("rich_type")?.string, dueAt: Int64(due), attempts: attempts, leaseExpiresAt: Int64(expires))
-        }.sorted { ($0.dueAt, $0.notificationID) < ($1.dueAt, $1.notificationID) }
+        }
     }
 
     package func renewDeliveryLease(notificationID: String, owner: String, until: Int64) async throws(StoreError) -> Bool {

@@ -28,6 +28,9 @@ struct APNsBackend: BackendEndpoint {
     let store: SQLiteBackendStore
     let logs: CapturedLogs
     let metrics: TestMetrics
+    /// The delivery queue's worker, run after each request until nothing is due: what a request
+    /// queued is sent before the test looks, as a server's worker sends it moments later.
+    let worker: DeliveryWorker
 
     static let topic = "com.example.pushcore"
 
@@ -35,7 +38,9 @@ struct APNsBackend: BackendEndpoint {
     var base: String { "http://127.0.0.1:\(client.port!)" }
 
     func execute(_ request: HTTPClientRequest) async throws -> Reply {
-        try await executeInProcess(request, on: client)
+        let reply = try await executeInProcess(request, on: client)
+        while await worker.runOnce() > 0 {}
+        return reply
     }
 
     /// The id in a 201's `{"id": …}`.
@@ -152,16 +157,18 @@ func withAPNsBackend(
     let authenticator = Authenticator(store: store, limits: LoginLimits())
     let metrics = TestMetrics()
     try await emulators.run(logger: logger) { client, other in
+        let delivery = APNsDelivery(
+            DirectAPNs(client: client, otherEnvironment: other, topic: topic, liveActivity: liveActivity), store: store, metricsFactory: metrics)
+        let worker = DeliveryWorker(store: store, apns: delivery, logger: logger)
         let api = BackendAPI(
-            store: store, authenticator: authenticator,
-            delivery: APNsDelivery(
-                DirectAPNs(client: client, otherEnvironment: other, topic: topic, liveActivity: liveActivity), store: store, metricsFactory: metrics),
+            store: store, authenticator: authenticator, delivery: delivery,
             images: RichPushImages.registry, defaultImage: BackendConfiguration(dataDirectory: directory).defaultImage,
             sendQuota: RateLimit(burst: 10_000, perSecond: 1000), registrationLimits: registrationLimits, metricsFactory: metrics)
         try await Application(router: api.router(), logger: logger).test(live ? .live : .router) { testClient in
             try await body(
                 APNsBackend(
-                    client: testClient, emulator: emulators.development, other: emulators.production, store: store, logs: logs, metrics: metrics))
+                    client: testClient, emulator: emulators.development, other: emulators.production, store: store, logs: logs, metrics: metrics,
+                    worker: worker))
         }
     }
     await authenticator.shutdown()
@@ -369,6 +376,25 @@ struct APNsDeliveryTests {
             #expect(asked.allSatisfy { $0.pushType == .background && $0.priority == 5 })
             #expect(asked.allSatisfy { String(decoding: $0.payload, as: UTF8.self) == #"{"aps":{"content-available":1}}"# })
             #expect(backend.logs.messages.filter { $0 == "device token of the other APNs environment" }.count == 1)
+        }
+    }
+
+    @Test("APNs unavailable: the notification is answered 201 and queued with why; once APNs answers, each device gets it once")
+    func outageQueues() async throws {
+        try await withAPNsBackend { backend in
+            let devices = try await registerDevices(2, on: backend)
+            // Two devices, three attempts each in the client: every request of the first claim is refused.
+            backend.emulator.inject(Array(repeating: .status(503, reason: "ServiceUnavailable", retryAfter: nil), count: 6))
+            let id = try await backend.notify(as: "bob", #"{"kind":"secure","payload":"hi","to":"alice"}"#)
+            let waiting = try await backend.store.deliveryStatus(notificationID: id)
+            #expect(waiting?.state == .queued && waiting?.failure?.hasPrefix("2 device(s) unanswered") == true, "\(String(describing: waiting))")
+            #expect(backend.emulator.deliveries.isEmpty)
+            // The first retry's backoff is at most a second.
+            try await Task.sleep(for: .milliseconds(1_100))
+            #expect(await backend.worker.runOnce() == 1)
+            #expect(try await backend.store.deliveryStatus(notificationID: id)?.state == .delivered)
+            #expect(backend.emulator.deliveries.map(\.deviceToken).sorted() == devices.sorted())
+            #expect(try await registeredDevices(backend) == Set(devices))
         }
     }
 

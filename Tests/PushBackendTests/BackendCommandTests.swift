@@ -232,6 +232,28 @@ struct BackendCommandTests {
         try await expectGracefulStop(server)
     }
 
+    /// Polls an emulator's `/_emulator/deliveries` (its certificate taken on trust) until it lists `count`.
+    func waitForDeliveries(_ count: Int, on emulator: String) async throws {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.certificateVerification = .none
+        let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: .init(tlsConfiguration: tls))
+        let deadline = ContinuousClock.now + .seconds(30)
+        var listed = 0
+        do {
+            while listed < count && ContinuousClock.now < deadline {
+                let response = try await http.execute(HTTPClientRequest(url: emulator + "/_emulator/deliveries"), timeout: .seconds(30))
+                var parser = JSONParser()
+                listed = try parser.parse(Array(try await response.body.collect(upTo: 1 << 20).readableBytesView)).root.count
+                if listed < count { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            try await http.shutdown()
+        } catch {
+            try? await http.shutdown()
+            throw error
+        }
+        #expect(listed >= count, "the emulator listed \(listed) deliveries, not \(count), within 30 s")
+    }
+
     @Test(
         "serve --demo --delivery apns: the emulator's address second, the check device's push, a push and a Live Activity update delivered; no fault or device hook; SIGTERM stops it"
     )
@@ -252,6 +274,9 @@ struct BackendCommandTests {
         let device = String(repeating: "5e", count: 32)
         #expect(try await backend.call(.POST, "/api/register", as: "bob", json: #"{"deviceToken": "\#(device)"}"#).status == 201)
         let id = try await backend.notify(as: "bob", #"{"kind": "secure", "payload": "hello"}"#)
+        // The delivery queue's worker sends it moments later; the Live Activity update below goes at
+        // once, so it waits for the first to arrive.
+        try await waitForDeliveries(2, on: emulator)
         let activity = try await backend.call(.POST, "/api/activities", as: "bob", json: #"{"token": "\#(device)", "kind": "activity"}"#)
         let activityID = try #require(try activity.json().root["id"]?.string)
         let update = try await backend.call(

@@ -177,7 +177,7 @@ struct CrossPlatformTests {
         }
     }
 
-    @Test("Straight to APNs: an Android registration is kept but answered unreachable, sends reach the Apple devices only, sendAt is refused")
+    @Test("Straight to APNs: an Android registration is kept but answered unreachable, sends reach the Apple devices only, sendAt waits in the queue")
     func apnsDeliveryReachesAppleOnly() async throws {
         try await withAPNsBackend { backend in
             let android = try await backend.call(
@@ -193,10 +193,16 @@ struct CrossPlatformTests {
             #expect(backend.emulator.deliveries.map(\.deviceToken) == [iPhone])
             #expect(try await backend.store.registrations(owner: "alice").count == 2)
 
-            let later = Int64(Date().timeIntervalSince1970 * 1000) + 60_000
-            let scheduled = try await backend.call(
-                .POST, "/api/notifications", as: "alice", json: #"{"kind": "secure", "payload": "x", "sendAt": \#(later)}"#)
-            #expect(scheduled.status == 422 && scheduled.errorCode == "schedulingUnavailable", "\(scheduled.text)")
+            // Queued until its time: not pushed yet, not listed yet; the worker takes it once due.
+            let later = Int64(Date().timeIntervalSince1970 * 1000) + 1_500
+            let scheduled = try backend.created(
+                try await backend.call(.POST, "/api/notifications", as: "alice", json: #"{"kind": "secure", "payload": "x", "sendAt": \#(later)}"#))
+            #expect(backend.emulator.deliveries.count == 1)
+            #expect(try await backend.store.deliveryStatus(notificationID: scheduled)?.state == .queued)
+            try await Task.sleep(for: .milliseconds(1_600))
+            #expect(await backend.worker.runOnce() == 1)
+            #expect(backend.emulator.deliveries.count == 2 && backend.emulator.deliveries.last?.deviceToken == iPhone)
+            #expect(try await backend.store.deliveryStatus(notificationID: scheduled)?.state == .delivered)
         }
     }
 
