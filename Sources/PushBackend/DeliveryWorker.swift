@@ -26,7 +26,8 @@ package final class DeliveryWorker: Sendable {
         /// How long a worker that found nothing due waits before it looks again.
         package var idlePoll: Duration
         /// The first retry's backoff ceiling, doubled each attempt up to `maximumBackoff`; the wait
-        /// is random below it (full jitter), so that retries after an outage do not arrive together.
+        /// is random below it (full jitter, but at least half the base), so that retries after an
+        /// outage do not arrive together.
         package var baseBackoff: Duration
         package var maximumBackoff: Duration
 
@@ -131,9 +132,10 @@ package final class DeliveryWorker: Sendable {
                 return
             }
             let failure = "\(unanswered) device(s) unanswered: \(lastFailure)"
-            let due =
-                unixMilliseconds()
-                + milliseconds(Backoff.fullJitter(retry: job.attempts, base: settings.baseBackoff, maximum: settings.maximumBackoff))
+            // Never sooner than half the base: a job APNs just refused is not claimed again at once.
+            let backoff = max(
+                Backoff.fullJitter(retry: job.attempts, base: settings.baseBackoff, maximum: settings.maximumBackoff), settings.baseBackoff / 2)
+            let due = unixMilliseconds() + milliseconds(backoff)
             guard due < job.push.deadline else {
                 await finish(job, .failed, failure: failure + "; its deadline passed", logger: logger)
                 return

@@ -193,16 +193,16 @@ struct CrossPlatformTests {
             #expect(backend.emulator.deliveries.map(\.deviceToken) == [iPhone])
             #expect(try await backend.store.registrations(owner: "alice").count == 2)
 
-            // Queued until its time: not pushed yet, not listed yet; the worker takes it once due.
-            let later = Int64(Date().timeIntervalSince1970 * 1000) + 1_500
+            // Queued until its time: not pushed, and due at `sendAt` exactly (claimed as a worker
+            // would at that time; a minute ahead, so that a slow run cannot reach it first).
+            let later = Int64(Date().timeIntervalSince1970 * 1000) + 60_000
             let scheduled = try backend.created(
                 try await backend.call(.POST, "/api/notifications", as: "alice", json: #"{"kind": "secure", "payload": "x", "sendAt": \#(later)}"#))
             #expect(backend.emulator.deliveries.count == 1)
             #expect(try await backend.store.deliveryStatus(notificationID: scheduled)?.state == .queued)
-            try await Task.sleep(for: .milliseconds(1_600))
-            #expect(await backend.worker.runOnce() == 1)
-            #expect(backend.emulator.deliveries.count == 2 && backend.emulator.deliveries.last?.deviceToken == iPhone)
-            #expect(try await backend.store.deliveryStatus(notificationID: scheduled)?.state == .delivered)
+            #expect(try await backend.store.claimDeliveryJobs(owner: "probe", now: later - 1, leaseUntil: later, limit: 10).isEmpty)
+            let due = try await backend.store.claimDeliveryJobs(owner: "probe", now: later, leaseUntil: later + 1, limit: 10)
+            #expect(due.map(\.notificationID) == [scheduled] && due.first?.dueAt == later)
         }
     }
 

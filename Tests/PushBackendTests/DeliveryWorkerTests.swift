@@ -112,11 +112,11 @@ struct DeliveryWorkerTests {
             try await queue(store, "n1")
             // What a worker that died after its first answer left behind.
             let now = Self.now()
-            #expect(try await store.claimDeliveryJobs(owner: "dead", now: now, leaseUntil: now + 100, limit: 1).count == 1)
+            #expect(try await store.claimDeliveryJobs(owner: "dead", now: now, leaseUntil: now + 2_000, limit: 1).count == 1)
             try await store.recordDeliveryAnswers(
                 notificationID: "n1", answers: [DeliveryAnswer(target: token(2), platform: "apns", outcome: "delivered")], at: now)
             #expect(await worker.runOnce() == 0)
-            try await Task.sleep(for: .milliseconds(150))
+            try await Task.sleep(for: .milliseconds(2_100))
             #expect(await worker.runOnce() == 1)
             #expect(emulator.deliveries.map(\.deviceToken).sorted() == [token(1), token(3)])
             #expect(try await store.deliveryStatus(notificationID: "n1")?.state == .delivered)
