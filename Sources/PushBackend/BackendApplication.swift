@@ -142,18 +142,15 @@ struct RetentionSweep: Service {
     }
 
     func sweep() async {
-        func milliseconds(_ duration: Duration) -> Int64 {
-            duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
-        }
         while !Task.isCancelled {
             let now = unixMilliseconds()
             let notifications = await inBatches { () async throws(StoreError) in
-                try await store.deleteNotifications(pastBefore: now - milliseconds(retention), limit: Self.batch)
+                try await store.deleteNotifications(pastBefore: now - retention.wholeMilliseconds, limit: Self.batch)
             }
             if notifications > 0 { logger.info("deleted notifications past their retention", metadata: ["count": "\(notifications)"]) }
             let images = await inBatches { () async throws(StoreError) in
                 try await store.deleteUnusedImages(
-                    unreferencedBefore: now - milliseconds(imageGrace), incompleteBefore: now - milliseconds(BackendAPI.abandonedUploadAge),
+                    unreferencedBefore: now - imageGrace.wholeMilliseconds, incompleteBefore: now - BackendAPI.abandonedUploadAge.wholeMilliseconds,
                     limit: Self.batch)
             }
             if images > 0 { logger.info("deleted uploaded images no notification names", metadata: ["count": "\(images)"]) }

@@ -3,9 +3,6 @@
 /// any instance may claim it again.
 package enum DeliveryState: String, Sendable, Hashable, CaseIterable {
     case queued, sending, delivered, partly, failed
-
-    /// Whether a worker may still take it.
-    package var isPending: Bool { self == .queued || self == .sending }
 }
 
 /// How a queued notification is pushed, as the API decided when it took it.
@@ -68,9 +65,9 @@ package protocol DeliveryQueueStore: Sendable {
     /// pending at the push's deadline; `conflict` when the id is taken.
     func addNotification(_ notification: NotificationRecord, queuing push: QueuedPush) async throws(StoreError)
     /// Takes up to `limit` jobs due by `now`, the oldest due first (in the order they were queued
-    /// when due together): queued ones, and sending ones
-    /// whose lease expired. Each is `sending` under `owner`'s lease until `leaseUntil`. Concurrent
-    /// claimers (instances on one PostgreSQL) never take the same job.
+    /// when due together): queued ones, and sending ones whose lease expired. Each is `sending`
+    /// under `owner`'s lease until `leaseUntil`. Concurrent claimers (instances on one PostgreSQL)
+    /// never take the same job.
     func claimDeliveryJobs(owner: String, now: Int64, leaseUntil: Int64, limit: Int) async throws(StoreError) -> [DeliveryJob]
     /// Extends the lease; false when `owner` no longer holds it (it expired and another took the job).
     func renewDeliveryLease(notificationID: String, owner: String, until: Int64) async throws(StoreError) -> Bool

@@ -65,7 +65,8 @@ package final class DeliveryWorker: Sendable {
         let now = unixMilliseconds()
         let jobs: [DeliveryJob]
         do {
-            jobs = try await store.claimDeliveryJobs(owner: owner, now: now, leaseUntil: now + milliseconds(settings.lease), limit: settings.batch)
+            jobs = try await store.claimDeliveryJobs(
+                owner: owner, now: now, leaseUntil: now + settings.lease.wholeMilliseconds, limit: settings.batch)
         } catch {
             logger.error("delivery jobs could not be claimed", metadata: ["error": "\(error)"])
             return 0
@@ -98,7 +99,8 @@ package final class DeliveryWorker: Sendable {
             var unanswered = 0
             var lastFailure = ""
             for start in stride(from: 0, to: devices.count, by: settings.page) {
-                guard try await store.renewDeliveryLease(notificationID: id, owner: owner, until: unixMilliseconds() + milliseconds(settings.lease))
+                guard
+                    try await store.renewDeliveryLease(notificationID: id, owner: owner, until: unixMilliseconds() + settings.lease.wholeMilliseconds)
                 else {
                     logger.notice("delivery job taken over by another worker")
                     return
@@ -135,7 +137,7 @@ package final class DeliveryWorker: Sendable {
             // Never sooner than half the base: a job APNs just refused is not claimed again at once.
             let backoff = max(
                 Backoff.fullJitter(retry: job.attempts, base: settings.baseBackoff, maximum: settings.maximumBackoff), settings.baseBackoff / 2)
-            let due = unixMilliseconds() + milliseconds(backoff)
+            let due = unixMilliseconds() + backoff.wholeMilliseconds
             guard due < job.push.deadline else {
                 await finish(job, .failed, failure: failure + "; its deadline passed", logger: logger)
                 return
@@ -185,9 +187,11 @@ package final class DeliveryWorker: Sendable {
         }
     }
 
-    private func milliseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
-    }
+}
+
+extension Duration {
+    /// The duration in whole milliseconds, for the store's Unix-millisecond times.
+    var wholeMilliseconds: Int64 { components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000 }
 }
 
 extension Logger {
