@@ -86,7 +86,8 @@ extension BackendAPI {
             // and retries while APNs falters, so the answer is the same whatever APNs' state.
             let deadline = (sendAt ?? record.createdAt) + Self.deliveryDeadline
             try await store.addNotification(record, queuing: QueuedPush(kind: kind, message: pushedMessage, deadline: deadline))
-            return .created(.init(headers: .init(location: "/api/notifications/\(id)"), body: .json(.init(id: id))))
+            let queued = Components.Schemas.DeliveryOutcome(state: DeliveryState.queued.rawValue, outcomes: .init(), attempts: 0)
+            return .created(.init(headers: .init(location: "/api/notifications/\(id)"), body: .json(.init(id: id, delivery: queued))))
         }
         try await store.addNotification(record)
         let push = OutgoingPush(
@@ -152,24 +153,58 @@ extension BackendAPI {
     /// `GET /api/notifications`: the caller's, newest first.
     func listNotifications(_ input: Operations.ListNotifications.Input) async throws -> Operations.ListNotifications.Output {
         let caller = try RequestScope.caller
-        // Strict, as bodies are: a misspelt or repeated parameter would otherwise be silently ignored.
-        let query = RequestScope.current?.query ?? ""
-        let pairs = query.split(separator: "&", omittingEmptySubsequences: false)
-        guard query.isEmpty || (pairs.count == 1 && pairs[0].hasPrefix("limit=")), (1...1000).contains(input.query.limit ?? 100) else {
-            throw APIError.badRequest(.invalidQuery, "the query takes one limit, a number from 1 to 1000")
-        }
-        let records = try await store.notifications(recipient: caller.name, visibleAt: unixMilliseconds(), limit: input.query.limit ?? 100)
-        let deliveries = await deliveryOutcomes(of: records)
+        let limit = try Self.checkedLimit(input.query.limit)
+        let records = try await store.notifications(recipient: caller.name, visibleAt: unixMilliseconds(), limit: limit)
+        let deliveries = try await deliveries(of: records)
         let items = records.map { record in
             var summary = Components.Schemas.NotificationSummary(
                 id: record.id, kind: record.kind == "rich" ? .rich : .secure, from: record.sender, createdAt: Int(record.createdAt),
-                read: record.readAt != nil, sendAt: record.sendAt.map(Int.init), delivery: deliveries[record.id].flatMap(Self.deliveryOutcome))
+                read: record.readAt != nil, sendAt: record.sendAt.map(Int.init), delivery: deliveries[record.id])
             if case .rich(let richType, let resource, let message) = record.content {
                 (summary.richType, summary.resource, summary.message) = (richType, resource, message)
             }
             return summary
         }
         return .ok(.init(body: .json(.init(notifications: items))))
+    }
+
+    /// `GET /api/sent-notifications`: the caller's sends, newest first, scheduled ones included.
+    func listSentNotifications(_ input: Operations.ListSentNotifications.Input) async throws -> Operations.ListSentNotifications.Output {
+        let caller = try RequestScope.caller
+        let records = try await store.notifications(sender: caller.name, limit: try Self.checkedLimit(input.query.limit))
+        let deliveries = try await deliveries(of: records)
+        let items = records.map { record in
+            Components.Schemas.SentNotification(
+                id: record.id, kind: record.kind == "rich" ? .rich : .secure, to: record.recipient, createdAt: Int(record.createdAt),
+                sendAt: record.sendAt.map(Int.init), delivery: deliveries[record.id])
+        }
+        return .ok(.init(body: .json(.init(notifications: items))))
+    }
+
+    /// A list's `limit`, 100 by default. Strict, as bodies are: a misspelt or repeated parameter
+    /// would otherwise be silently ignored.
+    private static func checkedLimit(_ limit: Int?) throws(APIError) -> Int {
+        let query = RequestScope.current?.query ?? ""
+        let pairs = query.split(separator: "&", omittingEmptySubsequences: false)
+        guard query.isEmpty || (pairs.count == 1 && pairs[0].hasPrefix("limit=")), (1...1000).contains(limit ?? 100) else {
+            throw APIError.badRequest(.invalidQuery, "the query takes one limit, a number from 1 to 1000")
+        }
+        return limit ?? 100
+    }
+
+    /// Where each record's push stands, by notification id: its queued job's state and answers,
+    /// else what the hub reports of its send; records with neither are left out.
+    private func deliveries(of records: [NotificationRecord]) async throws -> [String: Components.Schemas.DeliveryOutcome] {
+        let reports = try await store.deliveryReports(notificationIDs: records.map(\.id))
+        var deliveries = reports.mapValues { report in
+            Components.Schemas.DeliveryOutcome(
+                state: report.state.rawValue, outcomes: .init(additionalProperties: report.outcomes.mapValues { .init(additionalProperties: $0) }),
+                attempts: report.attempts, failure: report.failure)
+        }
+        for (id, outcome) in await deliveryOutcomes(of: records.filter { reports[$0.id] == nil }) {
+            deliveries[id] = Self.deliveryOutcome(outcome)
+        }
+        return deliveries
     }
 
     /// A delivery outcome as ``outcome(_:)`` builds it and the store keeps it.

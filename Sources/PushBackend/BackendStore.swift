@@ -66,6 +66,8 @@ package protocol BackendStore: DeliveryQueueStore {
     func markRead(id: String, at time: Int64) async throws(StoreError)
     /// The recipient's notifications, newest first; those scheduled for later than `visibleAt` are left out.
     func notifications(recipient: String, visibleAt: Int64, limit: Int) async throws(StoreError) -> [NotificationRecord]
+    /// The notifications `sender` sent, newest first, scheduled ones included.
+    func notifications(sender: String, limit: Int) async throws(StoreError) -> [NotificationRecord]
     /// Keeps what the hub said of a notification's push: its id for the send (once sent), and its
     /// final outcome (once the hub has one).
     func recordDelivery(id: String, hubMessageID: String?, outcome: String?) async throws(StoreError)

@@ -81,6 +81,34 @@ package protocol DeliveryQueueStore: Sendable {
     /// Gives the job back to the queue, due at `dueAt` (a retry's backoff), with why; false, and
     /// nothing changed, when `owner` no longer holds its lease.
     func requeueDeliveryJob(notificationID: String, owner: String, dueAt: Int64, failure: String?) async throws(StoreError) -> Bool
-    /// The job's state, attempts and last failure; nil for a notification without a job.
-    func deliveryStatus(notificationID: String) async throws(StoreError) -> (state: DeliveryState, attempts: Int, failure: String?)?
+    /// Where each of these notifications' jobs stands, by notification id, in one round trip;
+    /// notifications without a job (sent through a hub) are left out.
+    func deliveryReports(notificationIDs: [String]) async throws(StoreError) -> [String: DeliveryReport]
+}
+
+extension DeliveryQueueStore {
+    /// Where the notification's job stands; nil for a notification without a job.
+    package func deliveryReport(notificationID: String) async throws(StoreError) -> DeliveryReport? {
+        try await deliveryReports(notificationIDs: [notificationID])[notificationID]
+    }
+}
+
+/// Where a notification's delivery stands, as the API reports it: its job's state and the answers
+/// its targets gave so far.
+package struct DeliveryReport: Sendable, Hashable {
+    package let state: DeliveryState
+    /// Claims so far: more than one means a retry, or an instance that gave the job up or died.
+    package let attempts: Int
+    /// Why it ended `failed` or `partly`, or why it was last given back for a retry.
+    package let failure: String?
+    /// Per platform (`apns`, `fcmv1`), how many targets answered each outcome (`delivered`, or the
+    /// service's reason for a refusal).
+    package var outcomes: [String: [String: Int]]
+
+    /// Counts `count` answers of `outcome` from `platform`; a job without answers yet (a row of
+    /// the outer join with neither) adds nothing.
+    mutating func add(platform: String?, outcome: String?, count: Int) {
+        guard let platform, let outcome, count > 0 else { return }
+        outcomes[platform, default: [:]][outcome, default: 0] += count
+    }
 }

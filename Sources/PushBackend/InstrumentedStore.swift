@@ -189,8 +189,8 @@ struct InstrumentedStore: BackendStore {
             try await base.requeueDeliveryJob(notificationID: notificationID, owner: owner, dueAt: dueAt, failure: failure)
         }
     }
-    func deliveryStatus(notificationID: String) async throws(StoreError) -> (state: DeliveryState, attempts: Int, failure: String?)? {
-        try await measure("delivery_status") { () async throws(StoreError) in try await base.deliveryStatus(notificationID: notificationID) }
+    func deliveryReports(notificationIDs: [String]) async throws(StoreError) -> [String: DeliveryReport] {
+        try await measure("delivery_reports") { () async throws(StoreError) in try await base.deliveryReports(notificationIDs: notificationIDs) }
     }
 
     func markRead(id: String, at time: Int64) async throws(StoreError) {
@@ -200,6 +200,9 @@ struct InstrumentedStore: BackendStore {
         try await measure("notifications") { () async throws(StoreError) in
             try await base.notifications(recipient: recipient, visibleAt: visibleAt, limit: limit)
         }
+    }
+    func notifications(sender: String, limit: Int) async throws(StoreError) -> [NotificationRecord] {
+        try await measure("sent_notifications") { () async throws(StoreError) in try await base.notifications(sender: sender, limit: limit) }
     }
     func recordDelivery(id: String, hubMessageID: String?, outcome: String?) async throws(StoreError) {
         try await measure("record_delivery", writes: true) { () async throws(StoreError) in

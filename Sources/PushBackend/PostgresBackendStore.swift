@@ -145,6 +145,10 @@ package final class PostgresBackendStore: BackendStore {
             )
             """,
         ],
+        [
+            // A sender reads the notifications they sent.
+            "CREATE INDEX notifications_by_sender ON notifications (sender, created_at DESC)"
+        ],
     ]
 
     /// The advisory lock migrations run under: any 64-bit number no other program on the database uses.
@@ -757,15 +761,25 @@ package final class PostgresBackendStore: BackendStore {
             """) > 0
     }
 
-    package func deliveryStatus(notificationID: String) async throws(StoreError) -> (state: DeliveryState, attempts: Int, failure: String?)? {
-        try await run {
-            var status: (state: DeliveryState, attempts: Int, failure: String?)?
+    package func deliveryReports(notificationIDs ids: [String]) async throws(StoreError) -> [String: DeliveryReport] {
+        guard !ids.isEmpty else { return [:] }
+        return try await run {
+            var reports: [String: DeliveryReport] = [:]
             let rows = try await client.query(
-                "SELECT delivery_state, attempts, failure FROM notifications WHERE id = \(notificationID)", logger: logger)
-            for try await (name, attempts, failure) in rows.decode((String?, Int32, String?).self) {
-                if let state = name.flatMap(DeliveryState.init(rawValue:)) { status = (state, Int(attempts), failure) }
+                """
+                SELECT n.id, n.delivery_state, n.attempts, n.failure, a.platform, a.outcome, count(a.target)
+                FROM notifications n LEFT JOIN delivery_answers a ON a.notification_id = n.id
+                WHERE n.id = ANY(\(ids)::text[]) AND n.delivery_state IS NOT NULL
+                GROUP BY n.id, a.platform, a.outcome
+                """, logger: logger)
+            for try await (id, name, attempts, failure, platform, outcome, answers) in rows.decode(
+                (String, String, Int32, String?, String?, String?, Int64).self)
+            {
+                guard let state = DeliveryState(rawValue: name) else { continue }
+                reports[id, default: DeliveryReport(state: state, attempts: Int(attempts), failure: failure, outcomes: [:])]
+                    .add(platform: platform, outcome: outcome, count: Int(answers))
             }
-            return status
+            return reports
         }
     }
 
@@ -779,6 +793,11 @@ package final class PostgresBackendStore: BackendStore {
             \(unescaped: Self.columns) FROM notifications WHERE recipient = \(recipient) AND (send_at IS NULL OR send_at <= \(visibleAt))
             ORDER BY created_at DESC, sequence DESC LIMIT \(limit)
             """)
+    }
+
+    package func notifications(sender: String, limit: Int) async throws(StoreError) -> [NotificationRecord] {
+        try await notifications(
+            "\(unescaped: Self.columns) FROM notifications WHERE sender = \(sender) ORDER BY created_at DESC, sequence DESC LIMIT \(limit)")
     }
 
     package func recordDelivery(id: String, hubMessageID: String?, outcome: String?) async throws(StoreError) {

@@ -160,6 +160,10 @@ package final class SQLiteBackendStore: BackendStore {
             ) STRICT
             """,
         ],
+        [
+            // A sender reads the notifications they sent.
+            "CREATE INDEX notifications_by_sender ON notifications (sender, created_at DESC)"
+        ],
     ]
 
     package let path: String
@@ -413,12 +417,24 @@ package final class SQLiteBackendStore: BackendStore {
             """, [.integer(Int(dueAt)), failure.map { .text($0) } ?? .null, .text(notificationID), .text(owner)])).isEmpty
     }
 
-    package func deliveryStatus(notificationID: String) async throws(StoreError) -> (state: DeliveryState, attempts: Int, failure: String?)? {
-        let rows = try await run("SELECT delivery_state, attempts, failure FROM notifications WHERE id = ?", [.text(notificationID)])
-        guard let row = rows.first, let state = row.column("delivery_state")?.string.flatMap(DeliveryState.init(rawValue:)),
-            let attempts = row.column("attempts")?.integer
-        else { return nil }
-        return (state, attempts, row.column("failure")?.string)
+    package func deliveryReports(notificationIDs ids: [String]) async throws(StoreError) -> [String: DeliveryReport] {
+        guard !ids.isEmpty else { return [:] }
+        let rows = try await run(
+            """
+            SELECT n.id, n.delivery_state, n.attempts, n.failure, a.platform, a.outcome, count(a.target) AS answers
+            FROM notifications n LEFT JOIN delivery_answers a ON a.notification_id = n.id
+            WHERE n.id IN (\(Array(repeating: "?", count: ids.count).joined(separator: ", "))) AND n.delivery_state IS NOT NULL
+            GROUP BY n.id, a.platform, a.outcome
+            """, ids.map { .text($0) })
+        var reports: [String: DeliveryReport] = [:]
+        for row in rows {
+            guard let id = row.column("id")?.string, let state = row.column("delivery_state")?.string.flatMap(DeliveryState.init(rawValue:)),
+                let attempts = row.column("attempts")?.integer
+            else { continue }
+            reports[id, default: DeliveryReport(state: state, attempts: attempts, failure: row.column("failure")?.string, outcomes: [:])]
+                .add(platform: row.column("platform")?.string, outcome: row.column("outcome")?.string, count: row.column("answers")?.integer ?? 0)
+        }
+        return reports
     }
 
     // MARK: Images
@@ -671,6 +687,11 @@ package final class SQLiteBackendStore: BackendStore {
             """,
             [.text(recipient), .integer(Int(visibleAt)), .integer(limit)]
         ).compactMap(Self.notification(from:))
+    }
+
+    package func notifications(sender: String, limit: Int) async throws(StoreError) -> [NotificationRecord] {
+        try await run("SELECT * FROM notifications WHERE sender = ? ORDER BY created_at DESC, rowid DESC LIMIT ?", [.text(sender), .integer(limit)])
+            .compactMap(Self.notification(from:))
     }
 
     package func recordDelivery(id: String, hubMessageID: String?, outcome: String?) async throws(StoreError) {

@@ -385,14 +385,27 @@ struct APNsDeliveryTests {
             let devices = try await registerDevices(2, on: backend)
             // Two devices, three attempts each in the client: every request of the first claim is refused.
             backend.emulator.inject(Array(repeating: .status(503, reason: "ServiceUnavailable", retryAfter: nil), count: 6))
-            let id = try await backend.notify(as: "bob", #"{"kind":"secure","payload":"hi","to":"alice"}"#)
-            let waiting = try await backend.store.deliveryStatus(notificationID: id)
+            let created = try await backend.call(.POST, "/api/notifications", as: "bob", json: #"{"kind":"secure","payload":"hi","to":"alice"}"#)
+            try #require(created.status == 201, "\(created.text)")
+            let answered = try created.json().root
+            #expect(answered["delivery"]?["state"]?.string == "queued" && answered["delivery"]?["outcomes"]?.count == 0)
+            let id = try #require(answered["id"]?.string)
+            let waiting = try await backend.store.deliveryReport(notificationID: id)
             #expect(waiting?.state == .queued && waiting?.failure?.hasPrefix("2 device(s) unanswered") == true, "\(String(describing: waiting))")
             #expect(backend.emulator.deliveries.isEmpty)
+            // The sender sees it waiting for a retry, and why.
+            let sent = try await backend.call(.GET, "/api/sent-notifications", as: "bob").json().root["notifications"]?[0]?["delivery"]
+            #expect(sent?["state"]?.string == "queued" && sent?["attempts"]?.int == 1)
+            #expect(sent?["failure"]?.string?.hasPrefix("2 device(s) unanswered") == true)
             // The first retry's backoff is at most a second.
             try await Task.sleep(for: .milliseconds(1_100))
             #expect(await backend.worker.runOnce() == 1)
-            #expect(try await backend.store.deliveryStatus(notificationID: id)?.state == .delivered)
+            #expect(try await backend.store.deliveryReport(notificationID: id)?.state == .delivered)
+            for (path, user) in [("/api/sent-notifications", "bob"), ("/api/notifications", "alice")] {
+                let delivery = try await backend.call(.GET, path, as: user).json().root["notifications"]?[0]?["delivery"]
+                #expect(delivery?["state"]?.string == "delivered" && delivery?["outcomes"]?["apns"]?["delivered"]?.int == 2, "\(path)")
+                #expect(delivery?["attempts"]?.int == 2 && delivery?["failure"] == nil, "\(path)")
+            }
             #expect(backend.emulator.deliveries.map(\.deviceToken).sorted() == devices.sorted())
             #expect(try await registeredDevices(backend) == Set(devices))
         }

@@ -161,6 +161,10 @@ struct BackendStoreTests {
             #expect(try await store.userAndNotification(named: "alice", id: "n5", visibleAt: 4_999)?.1 == nil)
             #expect(try await store.notifications(recipient: "alice", visibleAt: 5_000, limit: 10).map(\.id) == ["n5", "n4", "n2"])
             #expect(try await store.userAndNotification(named: "alice", id: "n5", visibleAt: 5_000)?.1 == later)
+            // Its sender sees it from the start, with the others they sent, newest first.
+            #expect(try await store.notifications(sender: "alice", limit: 10).map(\.id) == ["n5", "n4", "n2"])
+            #expect(try await store.notifications(sender: "alice", limit: 1).map(\.id) == ["n5"])
+            #expect(try await store.notifications(sender: "bob", limit: 10).isEmpty)
             try await store.recordDelivery(id: "n4", hubMessageID: "hub-1", outcome: nil)
             try await store.recordDelivery(id: "n4", hubMessageID: nil, outcome: #"{"state":"Completed"}"#)
             let recorded = try #require(try await store.userAndNotification(named: "alice", id: "n4", visibleAt: .max)?.1)
@@ -174,6 +178,10 @@ struct BackendStoreTests {
             let scheduled = try #require(try await store.userAndNotification(named: "alice", id: "n5", visibleAt: 4_999))
             #expect(scheduled.0 == alice && scheduled.1 == nil)
             #expect(try await store.userAndNotification(named: "alice", id: "n5", visibleAt: 5_000)?.1 == later)
+            // Its sender sees it from the start, with the others they sent, newest first.
+            #expect(try await store.notifications(sender: "alice", limit: 10).map(\.id) == ["n5", "n4", "n2"])
+            #expect(try await store.notifications(sender: "alice", limit: 1).map(\.id) == ["n5"])
+            #expect(try await store.notifications(sender: "bob", limit: 10).isEmpty)
             let notBobs = try #require(try await store.userAndNotification(named: "bob", id: "n4", visibleAt: .max))
             #expect(notBobs.0.name == "bob" && notBobs.1 == nil)
             #expect(try await store.userAndNotification(named: "alice", id: "", visibleAt: .max)?.1 == nil)

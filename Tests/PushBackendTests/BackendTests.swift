@@ -258,9 +258,19 @@ struct BackendAccessTests {
             #expect(forbidden.status == 403 && forbidden.errorCode == "forbidden")
             #expect(try await backend.call(.GET, "/api/notifications", as: "carol").json().root["notifications"]?.count == 0)
             _ = try await backend.notify(as: "alice", #"{"kind": "secure", "payload": "x", "to": "alice"}"#)
-            _ = try await backend.notify(as: "bob", #"{"kind": "secure", "payload": "x", "to": "carol"}"#)
+            let toCarol = try await backend.notify(as: "bob", #"{"kind": "secure", "payload": "x", "to": "carol"}"#)
             let unknown = try await backend.call(.POST, "/api/notifications", as: "bob", json: #"{"kind": "secure", "payload": "x", "to": "zed"}"#)
             #expect(unknown.status == 422 && unknown.errorCode == "unknownRecipient")
+
+            // The sender lists what they sent, to whom; the payload stays the recipient's to fetch.
+            let sent = try await backend.call(.GET, "/api/sent-notifications", as: "bob")
+            #expect(sent.status == 200 && !sent.text.contains("payload"), "\(sent.text)")
+            let items = try #require(try sent.json().root["notifications"])
+            #expect(items.count == 1 && items[0]?["id"]?.string == toCarol && items[0]?["to"]?.string == "carol")
+            #expect(items[0]?["kind"]?.string == "secure")
+            #expect(try await backend.call(.GET, "/api/sent-notifications", as: "carol").json().root["notifications"]?.count == 0)
+            let strict = try await backend.call(.GET, "/api/sent-notifications?limit=5&offset=1", as: "bob")
+            #expect(strict.status == 400 && strict.errorCode == "invalidQuery")
         }
     }
 

@@ -199,7 +199,7 @@ struct CrossPlatformTests {
             let scheduled = try backend.created(
                 try await backend.call(.POST, "/api/notifications", as: "alice", json: #"{"kind": "secure", "payload": "x", "sendAt": \#(later)}"#))
             #expect(backend.emulator.deliveries.count == 1)
-            #expect(try await backend.store.deliveryStatus(notificationID: scheduled)?.state == .queued)
+            #expect(try await backend.store.deliveryReport(notificationID: scheduled)?.state == .queued)
             #expect(try await backend.store.claimDeliveryJobs(owner: "probe", now: later - 1, leaseUntil: later, limit: 10).isEmpty)
             let due = try await backend.store.claimDeliveryJobs(owner: "probe", now: later, leaseUntil: later + 1, limit: 10)
             #expect(due.map(\.notificationID) == [scheduled] && due.first?.dueAt == later)

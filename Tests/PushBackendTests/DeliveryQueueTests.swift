@@ -55,8 +55,8 @@ struct DeliveryQueueTests {
                 notification("later", createdAt: 1_000, sendAt: 5_000), queuing: QueuedPush(kind: .secure, message: "", deadline: 5_000 + Self.hour))
             // Without a job (the hub's sends before the queue): never claimed.
             try await store.addNotification(notification("untracked", createdAt: 500))
-            #expect(try await store.deliveryStatus(notificationID: "untracked") == nil)
-            #expect(try await store.deliveryStatus(notificationID: "now")?.state == .queued)
+            #expect(try await store.deliveryReport(notificationID: "untracked") == nil)
+            #expect(try await store.deliveryReport(notificationID: "now")?.state == .queued)
 
             let claimed = try await store.claimDeliveryJobs(owner: "a", now: 2_000, leaseUntil: 32_000, limit: 10)
             #expect(claimed.map(\.notificationID) == ["now"])
@@ -64,7 +64,7 @@ struct DeliveryQueueTests {
             #expect(claimed.first?.push == QueuedPush(kind: .secureAlert, message: "New message", deadline: 1_000 + Self.hour))
             #expect(claimed.first?.leaseExpiresAt == 32_000 && claimed.first?.richType == nil)
             #expect(try await store.claimDeliveryJobs(owner: "b", now: 2_000, leaseUntil: 32_000, limit: 10).isEmpty)
-            #expect(try await store.deliveryStatus(notificationID: "now")?.state == .sending)
+            #expect(try await store.deliveryReport(notificationID: "now")?.state == .sending)
 
             try await store.recordDeliveryAnswers(
                 notificationID: "now",
@@ -82,8 +82,14 @@ struct DeliveryQueueTests {
                 ])
 
             #expect(try await !store.finishDeliveryJob(notificationID: "now", owner: "b", state: .delivered, failure: nil))
-            #expect(try await store.finishDeliveryJob(notificationID: "now", owner: "a", state: .partly, failure: nil))
-            #expect(try await store.deliveryStatus(notificationID: "now")?.state == .partly)
+            #expect(try await store.finishDeliveryJob(notificationID: "now", owner: "a", state: .partly, failure: "APNs refused 1 device(s)"))
+            // Reports for several notifications in one call: those without a job are left out.
+            let reports = try await store.deliveryReports(notificationIDs: ["now", "later", "untracked", "missing"])
+            #expect(reports.keys.sorted() == ["later", "now"])
+            #expect(reports["now"]?.state == .partly && reports["now"]?.attempts == 1 && reports["now"]?.failure == "APNs refused 1 device(s)")
+            #expect(reports["now"]?.outcomes == ["apns": ["Unregistered": 1], "fcmv1": ["delivered": 1]])
+            #expect(reports["later"]?.state == .queued && reports["later"]?.attempts == 0 && reports["later"]?.outcomes == [:])
+            #expect(try await store.deliveryReports(notificationIDs: []).isEmpty)
             #expect(try await !store.finishDeliveryJob(notificationID: "now", owner: "a", state: .delivered, failure: nil))
 
             #expect(try await store.claimDeliveryJobs(owner: "a", now: 4_999, leaseUntil: 40_000, limit: 10).isEmpty)
@@ -107,12 +113,12 @@ struct DeliveryQueueTests {
 
             // A retry: back in the queue, due after its backoff, with why.
             #expect(try await store.requeueDeliveryJob(notificationID: "n", owner: "b", dueAt: 500, failure: "503 ServiceUnavailable"))
-            let status = try await store.deliveryStatus(notificationID: "n")
+            let status = try await store.deliveryReport(notificationID: "n")
             #expect(status?.state == .queued && status?.attempts == 2 && status?.failure == "503 ServiceUnavailable")
             #expect(try await store.claimDeliveryJobs(owner: "c", now: 499, leaseUntil: 900, limit: 1).isEmpty)
             #expect(try await store.claimDeliveryJobs(owner: "c", now: 500, leaseUntil: 900, limit: 1).map(\.attempts) == [3])
             #expect(try await store.finishDeliveryJob(notificationID: "n", owner: "c", state: .failed, failure: "deadline passed"))
-            #expect(try await store.deliveryStatus(notificationID: "n")?.failure == "deadline passed")
+            #expect(try await store.deliveryReport(notificationID: "n")?.failure == "deadline passed")
         }
     }
 
@@ -181,7 +187,7 @@ struct DeliveryQueueTests {
             #expect(try await store.deliveryAnswers(notificationID: "n").isEmpty)
             try await store.recordDeliveryAnswers(notificationID: "n", answers: Array(many.prefix(2)), at: 2)
             #expect(try await store.deliveryAnswers(notificationID: "n").isEmpty)
-            #expect(try await store.deliveryStatus(notificationID: "n") == nil)
+            #expect(try await store.deliveryReport(notificationID: "n") == nil)
         }
     }
 }

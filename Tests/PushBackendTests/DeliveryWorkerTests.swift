@@ -65,7 +65,7 @@ struct DeliveryWorkerTests {
         try await withWorker { store, worker, emulator in
             try await queue(store, "n1")
             #expect(await worker.runOnce() == 1)
-            #expect(try await store.deliveryStatus(notificationID: "n1")?.state == .delivered)
+            #expect(try await store.deliveryReport(notificationID: "n1")?.state == .delivered)
             #expect(try await store.deliveryAnswers(notificationID: "n1").map(\.outcome) == ["delivered", "delivered", "delivered"])
             let deliveries = emulator.deliveries
             #expect(deliveries.map(\.deviceToken).sorted() == [token(1), token(2), token(3)])
@@ -83,13 +83,13 @@ struct DeliveryWorkerTests {
             // Three devices, three attempts each in the client: every request of the first claim fails.
             emulator.inject(Array(repeating: .status(503, reason: "ServiceUnavailable", retryAfter: nil), count: 9))
             #expect(await worker.runOnce() == 1)
-            let status = try await store.deliveryStatus(notificationID: "n1")
+            let status = try await store.deliveryReport(notificationID: "n1")
             #expect(status?.state == .queued && status?.attempts == 1)
             #expect(status?.failure?.contains("3 device(s) unanswered: 503 ServiceUnavailable") == true, "\(status?.failure ?? "")")
             #expect(emulator.deliveries.isEmpty)
             try await Task.sleep(for: .milliseconds(5))
             #expect(await worker.runOnce() == 1)
-            #expect(try await store.deliveryStatus(notificationID: "n1")?.state == .delivered)
+            #expect(try await store.deliveryReport(notificationID: "n1")?.state == .delivered)
             #expect(emulator.deliveries.map(\.deviceToken).sorted() == [token(1), token(2), token(3)])
         }
     }
@@ -100,7 +100,7 @@ struct DeliveryWorkerTests {
             try await queue(store, "late", deadline: Self.now() + 200)
             try await Task.sleep(for: .milliseconds(250))
             #expect(await worker.runOnce() == 1)
-            let status = try await store.deliveryStatus(notificationID: "late")
+            let status = try await store.deliveryReport(notificationID: "late")
             #expect(status?.state == .failed && status?.failure?.contains("deadline") == true)
             #expect(emulator.deliveries.isEmpty)
         }
@@ -119,7 +119,7 @@ struct DeliveryWorkerTests {
             try await Task.sleep(for: .milliseconds(2_100))
             #expect(await worker.runOnce() == 1)
             #expect(emulator.deliveries.map(\.deviceToken).sorted() == [token(1), token(3)])
-            #expect(try await store.deliveryStatus(notificationID: "n1")?.state == .delivered)
+            #expect(try await store.deliveryReport(notificationID: "n1")?.state == .delivered)
             #expect(try await store.deliveryAnswers(notificationID: "n1").count == 3)
         }
     }
@@ -130,7 +130,7 @@ struct DeliveryWorkerTests {
             emulator.setState(.unregistered(sinceMilliseconds: 1_000), for: token(3))
             try await queue(store, "n1")
             #expect(await worker.runOnce() == 1)
-            let status = try await store.deliveryStatus(notificationID: "n1")
+            let status = try await store.deliveryReport(notificationID: "n1")
             #expect(status?.state == .partly && status?.failure == "APNs refused 1 device(s)")
             #expect(try await store.deliveryAnswers(notificationID: "n1").map(\.outcome).sorted() == ["Unregistered", "delivered", "delivered"])
             #expect(try await store.registration(deviceToken: token(3)) == nil)
