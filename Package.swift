@@ -200,7 +200,7 @@ let package = Package(
             name: "PushBackend",
             dependencies: [
                 serverProduct("HTTPTypes", "swift-http-types"),
-                "PushCore", "PushFCM", "NotificationHubs", "APNs", "PushAPNsTokens", "PushInternals", "RichPushImages",
+                "PushCore", "PushFCM", "NotificationHubs", "APNs", "FCM", "PushAPNsTokens", "PushInternals", "RichPushImages",
                 .target(name: "HTTP2Transport", condition: server),
                 serverProduct("Hummingbird", "hummingbird"), serverProduct("HummingbirdCore", "hummingbird"),
                 serverProduct("HummingbirdHTTP2", "hummingbird"), serverProduct("HummingbirdAuth", "hummingbird-auth"),
@@ -280,12 +280,12 @@ let package = Package(
             dependencies: [
                 "PushAPNs", "PushJSON", "PushSAS", serverProduct("NIOCore", "swift-nio"), serverProduct("UnixSignals", "swift-service-lifecycle"),
                 "PushBackend", "HubEmulator", "APNsEmulator", "APNs", "PushAPNsTokens", "PushCore", "PushServerSupport",
-                serverProduct("ArgumentParser", "swift-argument-parser"), serverProduct("Logging", "swift-log"),
+                "FCM", "FCMEmulator", serverProduct("ArgumentParser", "swift-argument-parser"), serverProduct("Logging", "swift-log"),
                 serverProduct("Hummingbird", "hummingbird"), serverProduct("Metrics", "swift-metrics"),
                 serverProduct("Prometheus", "swift-prometheus"),
                 serverProduct("ServiceLifecycle", "swift-service-lifecycle"), serverProduct("NIOSSL", "swift-nio-ssl"),
                 serverProduct("Configuration", "swift-configuration"), serverProduct("SystemPackage", "swift-system"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
         // libFuzzer targets (scripts/fuzz builds them with -sanitize=fuzzer,address); built normally, a replay tool.
@@ -386,7 +386,7 @@ let package = Package(
                 "PushBackend", "PushClient", .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "HTTPTypes", package: "swift-http-types"), "HubEmulator", "NotificationHubs", "PushCore", "PushFCM", "RichPushImages",
                 "PushTestSupport", "HubTestSupport",
-                "APNs", "APNsEmulator", "PushAPNsTokens", .product(name: "Crypto", package: "swift-crypto"),
+                "APNs", "APNsEmulator", "FCM", "FCMEmulator", "PushAPNsTokens", .product(name: "Crypto", package: "swift-crypto"),
                 serverProduct("ServiceLifecycle", "swift-service-lifecycle"), serverProduct("PostgresNIO", "postgres-nio"),
                 serverProduct("NIOSSL", "swift-nio-ssl"),
                 serverProduct("AsyncHTTPClient", "async-http-client"), serverProduct("NIOCore", "swift-nio"),

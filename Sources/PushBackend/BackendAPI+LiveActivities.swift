@@ -15,7 +15,7 @@ import struct Foundation.Date
 /// 501 `apnsDeliveryRequired`. A payload whose `content-state` or `attributes` does not match the
 /// declared types is refused with 422 `contentStateMismatch` before anything is sent.
 extension BackendAPI {
-    func directAPNs() throws(APIError) -> APNsDelivery {
+    func directAPNs() throws(APIError) -> DirectDelivery {
         guard let apns = delivery.apns else { throw .apnsDeliveryRequired }
         return apns
     }
@@ -93,7 +93,7 @@ extension BackendAPI {
     }
 
     /// The payload if APNs would take it and the device could decode it; 422 otherwise.
-    func checked(_ payload: APNsPayload, apns: APNsDelivery) throws(APIError) -> APNsPayload {
+    func checked(_ payload: APNsPayload, apns: DirectDelivery) throws(APIError) -> APNsPayload {
         do throws(APNsPayloadError) {
             _ = try payload.encoded(limit: APNsPushType.liveactivity.payloadLimit)
         } catch {

@@ -1,4 +1,5 @@
 import APNs
+import FCM
 import HTTP2Transport
 package import Hummingbird
 package import Logging
@@ -45,7 +46,7 @@ package func buildApplication(
             maximum: maximumConnections, maximumPerAddress: configuration.server.maximumConnectionsPerAddress,
             unlimited: configuration.logins.trustedProxies)
         // The delivery queue's worker, where the server sends straight to APNs.
-        let worker = deliverer.apns.map { DeliveryWorker(store: store, apns: $0, logger: logger) }
+        let worker = deliverer.apns.map { DeliveryWorker(store: store, delivery: $0, logger: logger) }
         // Services stop in the reverse of this order, after the server: the worker, the sweep, then the store.
         return Application(
             router: try api.router(),
@@ -70,12 +71,13 @@ package func buildApplication(
 }
 
 /// What the application opened and closes once the server has stopped: the store, the
-/// authenticator's password-checking threads, and the APNs clients.
+/// authenticator's password-checking threads, and the APNs and FCM clients.
 struct BackendResources: Service {
     let store: any BackendStore
     let authenticator: Authenticator
     let logger: Logger
     private(set) var apnsClients: [APNsClient] = []
+    private(set) var fcmClients: [FCMClient] = []
 
     init(store: any BackendStore, authenticator: Authenticator, logger: Logger) {
         self.store = store
@@ -91,23 +93,38 @@ struct BackendResources: Service {
                 connectionString: hub.connectionString, hubName: hub.hubName, endpointOverride: hub.endpoint, logger: logger)
             return HubDelivery(hub: client, store: store)
         case .apns(let settings):
-            // One token cache for both environments: a provider token is good in either.
-            let tokens = APNsTokenCache(key: settings.signingKey)
-            func client(_ endpoint: String) throws -> APNsClient {
-                let client = APNsClient(
-                    configuration: APNsClientConfiguration(
-                        endpoint: endpoint, authentication: .token(tokens), trustRoots: settings.trustRoots,
-                        proxy: try APNsProxy.fromEnvironment(for: endpoint)),
-                    logger: logger)
-                apnsClients.append(client)
-                return client
-            }
-            let apns = DirectAPNs(
-                client: try client(settings.endpoint), otherEnvironment: try settings.otherEnvironmentEndpoint.map(client), topic: settings.topic,
-                liveActivity: settings.liveActivity)
-            try await PushBackendService.checkAPNs(apns, tokens: tokens, device: settings.checkDevice, logger: logger)
-            return APNsDelivery(apns, store: store, metricsFactory: metricsFactory)
+            return DirectDelivery(try await openAPNs(settings), store: store, metricsFactory: metricsFactory)
+        case .direct(let apnsSettings, let fcmSettings):
+            let apns = try await openAPNs(apnsSettings)
+            let fcm = FCMClient(
+                configuration: FCMClientConfiguration(
+                    endpoint: fcmSettings.endpoint, serviceAccount: fcmSettings.serviceAccount, projectID: fcmSettings.projectID,
+                    trustRoots: fcmSettings.trustRoots, proxy: try FCMProxy.fromEnvironment(for: fcmSettings.endpoint),
+                    metricsFactory: metricsFactory),
+                logger: logger)
+            fcmClients.append(fcm)
+            return DirectDelivery(apns, fcm: fcm, store: store, metricsFactory: metricsFactory)
         }
+    }
+
+    /// The APNs clients of both environments, checked (settings that cannot work refuse to start).
+    private mutating func openAPNs(_ settings: APNsSettings) async throws -> DirectAPNs {
+        // One token cache for both environments: a provider token is good in either.
+        let tokens = APNsTokenCache(key: settings.signingKey)
+        func client(_ endpoint: String) throws -> APNsClient {
+            let client = APNsClient(
+                configuration: APNsClientConfiguration(
+                    endpoint: endpoint, authentication: .token(tokens), trustRoots: settings.trustRoots,
+                    proxy: try APNsProxy.fromEnvironment(for: endpoint)),
+                logger: logger)
+            apnsClients.append(client)
+            return client
+        }
+        let apns = DirectAPNs(
+            client: try client(settings.endpoint), otherEnvironment: try settings.otherEnvironmentEndpoint.map(client), topic: settings.topic,
+            liveActivity: settings.liveActivity)
+        try await PushBackendService.checkAPNs(apns, tokens: tokens, device: settings.checkDevice, logger: logger)
+        return apns
     }
 
     /// Waits for the application to shut down, then closes.
@@ -118,6 +135,7 @@ struct BackendResources: Service {
 
     func close() async {
         for client in apnsClients { try? await client.shutdown() }
+        for client in fcmClients { try? await client.shutdown() }
         await authenticator.shutdown()
         await store.close()
     }

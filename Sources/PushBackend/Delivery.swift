@@ -1,4 +1,5 @@
 import APNs
+package import FCM
 import HTTPTypes
 package import Logging
 package import Metrics
@@ -14,8 +15,9 @@ import struct Foundation.Date
 #endif
 
 /// Where the backend's pushes go, one implementation per way: a notification hub
-/// (``HubDelivery``), or APNs straight from the backend (``APNsDelivery``). The API asks it what
-/// to do; only the features just APNs has (Live Activities, channels) ask for ``apns``.
+/// (``HubDelivery``), or straight from the backend to APNs, and to FCM with direct delivery
+/// (``DirectDelivery``). The API asks it what to do; only the features just APNs has (Live
+/// Activities, channels) ask for ``apns``.
 package protocol PushDeliverer: Sendable {
     /// Brings the push service in line with what is stored for `deviceToken` (a token of
     /// `platform`), after its registration was saved or deleted; `replaced` is the row there was before.
@@ -24,8 +26,8 @@ package protocol PushDeliverer: Sendable {
     func reaches(_ platform: Installation.Platform) -> Bool
     /// What became of a send, as the hub reports it; nil when it cannot say (yet).
     func outcome(ofHubMessage id: String) async -> NotificationDetails?
-    /// APNs straight from the backend, which Live Activities and channels need; nil through a hub.
-    var apns: APNsDelivery? { get }
+    /// Straight from the backend, which Live Activities and channels need (APNs); nil through a hub.
+    var apns: DirectDelivery? { get }
     /// The hub, which sends notifications itself; nil straight to APNs, where they go through the
     /// delivery queue (``DeliveryWorker``).
     var hubDelivery: HubDelivery? { get }
@@ -130,7 +132,7 @@ package final class HubDelivery: PushDeliverer {
         self.store = store
     }
 
-    package var apns: APNsDelivery? { nil }
+    package var apns: DirectDelivery? { nil }
     package var hubDelivery: HubDelivery? { self }
     package func reaches(_ platform: Installation.Platform) -> Bool { true }
 
@@ -195,29 +197,52 @@ package final class HubDelivery: PushDeliverer {
     }
 }
 
-/// Straight to APNs: the server sends to each of the recipient's registrations itself, and prunes
-/// the ones APNs calls dead, unless most answers blame the configuration instead.
-package struct APNsDelivery: PushDeliverer {
+/// Straight from the server: APNs for Apple devices and, with direct delivery, FCM for Android
+/// ones. The delivery worker sends to each of the recipient's registrations, and prunes the ones
+/// the service calls dead, unless the answers blame the configuration instead.
+package struct DirectDelivery: PushDeliverer {
     package let direct: DirectAPNs
+    /// FCM for Android devices; nil with APNs delivery alone, which keeps Android registrations
+    /// for a hub to reach later.
+    let fcm: FCMClient?
     let store: any BackendStore
     let metrics: BackendMetrics
     /// Holds pruning back when a send's answers blame the configuration.
     let pruningBrake = PruningBrake()
+    let fcmPolicy = FCMTokenPolicy()
 
-    package init(_ direct: DirectAPNs, store: any BackendStore, metricsFactory: any MetricsFactory = MetricsSystem.factory) {
+    package init(_ direct: DirectAPNs, fcm: FCMClient? = nil, store: any BackendStore, metricsFactory: any MetricsFactory = MetricsSystem.factory) {
         self.direct = direct
+        self.fcm = fcm
         self.store = store
         metrics = BackendMetrics(factory: metricsFactory)
     }
 
-    package var apns: APNsDelivery? { self }
+    package var apns: DirectDelivery? { self }
     package var hubDelivery: HubDelivery? { nil }
     var client: APNsClient { direct.client }
     var topic: String { direct.topic }
     var liveActivity: APNsLiveActivitySchema? { direct.liveActivity }
 
-    /// APNs reaches Apple devices only; an Android registration is kept, for a hub to reach later.
-    package func reaches(_ platform: Installation.Platform) -> Bool { platform == .apns }
+    package func reaches(_ platform: Installation.Platform) -> Bool {
+        switch platform {
+        case .apns: true
+        case .fcmv1: fcm != nil
+        }
+    }
+
+    /// Deletes the registrations FCM calls dead. `SENDER_ID_MISMATCH` is what every token answers
+    /// when the server is configured with the wrong project, so it deletes only when another token
+    /// of the same job was delivered: the project is right, and this token is another's.
+    func pruneFCM(_ results: [FCMSendResult], of registrations: [RegistrationRecord], projectIsRight: Bool, logger: Logger) async {
+        for (result, registration) in zip(results, registrations) {
+            guard case .delete(let reason) = fcmPolicy.action(for: result), reason != .senderIDMismatch || projectIsRight else { continue }
+            guard (try? await store.deleteRegistration(id: registration.id, owner: registration.owner)) == true else { continue }
+            logger.notice(
+                "pruned a dead registration token",
+                metadata: ["device": "\(FCMClient.shortened(registration.deviceToken))", "reason": "\(reason)", "owner": "\(registration.owner)"])
+        }
+    }
     package func outcome(ofHubMessage id: String) async -> NotificationDetails? { nil }
 
     /// APNs keeps no registrations: a device's token is all a push needs.

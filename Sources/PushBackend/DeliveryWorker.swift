@@ -1,15 +1,17 @@
 import APNs
+import FCM
 package import Logging
 import NotificationHubs
 import PushCore
 import PushInternals
 import ServiceLifecycle
 
-/// Works the delivery queue (``DeliveryQueueStore``) for APNs delivery: claims due jobs, sends
-/// each to the recipient's Apple devices that have no answer yet, a page at a time, keeps the
-/// answers, prunes dead tokens as a direct send does, and then finishes the job, or gives it back
-/// for a retry when APNs left devices unanswered (a 429 or 5xx after the client's own retries, a
-/// lost connection, no connection), until the push's deadline.
+/// Works the delivery queue (``DeliveryQueueStore``) for direct delivery: claims due jobs, sends
+/// each to the recipient's devices that have no answer yet (Apple's through APNs, Android's
+/// through FCM with direct delivery), a page at a time, keeps the answers, prunes dead tokens, and
+/// then finishes the job, or gives it back for a retry when the service left devices unanswered (a
+/// 429 or 5xx after the client's own retries, a lost connection, no connection), until the push's
+/// deadline.
 ///
 /// Any number of workers, in any number of instances, may share one database: a job is held by
 /// one lease at a time, renewed before each page. A worker that dies mid-job leaves its lease to
@@ -45,15 +47,15 @@ package final class DeliveryWorker: Sendable {
     }
 
     let store: any BackendStore
-    let apns: APNsDelivery
+    let delivery: DirectDelivery
     /// This worker's name on its leases: random, so that instances never share one.
     let owner: String
     let settings: Settings
     let logger: Logger
 
-    package init(store: any BackendStore, apns: APNsDelivery, settings: Settings = Settings(), logger: Logger) {
+    package init(store: any BackendStore, delivery: DirectDelivery, settings: Settings = Settings(), logger: Logger) {
         self.store = store
-        self.apns = apns
+        self.delivery = delivery
         self.settings = settings
         self.logger = logger
         owner = randomHex(bytes: 8)
@@ -92,49 +94,39 @@ package final class DeliveryWorker: Sendable {
             return
         }
         do throws(StoreError) {
-            let answered = Set(try await store.deliveryAnswers(notificationID: id).map(\.target))
-            let devices = try await store.registrations(owner: job.recipient).filter { $0.platform == .apns && !answered.contains($0.deviceToken) }
-            let payload = job.push.kind.apnsPayload(id: id, richType: job.richType ?? "", message: job.push.message)
-            let headers = APNsHeaders(for: payload, topic: apns.topic)
-            var unanswered = 0
-            var lastFailure = ""
-            for start in stride(from: 0, to: devices.count, by: settings.page) {
-                guard
-                    try await store.renewDeliveryLease(notificationID: id, owner: owner, until: unixMilliseconds() + settings.lease.wholeMilliseconds)
-                else {
-                    logger.notice("delivery job taken over by another worker")
-                    return
-                }
-                let page = Array(devices[start..<min(start + settings.page, devices.count)])
-                let results: [APNsSendResult]
-                do throws(APNsClientError) {
-                    results = try await apns.client.send(payload, headers: headers, to: page.map(\.deviceToken))
-                } catch {
-                    unanswered += page.count
-                    lastFailure = error.message
-                    continue
-                }
-                var answers: [DeliveryAnswer] = []
-                for result in results {
-                    if let outcome = Self.answer(result.outcome) {
-                        answers.append(DeliveryAnswer(target: result.deviceToken, platform: "apns", outcome: outcome))
-                    } else {
-                        unanswered += 1
-                        lastFailure = Self.describe(result.outcome)
+            let answered = try await store.deliveryAnswers(notificationID: id)
+            let answeredTargets = Set(answered.map(\.target))
+            let devices = try await store.registrations(owner: job.recipient).filter {
+                delivery.reaches($0.platform) && !answeredTargets.contains($0.deviceToken)
+            }
+            var progress = Progress(
+                fcmDelivered: answered.contains { $0.platform == Installation.Platform.fcmv1.rawValue && $0.outcome == Self.delivered })
+            for platform in [Installation.Platform.apns, .fcmv1] {
+                let targets = devices.filter { $0.platform == platform }
+                for start in stride(from: 0, to: targets.count, by: settings.page) {
+                    guard
+                        try await store.renewDeliveryLease(
+                            notificationID: id, owner: owner, until: unixMilliseconds() + settings.lease.wholeMilliseconds)
+                    else {
+                        logger.notice("delivery job taken over by another worker")
+                        return
+                    }
+                    let page = Array(targets[start..<min(start + settings.page, targets.count)])
+                    switch platform {
+                    case .apns: try await sendAPNs(job, to: page, progress: &progress, logger: logger)
+                    case .fcmv1: try await sendFCM(job, to: page, progress: &progress, logger: logger)
                     }
                 }
-                try await store.recordDeliveryAnswers(notificationID: id, answers: answers, at: unixMilliseconds())
-                await apns.prune(results, of: page, recipient: job.recipient, logger: logger)
             }
-            guard unanswered > 0 else {
+            guard progress.unanswered > 0 else {
                 let outcomes = try await store.deliveryAnswers(notificationID: id).map(\.outcome)
                 let delivered = outcomes.filter { $0 == Self.delivered }.count
                 let state: DeliveryState = delivered == outcomes.count ? .delivered : delivered > 0 ? .partly : .failed
-                await finish(job, state, failure: state == .delivered ? nil : "APNs refused \(outcomes.count - delivered) device(s)", logger: logger)
+                await finish(job, state, failure: state == .delivered ? nil : "refused by \(outcomes.count - delivered) device(s)", logger: logger)
                 return
             }
-            let failure = "\(unanswered) device(s) unanswered: \(lastFailure)"
-            // Never sooner than half the base: a job APNs just refused is not claimed again at once.
+            let failure = "\(progress.unanswered) device(s) unanswered: \(progress.lastFailure)"
+            // Never sooner than half the base: a job the service just refused is not claimed again at once.
             let backoff = max(
                 Backoff.fullJitter(retry: job.attempts, base: settings.baseBackoff, maximum: settings.maximumBackoff), settings.baseBackoff / 2)
             let due = unixMilliseconds() + backoff.wholeMilliseconds
@@ -143,12 +135,70 @@ package final class DeliveryWorker: Sendable {
                 return
             }
             if try await store.requeueDeliveryJob(notificationID: id, owner: owner, dueAt: due, failure: failure) {
-                logger.notice("delivery retried later", metadata: ["attempts": "\(job.attempts)", "unanswered": "\(unanswered)"])
+                logger.notice("delivery retried later", metadata: ["attempts": "\(job.attempts)", "unanswered": "\(progress.unanswered)"])
             }
         } catch {
             // The lease runs out, and the job is claimed again: by then the store may answer.
             logger.error("delivery job left to its lease", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// What a job's pages have left unanswered so far, and why the last one was.
+    struct Progress {
+        var unanswered = 0
+        var lastFailure = ""
+        /// Whether FCM delivered to some device of this job: its project is then the right one.
+        var fcmDelivered: Bool
+    }
+
+    /// Sends one page to Apple devices, keeps their answers and prunes dead tokens.
+    private func sendAPNs(_ job: DeliveryJob, to page: [RegistrationRecord], progress: inout Progress, logger: Logger) async throws(StoreError) {
+        let payload = job.push.kind.apnsPayload(id: job.notificationID, richType: job.richType ?? "", message: job.push.message)
+        let results: [APNsSendResult]
+        do throws(APNsClientError) {
+            results = try await delivery.client.send(payload, headers: APNsHeaders(for: payload, topic: delivery.topic), to: page.map(\.deviceToken))
+        } catch {
+            progress.unanswered += page.count
+            progress.lastFailure = error.message
+            return
+        }
+        var answers: [DeliveryAnswer] = []
+        for result in results {
+            if let outcome = Self.answer(result.outcome) {
+                answers.append(DeliveryAnswer(target: result.deviceToken, platform: Installation.Platform.apns.rawValue, outcome: outcome))
+            } else {
+                progress.unanswered += 1
+                progress.lastFailure = Self.describe(result.outcome)
+            }
+        }
+        try await store.recordDeliveryAnswers(notificationID: job.notificationID, answers: answers, at: unixMilliseconds())
+        await delivery.prune(results, of: page, recipient: job.recipient, logger: logger)
+    }
+
+    /// Sends one page to Android devices, keeps their answers and prunes dead tokens.
+    private func sendFCM(_ job: DeliveryJob, to page: [RegistrationRecord], progress: inout Progress, logger: Logger) async throws(StoreError) {
+        guard let fcm = delivery.fcm else { return }
+        let message = job.push.kind.fcmMessage(id: job.notificationID, richType: job.richType ?? "", message: job.push.message)
+        let results: [FCMSendResult]
+        do throws(FCMClientError) {
+            results = try await fcm.send(message, to: page.map(\.deviceToken))
+        } catch {
+            progress.unanswered += page.count
+            progress.lastFailure = error.message
+            return
+        }
+        var answers: [DeliveryAnswer] = []
+        for result in results {
+            if let outcome = Self.answer(result.outcome) {
+                progress.fcmDelivered = progress.fcmDelivered || outcome == Self.delivered
+                answers.append(DeliveryAnswer(target: result.target, platform: Installation.Platform.fcmv1.rawValue, outcome: outcome))
+            } else {
+                progress.unanswered += 1
+                progress.lastFailure = "\(result.outcome)"
+            }
+        }
+        try await store.recordDeliveryAnswers(notificationID: job.notificationID, answers: answers, at: unixMilliseconds())
+        await delivery.pruneFCM(results, of: page, projectIsRight: progress.fcmDelivered, logger: logger)
     }
 
     static let delivered = "delivered"
@@ -161,6 +211,19 @@ package final class DeliveryWorker: Sendable {
         case .rejected(429, _, _), .rejected(500, _, _), .rejected(503, _, _): nil
         case .rejected(_, let reason, _): reason.rawValue
         case .failed(.invalidDeviceToken, _): "invalidDeviceToken"
+        case .failed: nil
+        }
+    }
+
+    /// The same for FCM: delivered, or FCM's code for a refusal no retry changes (`UNREGISTERED`,
+    /// `INVALID_ARGUMENT`, …); nil for no answer, or for 429 and 5xx, which the client already
+    /// retried honouring `Retry-After`.
+    static func answer(_ outcome: FCMSendOutcome) -> String? {
+        switch outcome {
+        case .delivered: delivered
+        case .rejected(let status, _, _) where status == 429 || status >= 500: nil
+        case .rejected(_, let code, _): code.rawValue
+        case .failed(.invalidRegistrationToken, _): "invalidRegistrationToken"
         case .failed: nil
         }
     }
@@ -180,7 +243,7 @@ package final class DeliveryWorker: Sendable {
                 return
             }
             // As a direct send counts: sent when some device took it.
-            apns.metrics.counted(.notification, outcome: state == .failed ? "failed" : "sent")
+            delivery.metrics.counted(.notification, outcome: state == .failed ? "failed" : "sent")
             if state != .delivered { logger.notice("delivery ended", metadata: ["state": "\(state.rawValue)", "why": "\(failure ?? "")"]) }
         } catch {
             logger.error("delivery job left to its lease", metadata: ["error": "\(error)"])

@@ -1,4 +1,5 @@
 public import APNs
+public import FCM
 import Hummingbird
 public import Logging
 import NIOCore
@@ -82,10 +83,36 @@ public struct APNsConfigurationError: CodedError {
     public var description: String { message }
 }
 
+/// FCM straight from the backend, for Android devices beside APNs' Apple ones.
+public struct FCMSettings: Sendable {
+    /// The service account's key (never printed); its `token_uri` is where access tokens come from.
+    public var serviceAccount: FCMServiceAccount
+    /// The project messages are sent in; the service account's when nil.
+    public var projectID: String?
+    /// ``FCMClientConfiguration/production``, or an emulator.
+    public var endpoint: String
+    /// Roots to trust instead of the system's (an emulator's certificate), for the endpoint and
+    /// the token URI alike.
+    public var trustRoots: [NIOSSLCertificate]?
+
+    public init(
+        serviceAccount: FCMServiceAccount, projectID: String? = nil, endpoint: String = FCMClientConfiguration.production,
+        trustRoots: [NIOSSLCertificate]? = nil
+    ) {
+        self.serviceAccount = serviceAccount
+        self.projectID = projectID
+        self.endpoint = endpoint
+        self.trustRoots = trustRoots
+    }
+}
+
 /// Where the backend's pushes go.
 public enum PushDelivery: Sendable {
     case hub(HubSettings)
+    /// Straight to APNs; Android registrations are kept, unreached.
     case apns(APNsSettings)
+    /// Straight to APNs and to FCM: every registration is reached, without a hub.
+    case direct(APNsSettings, FCMSettings)
 }
 
 /// What one user may register: device tokens and Live Activity tokens up to a number each, and

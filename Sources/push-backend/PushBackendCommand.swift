@@ -104,6 +104,9 @@ struct Serve: AsyncParsableCommand {
             --apns-key-id, --apns-team-id, --apns-topic), prunes the registrations APNs calls dead, and
             serves the Live Activity and channel routes. With --demo it starts the APNs emulator
             in-process instead and prints "apns emulator on https://127.0.0.1:PORT" as its second line.
+            --delivery direct sends to Apple devices as --delivery apns does and to Android devices
+            straight to FCM (--fcm-service-account, or GOOGLE_APPLICATION_CREDENTIALS), without a hub;
+            with --demo it starts both emulators in-process, the FCM one's address as a third line.
             --content-state-schema (and --attributes-schema) declare the app's Live Activity types,
             as for `pushcore lint`; pushes that would not decode are refused before sending.
             --metrics-port serves Prometheus metrics on a port of their own and prints
@@ -133,9 +136,10 @@ struct Serve: AsyncParsableCommand {
     var hubEndpoint: String?
     @Flag(
         inversion: .prefixedNo,
-        help: "Use an in-process emulator (the hub's, or APNs' with --delivery apns) even when one is configured (default off).")
+        help: "Use in-process emulators (the hub's, or APNs' and FCM's with --delivery apns or direct) even when one is configured (default off).")
     var demo: Bool?
-    @Option(help: "hub (Azure Notification Hubs, the default) or apns (straight to APNs).") var delivery: String?
+    @Option(help: "hub (Azure Notification Hubs, the default), apns (straight to APNs) or direct (straight to APNs and FCM).")
+    var delivery: String?
     @Option(name: .customLong("apns-key-file"), help: "The provider token's signing key (.p8).") var apnsKeyFile: String?
     @Option(name: .customLong("apns-key-id"), help: "The key's 10-character id.") var apnsKeyID: String?
     @Option(name: .customLong("apns-team-id"), help: "The team's 10-character id.") var apnsTeamID: String?
@@ -155,6 +159,18 @@ struct Serve: AsyncParsableCommand {
         name: .customLong("apns-check-device"),
         help: "At start, send this known device one background push and refuse to start unless APNs takes it.")
     var apnsCheckDevice: String?
+    @Option(
+        name: .customLong("fcm-service-account"),
+        help: "With --delivery direct: the service account's JSON key file (default GOOGLE_APPLICATION_CREDENTIALS).")
+    var fcmServiceAccount: String?
+    @Option(name: .customLong("fcm-project-id"), help: "The project messages are sent in; the service account's by default.")
+    var fcmProjectID: String?
+    @Option(name: .customLong("fcm-endpoint"), help: "Send to this FCM address instead (an emulator), https://host[:port].")
+    var fcmEndpoint: String?
+    @Option(name: .customLong("fcm-token-uri"), help: "Where access tokens come from, instead of the service account's token_uri.")
+    var fcmTokenURI: String?
+    @Option(name: .customLong("fcm-ca-file"), help: "Trust the FCM endpoint's (and token URI's) certificate from this PEM file.")
+    var fcmCAFile: String?
     @Option(name: .customLong("content-state-schema"), help: "The app's Live Activity ContentState fields and types, a JSON file.")
     var contentStateSchema: String?
     @Option(name: .customLong("attributes-schema"), help: "The app's ActivityAttributes fields and types, a JSON file.")
@@ -268,7 +284,9 @@ struct Serve: AsyncParsableCommand {
         ("host", \.host), ("delivery", \.delivery), ("hub.connectionString", \.hubConnectionString), ("hub.name", \.hubName),
         ("hub.endpoint", \.hubEndpoint), ("apns.keyFile", \.apnsKeyFile), ("apns.keyId", \.apnsKeyID), ("apns.teamId", \.apnsTeamID),
         ("apns.topic", \.apnsTopic), ("apns.endpoint", \.apnsEndpoint), ("apns.caFile", \.apnsCAFile),
-        ("apns.otherEndpoint", \.apnsOtherEndpoint), ("apns.checkDevice", \.apnsCheckDevice), ("contentStateSchema", \.contentStateSchema),
+        ("apns.otherEndpoint", \.apnsOtherEndpoint), ("apns.checkDevice", \.apnsCheckDevice), ("fcm.serviceAccount", \.fcmServiceAccount),
+        ("fcm.projectId", \.fcmProjectID), ("fcm.endpoint", \.fcmEndpoint), ("fcm.tokenUri", \.fcmTokenURI), ("fcm.caFile", \.fcmCAFile),
+        ("contentStateSchema", \.contentStateSchema),
         ("attributesSchema", \.attributesSchema), ("logLevel", \.logLevel), ("metrics.host", \.metricsHost),
         ("tls.certificate", \.tlsCertificate), ("tls.key", \.tlsKey), ("tls.certificateOut", \.tlsCertificateOut),
         ("auth.tokens.jwksUrl", \.jwksURL), ("auth.tokens.jwksFile", \.jwksFile), ("auth.tokens.issuer", \.tokenIssuer),

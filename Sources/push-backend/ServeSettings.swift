@@ -1,6 +1,7 @@
 import APNs
 import APNsEmulator
 import ArgumentParser
+import FCM
 import Foundation
 import Logging
 import NIOSSL
@@ -29,9 +30,20 @@ struct ServeSettings {
         /// The hub emulator, in this process.
         case hubEmulator
         case hub(HubSettings)
-        /// The APNs emulator, in this process.
-        case apnsEmulator(topic: String, checkDevice: String?)
+        /// The APNs emulator, in this process; and the FCM emulator beside it for direct delivery.
+        case apnsEmulator(topic: String, checkDevice: String?, withFCM: Bool)
         case apns(APNsOptions)
+        case direct(APNsOptions, FCMOptions)
+    }
+
+    /// FCM as the options name it; the service account's file is read when serving starts.
+    struct FCMOptions {
+        /// Nil: GOOGLE_APPLICATION_CREDENTIALS names it.
+        var serviceAccountFile: String?
+        var projectID: String?
+        var endpoint: String
+        var tokenURI: String?
+        var caFile: String?
     }
 
     /// APNs as the options name it; the key file is read when serving starts.
@@ -80,6 +92,11 @@ struct ServeSettings {
         let apnsCAFile = settings.string("apns.caFile")
         let apnsOtherEndpoint = settings.string("apns.otherEndpoint")
         let apnsCheckDevice = settings.string("apns.checkDevice")
+        let fcmServiceAccount = settings.string("fcm.serviceAccount")
+        let fcmProjectID = settings.string("fcm.projectId")
+        let fcmEndpoint = settings.string("fcm.endpoint")
+        let fcmTokenURI = settings.string("fcm.tokenUri")
+        let fcmCAFile = settings.string("fcm.caFile")
         let contentStateSchema = settings.string("contentStateSchema")
         let attributesSchema = settings.string("attributesSchema")
         let level = settings.string("logLevel", default: "info")
@@ -170,20 +187,38 @@ struct ServeSettings {
             default:
                 throw ValidationError("give both a hub connection string and a hub name, or neither (demo mode)")
             }
-        case ("apns", true):
-            delivery = .apnsEmulator(topic: apnsTopic ?? DemoAPNs.defaultTopic, checkDevice: apnsCheckDevice)
-        case ("apns", false):
+        case ("apns", true), ("direct", true):
+            delivery = .apnsEmulator(topic: apnsTopic ?? DemoAPNs.defaultTopic, checkDevice: apnsCheckDevice, withFCM: deliveryName == "direct")
+        case ("apns", false), ("direct", false):
             guard let apnsKeyFile, let apnsKeyID, let apnsTeamID, let apnsTopic else {
-                throw ValidationError("delivery apns needs apns.keyFile, apns.keyId, apns.teamId and apns.topic (or demo)")
+                throw ValidationError("delivery \(deliveryName) needs apns.keyFile, apns.keyId, apns.teamId and apns.topic (or demo)")
             }
             if apnsDevelopment && apnsEndpoint != nil { throw ValidationError("apns.development and apns.endpoint are exclusive") }
-            delivery = .apns(
-                APNsOptions(
-                    keyFile: apnsKeyFile, keyID: apnsKeyID, teamID: apnsTeamID, topic: apnsTopic,
-                    endpoint: apnsEndpoint ?? (apnsDevelopment ? APNsClientConfiguration.development : APNsClientConfiguration.production),
-                    caFile: apnsCAFile, otherEndpoint: apnsOtherEndpoint, checkDevice: apnsCheckDevice))
+            let apns = APNsOptions(
+                keyFile: apnsKeyFile, keyID: apnsKeyID, teamID: apnsTeamID, topic: apnsTopic,
+                endpoint: apnsEndpoint ?? (apnsDevelopment ? APNsClientConfiguration.development : APNsClientConfiguration.production),
+                caFile: apnsCAFile, otherEndpoint: apnsOtherEndpoint, checkDevice: apnsCheckDevice)
+            if deliveryName == "apns" {
+                delivery = .apns(apns)
+            } else {
+                if let fcmEndpoint, !fcmEndpoint.hasPrefix("https://") { throw ValidationError("fcm.endpoint is an https URL") }
+                if let fcmTokenURI, !fcmTokenURI.hasPrefix("https://") { throw ValidationError("fcm.tokenUri is an https URL") }
+                delivery = .direct(
+                    apns,
+                    FCMOptions(
+                        serviceAccountFile: fcmServiceAccount, projectID: fcmProjectID, endpoint: fcmEndpoint ?? FCMClientConfiguration.production,
+                        tokenURI: fcmTokenURI, caFile: fcmCAFile))
+            }
         default:
-            throw ValidationError("delivery is hub or apns")
+            throw ValidationError("delivery is hub, apns or direct")
+        }
+        if deliveryName != "direct" || demo,
+            let given = [
+                ("fcm.serviceAccount", fcmServiceAccount), ("fcm.projectId", fcmProjectID), ("fcm.endpoint", fcmEndpoint),
+                ("fcm.tokenUri", fcmTokenURI), ("fcm.caFile", fcmCAFile),
+            ].first(where: { $0.1 != nil })
+        {
+            throw ValidationError("\(given.0) goes with delivery direct, without demo")
         }
 
         self.logLevel = logLevel
@@ -272,6 +307,28 @@ struct ServeSettings {
             otherEnvironmentEndpoint: apns.otherEndpoint, checkDevice: apns.checkDevice)
     }
 
+    /// FCM settings; the service account's file is read here and never printed.
+    private static func fcmSettings(_ fcm: FCMOptions) throws -> FCMSettings {
+        var found: FCMServiceAccount?
+        do throws(FCMCredentialsError) {
+            if let file = fcm.serviceAccountFile {
+                found = try FCMServiceAccount(contentsOfFile: file)
+            } else {
+                found = try FCMServiceAccount.fromEnvironment()
+            }
+        } catch {
+            throw fail("the FCM service account: \(error.message)")
+        }
+        guard var account = found else { throw fail("delivery direct needs fcm.serviceAccount or GOOGLE_APPLICATION_CREDENTIALS") }
+        if let tokenURI = fcm.tokenURI { account.tokenURI = tokenURI }
+        var trustRoots: [NIOSSLCertificate]?
+        if let caFile = fcm.caFile {
+            guard let roots = try? NIOSSLCertificate.fromPEMFile(caFile) else { throw fail("\(caFile) is not a readable PEM certificate") }
+            trustRoots = roots
+        }
+        return FCMSettings(serviceAccount: account, projectID: fcm.projectID, endpoint: fcm.endpoint, trustRoots: trustRoots)
+    }
+
     /// HTTPS's configuration; the key is read here and never printed.
     private func tlsConfiguration() throws -> TLSConfiguration? {
         switch tls {
@@ -331,16 +388,33 @@ struct ServeSettings {
         case .apns(let options):
             let settings = try Self.apnsSettings(options, liveActivity: liveActivity)
             backend = PushBackendService(configuration, delivery: { .apns(settings) }) { port in await announce(port, nil) }
-        case .apnsEmulator(let topic, let checkDevice):
+        case .direct(let apns, let fcm):
+            let settings = (try Self.apnsSettings(apns, liveActivity: liveActivity), try Self.fcmSettings(fcm))
+            backend = PushBackendService(configuration, delivery: { .direct(settings.0, settings.1) }) { port in await announce(port, nil) }
+        case .apnsEmulator(let topic, let checkDevice, let withFCM):
             var emulatorLogger = Logger(label: "apns-emulator")
             emulatorLogger[metadataKey: "component"] = "apns-emulator"
             let demoAPNs = try DemoAPNs(topic: topic, logger: emulatorLogger)
             services.append(contentsOf: demoAPNs.services)
-            Logger(label: "push-backend").notice("demo mode: pushes go to the APNs emulator", metadata: ["topic": "\(demoAPNs.topic)"])
+            var fcmLogger = Logger(label: "fcm-emulator")
+            fcmLogger[metadataKey: "component"] = "fcm-emulator"
+            let demoFCM = withFCM ? try DemoFCM(logger: fcmLogger) : nil
+            if let demoFCM { services.append(demoFCM.service) }
+            Logger(label: "push-backend").notice(
+                withFCM ? "demo mode: pushes go to the APNs and FCM emulators" : "demo mode: pushes go to the APNs emulator",
+                metadata: ["topic": "\(demoAPNs.topic)"])
             backend = PushBackendService(
-                configuration, delivery: { .apns(try await demoAPNs.settings(liveActivity: liveActivity, checkDevice: checkDevice)) }
+                configuration,
+                delivery: {
+                    let apns = try await demoAPNs.settings(liveActivity: liveActivity, checkDevice: checkDevice)
+                    guard let demoFCM else { return .apns(apns) }
+                    return .direct(apns, try await demoFCM.settings())
+                }
             ) { port in
-                await announce(port, demoAPNs.port.map { "apns emulator on https://127.0.0.1:\($0)" })
+                let emulators = [
+                    demoAPNs.port.map { "apns emulator on https://127.0.0.1:\($0)" }, demoFCM?.port.map { "fcm emulator on https://127.0.0.1:\($0)" },
+                ]
+                await announce(port, emulators.compactMap { $0 }.joined(separator: "\n"))
             }
         case .hub(let settings):
             backend = PushBackendService(configuration, hub: settings) { port in await announce(port, nil) }

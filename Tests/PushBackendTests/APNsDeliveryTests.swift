@@ -2,6 +2,8 @@ import APNs
 import APNsEmulator
 import AsyncHTTPClient
 import Crypto
+import FCM
+import FCMEmulator
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -18,6 +20,7 @@ import RichPushImages
 import ServiceLifecycle
 import Synchronization
 import Testing
+import _CryptoExtras
 
 /// The backend sending straight to an in-process APNs emulator, driven through its router; `other`
 /// is the other environment, which the backend asks before it prunes a token the first calls bad.
@@ -31,6 +34,8 @@ struct APNsBackend: BackendEndpoint {
     /// The delivery queue's worker, run after each request until nothing is due: what a request
     /// queued is sent before the test looks, as a server's worker sends it moments later.
     let worker: DeliveryWorker
+    /// FCM's emulator, with direct delivery (`withFCM`); nil with APNs delivery alone.
+    let fcm: FCMEmulator?
 
     static let topic = "com.example.pushcore"
 
@@ -142,7 +147,7 @@ struct EmulatorPair {
 /// - Parameter live: Serve on a loopback port (``APNsBackend/base``), for clients of their own.
 func withAPNsBackend(
     liveActivity: APNsLiveActivitySchema? = nil, topic: String = APNsBackend.topic,
-    registrationLimits: RegistrationLimits = generousRegistrationLimits, live: Bool = false,
+    registrationLimits: RegistrationLimits = generousRegistrationLimits, live: Bool = false, withFCM: Bool = false,
     _ body: @Sendable (APNsBackend) async throws -> Void
 ) async throws {
     let logs = CapturedLogs()
@@ -157,22 +162,67 @@ func withAPNsBackend(
     let authenticator = Authenticator(store: store, limits: LoginLimits())
     let metrics = TestMetrics()
     try await emulators.run(logger: logger) { client, other in
-        let delivery = APNsDelivery(
-            DirectAPNs(client: client, otherEnvironment: other, topic: topic, liveActivity: liveActivity), store: store, metricsFactory: metrics)
-        let worker = DeliveryWorker(store: store, apns: delivery, logger: logger)
-        let api = BackendAPI(
-            store: store, authenticator: authenticator, delivery: delivery,
-            images: RichPushImages.registry, defaultImage: BackendConfiguration(dataDirectory: directory).defaultImage,
-            sendQuota: RateLimit(burst: 10_000, perSecond: 1000), registrationLimits: registrationLimits, metricsFactory: metrics)
-        try await Application(router: api.router(), logger: logger).test(live ? .live : .router) { testClient in
-            try await body(
-                APNsBackend(
-                    client: testClient, emulator: emulators.development, other: emulators.production, store: store, logs: logs, metrics: metrics,
-                    worker: worker))
+        try await withFCMEmulator(withFCM, logger: logger) { fcmEmulator, fcmClient in
+            let delivery = DirectDelivery(
+                DirectAPNs(client: client, otherEnvironment: other, topic: topic, liveActivity: liveActivity), fcm: fcmClient, store: store,
+                metricsFactory: metrics)
+            let worker = DeliveryWorker(store: store, delivery: delivery, logger: logger)
+            let api = BackendAPI(
+                store: store, authenticator: authenticator, delivery: delivery,
+                images: RichPushImages.registry, defaultImage: BackendConfiguration(dataDirectory: directory).defaultImage,
+                sendQuota: RateLimit(burst: 10_000, perSecond: 1000), registrationLimits: registrationLimits, metricsFactory: metrics)
+            try await Application(router: api.router(), logger: logger).test(live ? .live : .router) { testClient in
+                try await body(
+                    APNsBackend(
+                        client: testClient, emulator: emulators.development, other: emulators.production, store: store, logs: logs,
+                        metrics: metrics, worker: worker, fcm: fcmEmulator))
+            }
         }
     }
     await authenticator.shutdown()
     await store.close()
+}
+
+/// With `enabled`, runs an FCM emulator for a service account made here until `body` returns, and
+/// gives `body` it and a client of it; else nil for both.
+func withFCMEmulator(
+    _ enabled: Bool, logger: Logger, _ body: @Sendable (FCMEmulator?, FCMClient?) async throws -> Void
+) async throws {
+    guard enabled else { return try await body(nil, nil) }
+    let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+    let fields = [
+        "type": "service_account", "project_id": "backend-tests", "private_key_id": "key-1", "private_key": key.pemRepresentation,
+        "client_email": "pusher@backend-tests.iam.gserviceaccount.com", "token_uri": FCMServiceAccount.defaultTokenURI,
+    ]
+    var account = try FCMServiceAccount(json: Array(try JSONSerialization.data(withJSONObject: fields)))
+    let emulator = FCMEmulator(serviceAccount: account)
+    let identity = try APNsEmulatorIdentity.generate()
+    let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+    let services = ServiceGroup(
+        services: [try emulator.application(port: 0, identity: identity, logger: logger) { continuation.yield($0) }], logger: logger)
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { try await services.run() }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+        account.tokenURI = "https://127.0.0.1:\(port)/token"
+        let client = FCMClient(
+            configuration: FCMClientConfiguration(
+                endpoint: "https://127.0.0.1:\(port)", serviceAccount: account,
+                trustRoots: [try NIOSSLCertificate(bytes: Array(identity.certificatePEM.utf8), format: .pem)],
+                requestTimeout: .seconds(60), connectTimeout: .seconds(60), retry: FCMRetryPolicy(baseDelay: .milliseconds(10))),
+            logger: logger)
+        let result: Result<Void, any Error>
+        do {
+            try await body(emulator, client)
+            result = .success(())
+        } catch {
+            result = .failure(error)
+        }
+        try? await client.shutdown()
+        await services.triggerGracefulShutdown()
+        try await group.waitForAll()
+        try result.get()
+    }
 }
 
 @Suite("Reference backend delivering straight to APNs", .serialized)
@@ -341,6 +391,59 @@ struct APNsDeliveryTests {
 
     func registeredDevices(_ backend: APNsBackend) async throws -> Set<String> {
         Set(try await backend.store.registrations(owner: "alice").map(\.deviceToken))
+    }
+
+    @Test("Direct delivery: one notification reaches Apple devices through APNs and Android ones through FCM; FCM's dead token is pruned")
+    func directToBothPlatforms() async throws {
+        try await withAPNsBackend(withFCM: true) { backend in
+            let fcm = try #require(backend.fcm)
+            let apple = try await registerDevices(2, on: backend)
+            let android = (0..<3).map { "android\($0):APA91b" + String(repeating: "Q", count: 140) }
+            for device in android {
+                let reply = try await backend.call(.POST, "/api/register", as: "alice", json: #"{"deviceToken":"\#(device)","platform":"fcmv1"}"#)
+                let reachable = try reply.json().root["reachable"]?.bool
+                #expect(reply.status == 201 && reachable == true, "\(reply.text)")
+            }
+            fcm.setState(.unregistered, for: android[2])
+            // bob's device must not get alice's push.
+            _ = try backend.created(try await backend.call(.POST, "/api/register", as: "bob", json: #"{"deviceToken":"\#(token(9, prefix: "e"))"}"#))
+            let id = try await backend.notify(as: "bob", #"{"kind":"richAlert","message":"Both platforms","to":"alice"}"#)
+
+            #expect(backend.emulator.deliveries.map(\.deviceToken).sorted() == apple.sorted())
+            #expect(fcm.deliveries.map(\.target).sorted() == android[0..<2].sorted())
+            let body = try #require(fcm.deliveries.first.map { String(decoding: $0.body, as: UTF8.self) })
+            #expect(body.contains(#""richId":"\#(id)""#) && body.contains(#""body":"Both platforms""#), "\(body)")
+            let delivery = try await backend.call(.GET, "/api/sent-notifications", as: "bob").json().root["notifications"]?[0]?["delivery"]
+            #expect(delivery?["state"]?.string == "partly" && delivery?["outcomes"]?["apns"]?["delivered"]?.int == 2)
+            #expect(delivery?["outcomes"]?["fcmv1"]?["delivered"]?.int == 2 && delivery?["outcomes"]?["fcmv1"]?["UNREGISTERED"]?.int == 1)
+            // The dead token is gone; the others stay.
+            let left = Set(try await backend.store.registrations(owner: "alice").map(\.deviceToken))
+            #expect(left == Set(apple + android[0..<2]))
+        }
+    }
+
+    @Test("Direct delivery: FCM unavailable leaves the Android devices unanswered; the retry sends only to them")
+    func directRetriesFCMOnly() async throws {
+        try await withAPNsBackend(withFCM: true) { backend in
+            let fcm = try #require(backend.fcm)
+            let apple = try await registerDevices(1, on: backend)
+            let android = "android:APA91b" + String(repeating: "R", count: 140)
+            _ = try backend.created(
+                try await backend.call(.POST, "/api/register", as: "alice", json: #"{"deviceToken":"\#(android)","platform":"fcmv1"}"#))
+            // The client's own four tries all answered 503.
+            fcm.inject(Array(repeating: .status(503, retryAfter: nil), count: 4))
+            let id = try await backend.notify(as: "alice", #"{"kind":"secure","payload":"code 4242"}"#)
+            let waiting = try await backend.store.deliveryReport(notificationID: id)
+            #expect(waiting?.state == .queued && waiting?.outcomes == ["apns": ["delivered": 1]], "\(String(describing: waiting))")
+            #expect(fcm.deliveries.isEmpty)
+            try await Task.sleep(for: .milliseconds(1_100))
+            #expect(await backend.worker.runOnce() == 1)
+            let done = try await backend.store.deliveryReport(notificationID: id)
+            #expect(done?.state == .delivered && done?.outcomes == ["apns": ["delivered": 1], "fcmv1": ["delivered": 1]])
+            #expect(backend.emulator.deliveries.map(\.deviceToken) == apple && fcm.deliveries.map(\.target) == [android])
+            // The payload never travels: only the id.
+            #expect(!fcm.deliveries.contains { String(decoding: $0.body, as: UTF8.self).contains("4242") })
+        }
     }
 
     @Test("Ten devices all answering BadDeviceToken, as every token does against the wrong environment: all ten are kept")

@@ -98,6 +98,8 @@ struct BackendCommandTests {
             ["push-backend", "serve", "--port", "70000"], ["push-backend", "serve", "--bogus"], ["push-backend", "nosuchcommand"],
             ["push-backend", "user", "add", "bad:name"], ["push-backend", "serve", "--delivery", "carrier-pigeon"],
             ["push-backend", "serve", "--delivery", "apns", "--apns-key-file", "k.p8"],
+            ["push-backend", "serve", "--delivery", "apns", "--fcm-project-id", "p"],
+            ["push-backend", "serve", "--delivery", "direct", "--demo", "--fcm-service-account", "sa.json"],
             ["push-backend", "serve", "--demo", "--attributes-schema", "a.json"], ["hub-emulator", "--hub", "h"],
             ["push-backend", "serve", "--tls-certificate", "c.pem"], ["push-backend", "serve", "--tls-certificate-out", "c.pem"],
             ["push-backend", "apikey", "add", "bad:name"], ["push-backend", "apikey", "add", "svc", "--role", "admin"],
@@ -318,6 +320,52 @@ struct BackendCommandTests {
         #expect(
             pushed.root[2]?["pushType"]?.string == "liveactivity" && pushed.root[2]?["topic"]?.string?.hasSuffix(".push-type.liveactivity") == true)
 
+        try await expectGracefulStop(process)
+    }
+
+    @Test(
+        "serve --demo --delivery direct: both emulators' addresses, one notification to an Apple and an Android device through each; no FCM fault hook"
+    )
+    func serveDemoDirect() async throws {
+        let directory = try temporaryDirectory()
+        #expect(try await run(["user", "add", "bob", "--data-dir", directory], stdin: "bob-pw\n").0 == 0)
+        let (process, lines) = try await ServerProcess.start(
+            Self.binary, ["serve", "--port", "0", "--log-level", "warning", "--data-dir", directory, "--demo", "--delivery", "direct"],
+            readingLines: 3)
+        defer { if process.isRunning { process.terminate() } }
+        try #require(
+            lines.count == 3 && lines[1].hasPrefix("apns emulator on https://") && lines[2].hasPrefix("fcm emulator on https://"), "\(lines)")
+        let (apns, fcm) = (String(lines[1].dropFirst("apns emulator on ".count)), String(lines[2].dropFirst("fcm emulator on ".count)))
+        let backend = RemoteBackend(base: String(lines[0].dropFirst("listening on ".count)))
+
+        let android = "demo:APA91b" + String(repeating: "Z", count: 140)
+        #expect(
+            try await backend.call(.POST, "/api/register", as: "bob", json: #"{"deviceToken": "\#(String(repeating: "5e", count: 32))"}"#).status
+                == 201)
+        let registered = try await backend.call(.POST, "/api/register", as: "bob", json: #"{"deviceToken": "\#(android)", "platform": "fcmv1"}"#)
+        #expect(registered.status == 201 && registered.text.contains(#""reachable":true"#), "\(registered.text)")
+        let id = try await backend.notify(as: "bob", #"{"kind": "secure", "payload": "hello"}"#)
+        try await waitForDeliveries(1, on: apns)
+        try await waitForDeliveries(1, on: fcm)
+
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.certificateVerification = .none
+        let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: .init(tlsConfiguration: tls))
+        let (pushed, fault): (String, Int)
+        do {
+            let response = try await http.execute(HTTPClientRequest(url: fcm + "/_emulator/deliveries"), timeout: .seconds(30))
+            pushed = String(buffer: try await response.body.collect(upTo: 1 << 20))
+            var request = HTTPClientRequest(url: fcm + "/_emulator/faults")
+            request.method = .POST
+            request.body = .bytes(ByteBuffer(string: #"{"status": 503}"#))
+            fault = Int(try await http.execute(request, timeout: .seconds(30)).status.code)
+            try await http.shutdown()
+        } catch {
+            try? await http.shutdown()
+            throw error
+        }
+        #expect(pushed.contains(android) && pushed.contains(#""secureId":"\#(id)""#), "\(pushed)")
+        #expect(fault == 404)
         try await expectGracefulStop(process)
     }
 

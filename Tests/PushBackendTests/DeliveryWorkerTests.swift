@@ -39,10 +39,10 @@ struct DeliveryWorkerTests {
         let emulators = try EmulatorPair()
         do {
             try await emulators.run(logger: logger) { client, other in
-                let delivery = APNsDelivery(
+                let delivery = DirectDelivery(
                     DirectAPNs(client: client, otherEnvironment: other, topic: APNsBackend.topic, liveActivity: nil), store: store)
                 let worker = DeliveryWorker(
-                    store: store, apns: delivery,
+                    store: store, delivery: delivery,
                     settings: .init(lease: .seconds(30), page: 2, baseBackoff: .milliseconds(1), maximumBackoff: .milliseconds(1)), logger: logger)
                 try await body(store, worker, emulators.development)
             }
@@ -131,7 +131,7 @@ struct DeliveryWorkerTests {
             try await queue(store, "n1")
             #expect(await worker.runOnce() == 1)
             let status = try await store.deliveryReport(notificationID: "n1")
-            #expect(status?.state == .partly && status?.failure == "APNs refused 1 device(s)")
+            #expect(status?.state == .partly && status?.failure == "refused by 1 device(s)")
             #expect(try await store.deliveryAnswers(notificationID: "n1").map(\.outcome).sorted() == ["Unregistered", "delivered", "delivered"])
             #expect(try await store.registration(deviceToken: token(3)) == nil)
         }
