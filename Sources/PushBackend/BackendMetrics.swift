@@ -15,6 +15,13 @@ import Tracing
 /// - `push_backend_store_duration_seconds{operation}`: each store call (``InstrumentedStore``).
 /// - `push_backend_pruning_held_total{reason}`: sends whose answers blamed the configuration, so
 ///   that no registration was pruned (``PruningBrake``); `reason` is APNs' spelling.
+/// - The delivery queue (``DeliveryWorker``): `push_backend_delivery_jobs_total{outcome}`, each
+///   job's end (`delivered`, `partly`, `failed`) or retry (`retried`);
+///   `push_backend_delivery_job_attempts`, the claims an ended job took;
+///   `push_backend_delivery_job_seconds`, from when it last became due (its send time, or its
+///   retry's) to its end; and, measured by each
+///   worker every few seconds, `push_backend_delivery_queue_jobs` (due and not ended, in every
+///   instance) and `push_backend_delivery_queue_oldest_seconds` (how long the oldest has been due).
 struct BackendMetrics: Sendable {
     let factory: any MetricsFactory
     let loginCacheHits: Counter
@@ -61,6 +68,21 @@ struct BackendMetrics: Sendable {
         }
         counted(kind, outcome: outcome)
         return try result.get()
+    }
+
+    /// Counts a delivery job's end or retry; an ended job's attempts and time since due too.
+    func deliveryJob(_ outcome: String, attempts: Int, sinceDue milliseconds: Int64?) {
+        Counter(label: "push_backend_delivery_jobs_total", dimensions: [("outcome", outcome)], factory: factory).increment()
+        guard let milliseconds else { return }
+        Recorder(label: "push_backend_delivery_job_attempts", factory: factory).record(attempts)
+        Timer(label: "push_backend_delivery_job_seconds", preferredDisplayUnit: .seconds, factory: factory)
+            .recordNanoseconds(max(milliseconds, 0) * 1_000_000)
+    }
+
+    /// The queue's depth and age, as a worker last measured them.
+    func deliveryBacklog(jobs: Int, oldestSeconds: Double) {
+        Gauge(label: "push_backend_delivery_queue_jobs", factory: factory).record(jobs)
+        Gauge(label: "push_backend_delivery_queue_oldest_seconds", factory: factory).record(oldestSeconds)
     }
 
     /// Counts a push that went (`sent`) or did not (`failed`).

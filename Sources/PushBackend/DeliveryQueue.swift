@@ -84,6 +84,9 @@ package protocol DeliveryQueueStore: Sendable {
     /// Where each of these notifications' jobs stands, by notification id, in one round trip;
     /// notifications without a job (sent through a hub) are left out.
     func deliveryReports(notificationIDs: [String]) async throws(StoreError) -> [String: DeliveryReport]
+    /// The jobs due by `now` and not finished (queued, or sending under a lease), and when the
+    /// oldest of them became due: the queue's depth and age, for its gauges.
+    func deliveryBacklog(now: Int64) async throws(StoreError) -> (jobs: Int, oldestDueAt: Int64?)
 }
 
 extension DeliveryQueueStore {

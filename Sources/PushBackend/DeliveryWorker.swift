@@ -32,10 +32,12 @@ package final class DeliveryWorker: Sendable {
         /// outage do not arrive together.
         package var baseBackoff: Duration
         package var maximumBackoff: Duration
+        /// How often the queue's depth and age are measured for their gauges.
+        package var backlogInterval: Duration
 
         package init(
             lease: Duration = .seconds(30), batch: Int = 8, page: Int = 500, idlePoll: Duration = .milliseconds(250),
-            baseBackoff: Duration = .seconds(1), maximumBackoff: Duration = .seconds(60)
+            baseBackoff: Duration = .seconds(1), maximumBackoff: Duration = .seconds(60), backlogInterval: Duration = .seconds(5)
         ) {
             self.lease = lease
             self.batch = max(batch, 1)
@@ -43,6 +45,7 @@ package final class DeliveryWorker: Sendable {
             self.idlePoll = idlePoll
             self.baseBackoff = baseBackoff
             self.maximumBackoff = maximumBackoff
+            self.backlogInterval = backlogInterval
         }
     }
 
@@ -79,11 +82,23 @@ package final class DeliveryWorker: Sendable {
         return jobs.count
     }
 
-    /// Works the queue until the task is cancelled.
+    /// Works the queue until the task is cancelled, measuring its backlog every `backlogInterval`.
     package func run() async {
+        var measured = ContinuousClock.now - settings.backlogInterval
         while !Task.isCancelled {
+            if ContinuousClock.now - measured >= settings.backlogInterval {
+                await measureBacklog()
+                measured = .now
+            }
             if await runOnce() == 0 { try? await Task.sleep(for: settings.idlePoll) }
         }
+    }
+
+    /// Sets the queue's gauges from the store: one indexed query, shared by every instance's view.
+    package func measureBacklog() async {
+        let now = unixMilliseconds()
+        guard let backlog = try? await store.deliveryBacklog(now: now) else { return }
+        delivery.metrics.deliveryBacklog(jobs: backlog.jobs, oldestSeconds: Double(now - (backlog.oldestDueAt ?? now)) / 1000)
     }
 
     func work(_ job: DeliveryJob) async {
@@ -135,6 +150,7 @@ package final class DeliveryWorker: Sendable {
                 return
             }
             if try await store.requeueDeliveryJob(notificationID: id, owner: owner, dueAt: due, failure: failure) {
+                delivery.metrics.deliveryJob("retried", attempts: job.attempts, sinceDue: nil)
                 logger.notice("delivery retried later", metadata: ["attempts": "\(job.attempts)", "unanswered": "\(progress.unanswered)"])
             }
         } catch {
@@ -244,6 +260,7 @@ package final class DeliveryWorker: Sendable {
             }
             // As a direct send counts: sent when some device took it.
             delivery.metrics.counted(.notification, outcome: state == .failed ? "failed" : "sent")
+            delivery.metrics.deliveryJob(state.rawValue, attempts: job.attempts, sinceDue: unixMilliseconds() - job.dueAt)
             if state != .delivered { logger.notice("delivery ended", metadata: ["state": "\(state.rawValue)", "why": "\(failure ?? "")"]) }
         } catch {
             logger.error("delivery job left to its lease", metadata: ["error": "\(error)"])

@@ -189,6 +189,9 @@ struct InstrumentedStore: BackendStore {
             try await base.requeueDeliveryJob(notificationID: notificationID, owner: owner, dueAt: dueAt, failure: failure)
         }
     }
+    func deliveryBacklog(now: Int64) async throws(StoreError) -> (jobs: Int, oldestDueAt: Int64?) {
+        try await measure("delivery_backlog") { () async throws(StoreError) in try await base.deliveryBacklog(now: now) }
+    }
     func deliveryReports(notificationIDs: [String]) async throws(StoreError) -> [String: DeliveryReport] {
         try await measure("delivery_reports") { () async throws(StoreError) in try await base.deliveryReports(notificationIDs: notificationIDs) }
     }

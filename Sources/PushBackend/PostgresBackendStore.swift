@@ -783,6 +783,17 @@ package final class PostgresBackendStore: BackendStore {
         }
     }
 
+    package func deliveryBacklog(now: Int64) async throws(StoreError) -> (jobs: Int, oldestDueAt: Int64?) {
+        try await run {
+            var backlog: (jobs: Int, oldestDueAt: Int64?) = (0, nil)
+            let rows = try await client.query(
+                "SELECT count(*), min(due_at) FROM notifications WHERE delivery_state IN ('queued', 'sending') AND due_at <= \(now)",
+                logger: logger)
+            for try await (jobs, oldest) in rows.decode((Int64, Int64?).self) { backlog = (Int(jobs), oldest) }
+            return backlog
+        }
+    }
+
     package func markRead(id: String, at time: Int64) async throws(StoreError) {
         _ = try await count("UPDATE notifications SET read_at = \(time) WHERE id = \(id) AND read_at IS NULL RETURNING id")
     }

@@ -437,6 +437,13 @@ package final class SQLiteBackendStore: BackendStore {
         return reports
     }
 
+    package func deliveryBacklog(now: Int64) async throws(StoreError) -> (jobs: Int, oldestDueAt: Int64?) {
+        let rows = try await run(
+            "SELECT count(*) AS jobs, min(due_at) AS oldest FROM notifications WHERE delivery_state IN ('queued', 'sending') AND due_at <= ?",
+            [.integer(Int(now))])
+        return (rows.first?.column("jobs")?.integer ?? 0, rows.first?.column("oldest")?.integer.map(Int64.init))
+    }
+
     // MARK: Images
 
     package func addImage(_ image: ImageRecord) async throws(StoreError) {

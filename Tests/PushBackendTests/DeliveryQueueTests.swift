@@ -57,6 +57,9 @@ struct DeliveryQueueTests {
             try await store.addNotification(notification("untracked", createdAt: 500))
             #expect(try await store.deliveryReport(notificationID: "untracked") == nil)
             #expect(try await store.deliveryReport(notificationID: "now")?.state == .queued)
+            // The backlog counts what is due and not ended: not a job due later, not one without a job.
+            let backlog = try await store.deliveryBacklog(now: 2_000)
+            #expect(backlog.jobs == 1 && backlog.oldestDueAt == 1_000)
 
             let claimed = try await store.claimDeliveryJobs(owner: "a", now: 2_000, leaseUntil: 32_000, limit: 10)
             #expect(claimed.map(\.notificationID) == ["now"])
@@ -90,6 +93,8 @@ struct DeliveryQueueTests {
             #expect(reports["now"]?.outcomes == ["apns": ["Unregistered": 1], "fcmv1": ["delivered": 1]])
             #expect(reports["later"]?.state == .queued && reports["later"]?.attempts == 0 && reports["later"]?.outcomes == [:])
             #expect(try await store.deliveryReports(notificationIDs: []).isEmpty)
+            let ended = try await store.deliveryBacklog(now: 2_000)
+            #expect(ended.jobs == 0 && ended.oldestDueAt == nil)
             #expect(try await !store.finishDeliveryJob(notificationID: "now", owner: "a", state: .delivered, failure: nil))
 
             #expect(try await store.claimDeliveryJobs(owner: "a", now: 4_999, leaseUntil: 40_000, limit: 10).isEmpty)

@@ -2,6 +2,7 @@ import APNs
 import APNsEmulator
 import Foundation
 import Logging
+import MetricsTestKit
 import NotificationHubs
 import PushBackend
 import PushTestSupport
@@ -22,7 +23,9 @@ struct DeliveryWorkerTests {
 
     /// A store with alice and her three Apple devices (and an Android one, which APNs does not
     /// reach), a worker on the development emulator, and that emulator.
-    func withWorker(_ body: @Sendable (any BackendStore, DeliveryWorker, APNsEmulator) async throws -> Void) async throws {
+    func withWorker(
+        metrics: TestMetrics = TestMetrics(), _ body: @Sendable (any BackendStore, DeliveryWorker, APNsEmulator) async throws -> Void
+    ) async throws {
         let logger = Logger(label: "delivery-worker-test")
         let store = try await SQLiteBackendStore.open(dataDirectory: try temporaryDirectory())
         try await store.addUser(UserRecord(name: "alice", passwordHash: "$scrypt$a", role: .sender))
@@ -40,7 +43,8 @@ struct DeliveryWorkerTests {
         do {
             try await emulators.run(logger: logger) { client, other in
                 let delivery = DirectDelivery(
-                    DirectAPNs(client: client, otherEnvironment: other, topic: APNsBackend.topic, liveActivity: nil), store: store)
+                    DirectAPNs(client: client, otherEnvironment: other, topic: APNsBackend.topic, liveActivity: nil), store: store,
+                    metricsFactory: metrics)
                 let worker = DeliveryWorker(
                     store: store, delivery: delivery,
                     settings: .init(lease: .seconds(30), page: 2, baseBackoff: .milliseconds(1), maximumBackoff: .milliseconds(1)), logger: logger)
@@ -58,6 +62,26 @@ struct DeliveryWorkerTests {
         try await store.addNotification(
             NotificationRecord(id: id, sender: "alice", recipient: "alice", content: .secure(payload: "the secret"), createdAt: now),
             queuing: QueuedPush(kind: .secureAlert, message: "New message", deadline: deadline ?? now + Self.minute))
+    }
+
+    @Test("The queue's metrics: its depth and age before the worker runs, none after; each job's end with its attempts")
+    func metrics() async throws {
+        let metrics = TestMetrics()
+        try await withWorker(metrics: metrics) { store, worker, emulator in
+            try await queue(store, "n1")
+            try await queue(store, "n2")
+            try await Task.sleep(for: .milliseconds(20))
+            await worker.measureBacklog()
+            #expect(try metrics.expectGauge("push_backend_delivery_queue_jobs").lastValue == 2)
+            #expect(try metrics.expectGauge("push_backend_delivery_queue_oldest_seconds").lastValue ?? 0 >= 0.02)
+            #expect(await worker.runOnce() == 2)
+            await worker.measureBacklog()
+            #expect(try metrics.expectGauge("push_backend_delivery_queue_jobs").lastValue == 0)
+            #expect(try metrics.expectGauge("push_backend_delivery_queue_oldest_seconds").lastValue == 0)
+            #expect(try metrics.expectCounter("push_backend_delivery_jobs_total", [("outcome", "delivered")]).totalValue == 2)
+            #expect(try metrics.expectRecorder("push_backend_delivery_job_attempts").values == [1, 1])
+            #expect(try metrics.expectTimer("push_backend_delivery_job_seconds").values.count == 2)
+        }
     }
 
     @Test("Each Apple device gets the push once, in pages; the job ends delivered with an answer per device")
