@@ -5,6 +5,7 @@ import NIOCore
 import NotificationHubs
 import PushCore
 import PushFCM
+import Tracing
 
 /// The `notifications` tag: sending, listing, marking read; and, written by hand, the fetch of
 /// what a push names, whose image answers are slices of one shared buffer, with ranges and
@@ -85,7 +86,10 @@ extension BackendAPI {
             // Queued with its push, in one statement: the delivery worker sends it when it is due,
             // and retries while APNs falters, so the answer is the same whatever APNs' state.
             let deadline = (sendAt ?? record.createdAt) + Self.deliveryDeadline
-            try await store.addNotification(record, queuing: QueuedPush(kind: kind, message: pushedMessage, deadline: deadline))
+            // The job's span joins this request's trace, in whichever instance works it.
+            var trace: [String: String] = [:]
+            if let context = ServiceContext.current { InstrumentationSystem.instrument.inject(context, into: &trace, using: TraceFields()) }
+            try await store.addNotification(record, queuing: QueuedPush(kind: kind, message: pushedMessage, deadline: deadline, trace: trace))
             let queued = Components.Schemas.DeliveryOutcome(state: DeliveryState.queued.rawValue, outcomes: .init(), attempts: 0)
             return .created(.init(headers: .init(location: "/api/notifications/\(id)"), body: .json(.init(id: id, delivery: queued))))
         }

@@ -1,3 +1,6 @@
+import PushCore
+import Tracing
+
 /// Where a notification's delivery stands: queued until due, then sending under one instance's
 /// lease, then done. A job another instance held is `sending` with a lease that has expired, and
 /// any instance may claim it again.
@@ -13,12 +16,41 @@ package struct QueuedPush: Sendable, Hashable {
     package let message: String
     /// When the job stops being retried and is `failed` (Unix milliseconds).
     package let deadline: Int64
+    /// The request's trace as the tracer propagates it (a W3C `traceparent`, …), which the job's
+    /// span joins; empty without a tracer.
+    package let trace: [String: String]
 
-    package init(kind: OutgoingPush.Kind, message: String, deadline: Int64) {
+    package init(kind: OutgoingPush.Kind, message: String, deadline: Int64, trace: [String: String] = [:]) {
         self.kind = kind
         self.message = message
         self.deadline = deadline
+        self.trace = trace
     }
+
+    /// ``trace`` as the store keeps it: a JSON object of strings; nil when empty.
+    var traceText: String? {
+        guard !trace.isEmpty else { return nil }
+        var bytes: [UInt8] = []
+        let object = JSON.object(trace.sorted { $0.key < $1.key }.map { JSONMember($0.key, .string($0.value)) })
+        guard (try? object.write(into: &bytes)) != nil else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// ``traceText`` read back; empty for none, or for text that is not such an object.
+    static func trace(fromText text: String?) -> [String: String] {
+        guard let text, case .object(let members)? = try? RawJSON(text).value else { return [:] }
+        var trace: [String: String] = [:]
+        for member in members {
+            if case .string(let value) = member.value { trace[member.key] = value }
+        }
+        return trace
+    }
+}
+
+/// Writes and reads a trace's propagation fields in ``QueuedPush/trace``.
+struct TraceFields: Injector, Extractor {
+    func inject(_ value: String, forKey key: String, into carrier: inout [String: String]) { carrier[key] = value }
+    func extract(key: String, from carrier: [String: String]) -> String? { carrier[key] }
 }
 
 /// A notification's delivery job, as the instance that claimed it holds it.

@@ -5,6 +5,7 @@ import NotificationHubs
 import PushCore
 import PushInternals
 import ServiceLifecycle
+import Tracing
 
 /// Works the delivery queue (``DeliveryQueueStore``) for direct delivery: claims due jobs, sends
 /// each to the recipient's devices that have no answer yet (Apple's through APNs, Android's
@@ -101,7 +102,17 @@ package final class DeliveryWorker: Sendable {
         delivery.metrics.deliveryBacklog(jobs: backlog.jobs, oldestSeconds: Double(now - (backlog.oldestDueAt ?? now)) / 1000)
     }
 
+    /// Works one job in a span of its own that joins the trace of the request that queued it.
     func work(_ job: DeliveryJob) async {
+        var context = ServiceContext.topLevel
+        InstrumentationSystem.instrument.extract(job.push.trace, into: &context, using: TraceFields())
+        let span = startSpan("delivery.job", context: context, ofKind: .consumer)
+        span.attributes["push.attempt"] = job.attempts
+        defer { span.end() }
+        await ServiceContext.$current.withValue(span.context) { await deliver(job) }
+    }
+
+    private func deliver(_ job: DeliveryJob) async {
         let id = job.notificationID
         let logger = self.logger.with(notification: id)
         guard unixMilliseconds() < job.push.deadline else {
@@ -169,6 +180,9 @@ package final class DeliveryWorker: Sendable {
 
     /// Sends one page to Apple devices, keeps their answers and prunes dead tokens.
     private func sendAPNs(_ job: DeliveryJob, to page: [RegistrationRecord], progress: inout Progress, logger: Logger) async throws(StoreError) {
+        let span = startSpan("delivery.apns", ofKind: .client)
+        span.attributes["push.devices"] = page.count
+        defer { span.end() }
         let payload = job.push.kind.apnsPayload(id: job.notificationID, richType: job.richType ?? "", message: job.push.message)
         let results: [APNsSendResult]
         do throws(APNsClientError) {
@@ -194,6 +208,9 @@ package final class DeliveryWorker: Sendable {
     /// Sends one page to Android devices, keeps their answers and prunes dead tokens.
     private func sendFCM(_ job: DeliveryJob, to page: [RegistrationRecord], progress: inout Progress, logger: Logger) async throws(StoreError) {
         guard let fcm = delivery.fcm else { return }
+        let span = startSpan("delivery.fcm", ofKind: .client)
+        span.attributes["push.devices"] = page.count
+        defer { span.end() }
         let message = job.push.kind.fcmMessage(id: job.notificationID, richType: job.richType ?? "", message: job.push.message)
         let results: [FCMSendResult]
         do throws(FCMClientError) {

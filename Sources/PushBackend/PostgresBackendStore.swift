@@ -147,7 +147,9 @@ package final class PostgresBackendStore: BackendStore {
         ],
         [
             // A sender reads the notifications they sent.
-            "CREATE INDEX notifications_by_sender ON notifications (sender, created_at DESC)"
+            "CREATE INDEX notifications_by_sender ON notifications (sender, created_at DESC)",
+            // The request's trace, which its delivery job's span joins.
+            "ALTER TABLE notifications ADD COLUMN trace_context TEXT",
         ],
     ]
 
@@ -670,11 +672,11 @@ package final class PostgresBackendStore: BackendStore {
             """
             INSERT INTO notifications
                 (id, sender, recipient, kind, rich_type, resource, message, payload, created_at, read_at, send_at, hub_message_id, delivery,
-                 delivery_state, due_at, deadline, push_kind, push_message)
+                 delivery_state, due_at, deadline, push_kind, push_message, trace_context)
             VALUES (\(notification.id), \(notification.sender), \(notification.recipient), \(notification.kind), \(richType), \(resource),
                     \(message), \(payload), \(notification.createdAt), \(notification.readAt), \(notification.sendAt),
                     \(notification.hubMessageID), \(notification.delivery), \(state), \(dueAt), \(push?.deadline),
-                    \(push?.kind.rawValue), \(push?.message))
+                    \(push?.kind.rawValue), \(push?.message), \(push?.traceText))
             ON CONFLICT (id) DO NOTHING RETURNING id
             """)
         guard inserted > 0 else { throw StoreError(.conflict, "a notification with this id exists") }
@@ -694,17 +696,18 @@ package final class PostgresBackendStore: BackendStore {
                     SELECT id FROM notifications
                     WHERE delivery_state IN ('queued', 'sending') AND due_at <= \(now) AND (delivery_state = 'queued' OR lease_expires <= \(now))
                     ORDER BY due_at, sequence LIMIT \(max(limit, 0)) FOR UPDATE SKIP LOCKED)
-                RETURNING id, recipient, due_at, deadline, attempts, lease_expires, push_kind, push_message, rich_type, sequence
+                RETURNING id, recipient, due_at, deadline, attempts, lease_expires, push_kind, push_message, trace_context, rich_type, sequence
                 """, logger: logger)
-            for try await (id, recipient, due, deadline, attempts, expires, kind, message, richType, sequence) in rows.decode(
-                (String, String, Int64, Int64, Int32, Int64, String?, String?, String?, Int64).self)
+            for try await (id, recipient, due, deadline, attempts, expires, kind, message, trace, richType, sequence) in rows.decode(
+                (String, String, Int64, Int64, Int32, Int64, String?, String?, String?, String?, Int64).self)
             {
                 guard let kind = kind.flatMap(OutgoingPush.Kind.init(rawValue:)), let message else { continue }
                 jobs.append(
                     (
                         sequence,
                         DeliveryJob(
-                            notificationID: id, recipient: recipient, push: QueuedPush(kind: kind, message: message, deadline: deadline),
+                            notificationID: id, recipient: recipient,
+                            push: QueuedPush(kind: kind, message: message, deadline: deadline, trace: QueuedPush.trace(fromText: trace)),
                             richType: richType, dueAt: due, attempts: Int(attempts), leaseExpiresAt: expires)
                     ))
             }

@@ -162,7 +162,9 @@ package final class SQLiteBackendStore: BackendStore {
         ],
         [
             // A sender reads the notifications they sent.
-            "CREATE INDEX notifications_by_sender ON notifications (sender, created_at DESC)"
+            "CREATE INDEX notifications_by_sender ON notifications (sender, created_at DESC)",
+            // The request's trace, which its delivery job's span joins.
+            "ALTER TABLE notifications ADD COLUMN trace_context TEXT",
         ],
     ]
 
@@ -348,7 +350,8 @@ package final class SQLiteBackendStore: BackendStore {
                 SELECT id FROM notifications
                 WHERE delivery_state IN ('queued', 'sending') AND due_at <= ? AND (delivery_state = 'queued' OR lease_expires <= ?)
                 ORDER BY due_at, rowid LIMIT ?)
-            RETURNING id, recipient, due_at, deadline, attempts, lease_expires, push_kind, push_message, rich_type, rowid AS position
+            RETURNING id, recipient, due_at, deadline, attempts, lease_expires, push_kind, push_message, trace_context, rich_type,
+                rowid AS position
             """, [.text(owner), .integer(Int(leaseUntil)), .integer(Int(now)), .integer(Int(now)), .integer(max(limit, 0))]
         ).sorted {
             ($0.column("due_at")?.integer ?? 0, $0.column("position")?.integer ?? 0) < (
@@ -362,7 +365,9 @@ package final class SQLiteBackendStore: BackendStore {
                 let message = row.column("push_message")?.string
             else { return nil }
             return DeliveryJob(
-                notificationID: id, recipient: recipient, push: QueuedPush(kind: kind, message: message, deadline: Int64(deadline)),
+                notificationID: id, recipient: recipient,
+                push: QueuedPush(
+                    kind: kind, message: message, deadline: Int64(deadline), trace: QueuedPush.trace(fromText: row.column("trace_context")?.string)),
                 richType: row.column("rich_type")?.string, dueAt: Int64(due), attempts: attempts, leaseExpiresAt: Int64(expires))
         }
     }
@@ -650,17 +655,17 @@ package final class SQLiteBackendStore: BackendStore {
         if let push {
             binds += [
                 .text(DeliveryState.queued.rawValue), .integer(Int(notification.sendAt ?? notification.createdAt)), .integer(Int(push.deadline)),
-                .text(push.kind.rawValue), .text(push.message),
+                .text(push.kind.rawValue), .text(push.message), push.traceText.map { .text($0) } ?? .null,
             ]
         } else {
-            binds += [.null, .null, .null, .null, .null]
+            binds += [.null, .null, .null, .null, .null, .null]
         }
         let inserted = try await run(
             """
             INSERT INTO notifications
                 (id, sender, recipient, kind, rich_type, resource, message, payload, created_at, read_at, send_at, hub_message_id, delivery,
-                 delivery_state, due_at, deadline, push_kind, push_message)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING id
+                 delivery_state, due_at, deadline, push_kind, push_message, trace_context)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING id
             """, binds)
         guard !inserted.isEmpty else { throw StoreError(.conflict, "a notification with this id exists") }
     }

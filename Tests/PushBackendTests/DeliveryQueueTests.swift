@@ -49,8 +49,11 @@ struct DeliveryQueueTests {
     @Test("A job is claimed once it is due, by one claimer, and finished only by it", arguments: StoreEngine.allCases)
     func claimAndFinish(engine: StoreEngine) async throws {
         try await withQueue(engine) { store, _ in
+            // The request's trace goes with its job, as the tracer wrote it.
+            let trace = ["traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "tracestate": "vendor=\"1\""]
             try await store.addNotification(
-                notification("now", createdAt: 1_000), queuing: QueuedPush(kind: .secureAlert, message: "New message", deadline: 1_000 + Self.hour))
+                notification("now", createdAt: 1_000),
+                queuing: QueuedPush(kind: .secureAlert, message: "New message", deadline: 1_000 + Self.hour, trace: trace))
             try await store.addNotification(
                 notification("later", createdAt: 1_000, sendAt: 5_000), queuing: QueuedPush(kind: .secure, message: "", deadline: 5_000 + Self.hour))
             // Without a job (the hub's sends before the queue): never claimed.
@@ -64,7 +67,7 @@ struct DeliveryQueueTests {
             let claimed = try await store.claimDeliveryJobs(owner: "a", now: 2_000, leaseUntil: 32_000, limit: 10)
             #expect(claimed.map(\.notificationID) == ["now"])
             #expect(claimed.first?.recipient == "alice" && claimed.first?.attempts == 1 && claimed.first?.dueAt == 1_000)
-            #expect(claimed.first?.push == QueuedPush(kind: .secureAlert, message: "New message", deadline: 1_000 + Self.hour))
+            #expect(claimed.first?.push == QueuedPush(kind: .secureAlert, message: "New message", deadline: 1_000 + Self.hour, trace: trace))
             #expect(claimed.first?.leaseExpiresAt == 32_000 && claimed.first?.richType == nil)
             #expect(try await store.claimDeliveryJobs(owner: "b", now: 2_000, leaseUntil: 32_000, limit: 10).isEmpty)
             #expect(try await store.deliveryReport(notificationID: "now")?.state == .sending)

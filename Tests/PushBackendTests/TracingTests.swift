@@ -1,3 +1,4 @@
+import APNsEmulator
 import Foundation
 import InMemoryTracing
 import NIOHTTP1
@@ -52,6 +53,28 @@ struct TracingTests {
             #expect(store.attributes["db.system"]?.toSpanAttribute() == "sqlite")
             // Nothing the caller sent secretly shows in a span.
             #expect(!"\(spans)".contains("traced") && !"\(spans)".contains("Basic"))
+        }
+    }
+
+    @Test("A queued notification's delivery job, worked after the request, is a span of the request's trace; its sends are its children")
+    func deliveryJob() async throws {
+        let tracer = tracer
+        try await withAPNsBackend { backend in
+            let device = String(repeating: "ab", count: 32)
+            _ = try backend.created(try await backend.call(.POST, "/api/register", as: "alice", json: #"{"deviceToken": "\#(device)"}"#))
+            let caller = try #require(startSpan("caller") as? InMemorySpan)
+            let created = try await InstrumentationContext.$current.withValue(caller.context) {
+                try await backend.call(.POST, "/api/notifications", as: "alice", json: #"{"kind": "secure", "payload": "traced"}"#)
+            }
+            caller.end()
+            #expect(created.status == 201 && backend.emulator.deliveries.count == 1)
+            // The job's span is started from what the store kept, not from the worker's task.
+            let spans = tracer.finishedSpans.filter { $0.traceID == caller.traceID }
+            let job = try #require(spans.first { $0.operationName == "delivery.job" }, "\(spans.map(\.operationName))")
+            #expect(job.kind == .consumer && job.attributes["push.attempt"]?.toSpanAttribute() == 1)
+            let send = try #require(spans.first { $0.parentSpanID == job.spanID && $0.operationName == "delivery.apns" })
+            #expect(send.attributes["push.devices"]?.toSpanAttribute() == 1)
+            #expect(!"\(spans)".contains("traced"))
         }
     }
 }
