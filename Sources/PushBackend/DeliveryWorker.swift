@@ -176,62 +176,69 @@ package final class DeliveryWorker: Sendable {
         var lastFailure = ""
         /// Whether FCM delivered to some device of this job: its project is then the right one.
         var fcmDelivered: Bool
+
+        mutating func noAnswer(from devices: Int, why: String) {
+            unanswered += devices
+            lastFailure = why
+        }
     }
 
     /// Sends one page to Apple devices, keeps their answers and prunes dead tokens.
     private func sendAPNs(_ job: DeliveryJob, to page: [RegistrationRecord], progress: inout Progress, logger: Logger) async throws(StoreError) {
-        let span = startSpan("delivery.apns", ofKind: .client)
-        span.attributes["push.devices"] = page.count
+        let span = Self.pageSpan("delivery.apns", devices: page.count)
         defer { span.end() }
         let payload = job.push.kind.apnsPayload(id: job.notificationID, richType: job.richType ?? "", message: job.push.message)
         let results: [APNsSendResult]
         do throws(APNsClientError) {
             results = try await delivery.client.send(payload, headers: APNsHeaders(for: payload, topic: delivery.topic), to: page.map(\.deviceToken))
         } catch {
-            progress.unanswered += page.count
-            progress.lastFailure = error.message
+            progress.noAnswer(from: page.count, why: error.message)
             return
         }
-        var answers: [DeliveryAnswer] = []
-        for result in results {
-            if let outcome = Self.answer(result.outcome) {
-                answers.append(DeliveryAnswer(target: result.deviceToken, platform: Installation.Platform.apns.rawValue, outcome: outcome))
-            } else {
-                progress.unanswered += 1
-                progress.lastFailure = Self.describe(result.outcome)
-            }
-        }
-        try await store.recordDeliveryAnswers(notificationID: job.notificationID, answers: answers, at: unixMilliseconds())
+        try await keep(
+            results.map { ($0.deviceToken, Self.answer($0.outcome), Self.describe($0.outcome)) }, from: .apns, of: job, progress: &progress)
         await delivery.prune(results, of: page, recipient: job.recipient, logger: logger)
     }
 
     /// Sends one page to Android devices, keeps their answers and prunes dead tokens.
     private func sendFCM(_ job: DeliveryJob, to page: [RegistrationRecord], progress: inout Progress, logger: Logger) async throws(StoreError) {
         guard let fcm = delivery.fcm else { return }
-        let span = startSpan("delivery.fcm", ofKind: .client)
-        span.attributes["push.devices"] = page.count
+        let span = Self.pageSpan("delivery.fcm", devices: page.count)
         defer { span.end() }
         let message = job.push.kind.fcmMessage(id: job.notificationID, richType: job.richType ?? "", message: job.push.message)
         let results: [FCMSendResult]
         do throws(FCMClientError) {
             results = try await fcm.send(message, to: page.map(\.deviceToken))
         } catch {
-            progress.unanswered += page.count
-            progress.lastFailure = error.message
+            progress.noAnswer(from: page.count, why: error.message)
             return
         }
+        try await keep(results.map { ($0.target, Self.answer($0.outcome), "\($0.outcome)") }, from: .fcmv1, of: job, progress: &progress)
+        await delivery.pruneFCM(results, of: page, projectIsRight: progress.fcmDelivered, logger: logger)
+    }
+
+    /// A page's span: a client span under the job's, with how many devices it sends to.
+    private static func pageSpan(_ name: String, devices: Int) -> any Span {
+        let span = startSpan(name, ofKind: .client)
+        span.attributes["push.devices"] = devices
+        return span
+    }
+
+    /// Records a page's answers; a target without one (nil) is counted unanswered, with its outcome as why.
+    private func keep(
+        _ outcomes: [(target: String, answer: String?, outcome: String)], from platform: Installation.Platform, of job: DeliveryJob,
+        progress: inout Progress
+    ) async throws(StoreError) {
         var answers: [DeliveryAnswer] = []
-        for result in results {
-            if let outcome = Self.answer(result.outcome) {
-                progress.fcmDelivered = progress.fcmDelivered || outcome == Self.delivered
-                answers.append(DeliveryAnswer(target: result.target, platform: Installation.Platform.fcmv1.rawValue, outcome: outcome))
-            } else {
-                progress.unanswered += 1
-                progress.lastFailure = "\(result.outcome)"
+        for (target, answer, outcome) in outcomes {
+            guard let answer else {
+                progress.noAnswer(from: 1, why: outcome)
+                continue
             }
+            if platform == .fcmv1 && answer == Self.delivered { progress.fcmDelivered = true }
+            answers.append(DeliveryAnswer(target: target, platform: platform.rawValue, outcome: answer))
         }
         try await store.recordDeliveryAnswers(notificationID: job.notificationID, answers: answers, at: unixMilliseconds())
-        await delivery.pruneFCM(results, of: page, projectIsRight: progress.fcmDelivered, logger: logger)
     }
 
     static let delivered = "delivered"

@@ -6,7 +6,6 @@ import Logging
 import NIOSSL
 import PushBackend
 import ServiceLifecycle
-import Synchronization
 import _CryptoExtras
 
 /// `serve --demo --delivery direct`'s FCM: the emulator on a free loopback port with a fresh
@@ -20,8 +19,7 @@ final class DemoFCM: Sendable {
     let service: any Service
     private let account: FCMServiceAccount
     private let certificate: NIOSSLCertificate
-    private let listening: AsyncStream<Int>
-    private let boundPort: BoundPort
+    private let boundPort = BoundPort()
 
     init(logger: Logger) throws {
         let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
@@ -33,27 +31,17 @@ final class DemoFCM: Sendable {
         let identity = try APNsEmulatorIdentity.generate()
         certificate = try NIOSSLCertificate(bytes: Array(identity.certificatePEM.utf8), format: .pem)
         let emulator = FCMEmulator(serviceAccount: account, allowsFaultInjection: false)
-        let (listening, continuation) = AsyncStream.makeStream(of: Int.self)
-        let boundPort = BoundPort()
-        self.listening = listening
-        self.boundPort = boundPort
-        service = try emulator.application(port: 0, identity: identity, logger: logger) { port in
-            boundPort.value.withLock { $0 = port }
-            continuation.yield(port)
-            continuation.finish()
-        }
+        service = try emulator.application(port: 0, identity: identity, logger: logger, onListening: boundPort.bound)
     }
 
     /// The emulator's port once it listens.
-    var port: Int? { boundPort.value.withLock { $0 } }
+    var port: Int? { boundPort.port }
 
     /// The FCM settings of the emulator, once it listens; the backend waits for them.
     func settings() async throws -> FCMSettings {
-        for await port in listening {
-            var account = account
-            account.tokenURI = "https://127.0.0.1:\(port)/token"
-            return FCMSettings(serviceAccount: account, endpoint: "https://127.0.0.1:\(port)", trustRoots: [certificate])
-        }
-        throw CancellationError()
+        let port = try await boundPort.listening()
+        var account = account
+        account.tokenURI = "https://127.0.0.1:\(port)/token"
+        return FCMSettings(serviceAccount: account, endpoint: "https://127.0.0.1:\(port)", trustRoots: [certificate])
     }
 }

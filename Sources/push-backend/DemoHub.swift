@@ -13,8 +13,7 @@ final class DemoHub: Sendable {
 
     let service: any Service
     private let connectionString: String
-    private let listening: AsyncStream<Int>
-    private let boundPort: BoundPort
+    private let boundPort = BoundPort()
 
     init(logger: Logger) throws {
         var generator = SystemRandomNumberGenerator()
@@ -23,28 +22,16 @@ final class DemoHub: Sendable {
             "Endpoint=sb://pushcore-demo.servicebus.windows.net/;SharedAccessKeyName=DefaultFullSharedAccessSignature;SharedAccessKey=\(key)"
         let emulator = HubEmulator(
             hubs: [EmulatedHub(name: Self.hubName, connection: try ConnectionString(connectionString))], allowsFaultInjection: false)
-        let (listening, continuation) = AsyncStream.makeStream(of: Int.self)
-        let boundPort = BoundPort()
-        self.listening = listening
-        self.boundPort = boundPort
-        service = emulator.application(port: 0, logger: logger, connectionCap: demoConnectionCap(logger)) { port in
-            boundPort.value.withLock { $0 = port }
-            continuation.yield(port)
-            continuation.finish()
-        }
+        service = emulator.application(port: 0, logger: logger, connectionCap: demoConnectionCap(logger), onListening: boundPort.bound)
     }
 
     /// The emulator's port once it listens.
-    var port: Int? { boundPort.value.withLock { $0 } }
+    var port: Int? { boundPort.port }
 
     /// The hub settings of the emulated namespace, once the emulator listens; the backend waits for
     /// them. Throws when the emulator stopped before it listened.
     func settings() async throws -> HubSettings {
-        for await port in listening {
-            return HubSettings(connectionString: connectionString, hubName: Self.hubName, endpoint: "http://127.0.0.1:\(port)")
-        }
-        if let port { return HubSettings(connectionString: connectionString, hubName: Self.hubName, endpoint: "http://127.0.0.1:\(port)") }
-        throw CancellationError()
+        HubSettings(connectionString: connectionString, hubName: Self.hubName, endpoint: "http://127.0.0.1:\(try await boundPort.listening())")
     }
 }
 
@@ -53,7 +40,29 @@ final class DemoHub: Sendable {
 /// the process's descriptors.
 func demoConnectionCap(_ logger: Logger) -> ConnectionCap { ConnectionCap(maximum: 256, logger: logger) }
 
-/// The port an emulator bound, once it listens.
+/// The port an emulator bound, once it listens: ``bound(_:)`` is its listening callback, and
+/// ``listening()`` waits for it.
 final class BoundPort: Sendable {
     let value = Mutex<Int?>(nil)
+    private let ports: AsyncStream<Int>
+    private let continuation: AsyncStream<Int>.Continuation
+
+    init() {
+        (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+    }
+
+    var port: Int? { value.withLock { $0 } }
+
+    func bound(_ port: Int) {
+        value.withLock { $0 = port }
+        continuation.yield(port)
+        continuation.finish()
+    }
+
+    /// The port once the emulator listens; throws when it stopped before it did.
+    func listening() async throws -> Int {
+        for await port in ports { return port }
+        if let port { return port }
+        throw CancellationError()
+    }
 }

@@ -24,10 +24,12 @@ struct DeliveryWorkerTests {
     /// A store with alice and her three Apple devices (and an Android one, which APNs does not
     /// reach), a worker on the development emulator, and that emulator.
     func withWorker(
-        metrics: TestMetrics = TestMetrics(), _ body: @Sendable (any BackendStore, DeliveryWorker, APNsEmulator) async throws -> Void
+        _ engine: StoreEngine = .sqlite, metrics: TestMetrics = TestMetrics(),
+        settings: DeliveryWorker.Settings = .init(lease: .seconds(30), page: 2, baseBackoff: .milliseconds(1), maximumBackoff: .milliseconds(1)),
+        _ body: @Sendable (any BackendStore, DeliveryWorker, APNsEmulator) async throws -> Void
     ) async throws {
         let logger = Logger(label: "delivery-worker-test")
-        let store = try await SQLiteBackendStore.open(dataDirectory: try temporaryDirectory())
+        let store = try await DeliveryQueueTests.Location.new(engine).open()
         try await store.addUser(UserRecord(name: "alice", passwordHash: "$scrypt$a", role: .sender))
         for index in 1...3 {
             try await store.saveRegistration(
@@ -45,9 +47,7 @@ struct DeliveryWorkerTests {
                 let delivery = DirectDelivery(
                     DirectAPNs(client: client, otherEnvironment: other, topic: APNsBackend.topic, liveActivity: nil), store: store,
                     metricsFactory: metrics)
-                let worker = DeliveryWorker(
-                    store: store, delivery: delivery,
-                    settings: .init(lease: .seconds(30), page: 2, baseBackoff: .milliseconds(1), maximumBackoff: .milliseconds(1)), logger: logger)
+                let worker = DeliveryWorker(store: store, delivery: delivery, settings: settings, logger: logger)
                 try await body(store, worker, emulators.development)
             }
         } catch {
@@ -67,7 +67,7 @@ struct DeliveryWorkerTests {
     @Test("The queue's metrics: its depth and age before the worker runs, none after; each job's end with its attempts")
     func metrics() async throws {
         let metrics = TestMetrics()
-        try await withWorker(metrics: metrics) { store, worker, emulator in
+        try await withWorker(.sqlite, metrics: metrics) { store, worker, emulator in
             try await queue(store, "n1")
             try await queue(store, "n2")
             try await Task.sleep(for: .milliseconds(20))
@@ -84,9 +84,9 @@ struct DeliveryWorkerTests {
         }
     }
 
-    @Test("Each Apple device gets the push once, in pages; the job ends delivered with an answer per device")
-    func delivers() async throws {
-        try await withWorker { store, worker, emulator in
+    @Test("Each Apple device gets the push once, in pages; the job ends delivered with an answer per device", arguments: StoreEngine.allCases)
+    func delivers(engine: StoreEngine) async throws {
+        try await withWorker(engine) { store, worker, emulator in
             try await queue(store, "n1")
             #expect(await worker.runOnce() == 1)
             #expect(try await store.deliveryReport(notificationID: "n1")?.state == .delivered)
@@ -100,9 +100,10 @@ struct DeliveryWorkerTests {
         }
     }
 
-    @Test("APNs unavailable: the job goes back to the queue with why, and once APNs answers every device gets it once")
-    func outage() async throws {
-        try await withWorker { store, worker, emulator in
+    @Test(
+        "APNs unavailable: the job goes back to the queue with why, and once APNs answers every device gets it once", arguments: StoreEngine.allCases)
+    func outage(engine: StoreEngine) async throws {
+        try await withWorker(engine) { store, worker, emulator in
             try await queue(store, "n1")
             // Three devices, three attempts each in the client: every request of the first claim fails.
             emulator.inject(Array(repeating: .status(503, reason: "ServiceUnavailable", retryAfter: nil), count: 9))
@@ -118,9 +119,9 @@ struct DeliveryWorkerTests {
         }
     }
 
-    @Test("A job past its deadline ends failed with the reason, sending nothing")
-    func deadline() async throws {
-        try await withWorker { store, worker, emulator in
+    @Test("A job past its deadline ends failed with the reason, sending nothing", arguments: StoreEngine.allCases)
+    func deadline(engine: StoreEngine) async throws {
+        try await withWorker(engine) { store, worker, emulator in
             try await queue(store, "late", deadline: Self.now() + 200)
             try await Task.sleep(for: .milliseconds(250))
             #expect(await worker.runOnce() == 1)
@@ -130,9 +131,9 @@ struct DeliveryWorkerTests {
         }
     }
 
-    @Test("A job another worker began is resumed for the devices without an answer only")
-    func resumes() async throws {
-        try await withWorker { store, worker, emulator in
+    @Test("A job another worker began is resumed for the devices without an answer only", arguments: StoreEngine.allCases)
+    func resumes(engine: StoreEngine) async throws {
+        try await withWorker(engine) { store, worker, emulator in
             try await queue(store, "n1")
             // What a worker that died after its first answer left behind.
             let now = Self.now()
@@ -148,9 +149,9 @@ struct DeliveryWorkerTests {
         }
     }
 
-    @Test("A device APNs calls unregistered is answered, pruned, and the job ends partly delivered")
-    func partly() async throws {
-        try await withWorker { store, worker, emulator in
+    @Test("A device APNs calls unregistered is answered, pruned, and the job ends partly delivered", arguments: StoreEngine.allCases)
+    func partly(engine: StoreEngine) async throws {
+        try await withWorker(engine) { store, worker, emulator in
             emulator.setState(.unregistered(sinceMilliseconds: 1_000), for: token(3))
             try await queue(store, "n1")
             #expect(await worker.runOnce() == 1)
@@ -158,6 +159,38 @@ struct DeliveryWorkerTests {
             #expect(status?.state == .partly && status?.failure == "refused by 1 device(s)")
             #expect(try await store.deliveryAnswers(notificationID: "n1").map(\.outcome).sorted() == ["Unregistered", "delivered", "delivered"])
             #expect(try await store.registration(deviceToken: token(3)) == nil)
+        }
+    }
+}
+
+/// The outage as an operator lives it, on each engine at once (20 s of wall time in all): the
+/// worker running on its own, with backoffs a deployment might choose.
+@Suite("Delivery worker through an APNs outage")
+struct DeliveryOutageTests {
+    @Test(
+        "APNs answers 503 for 20 s, then recovers: every device gets the push once, and the notification ends delivered",
+        arguments: StoreEngine.allCases)
+    func outage(engine: StoreEngine) async throws {
+        let settings = DeliveryWorker.Settings(
+            lease: .seconds(30), page: 2, idlePoll: .milliseconds(50), baseBackoff: .milliseconds(500), maximumBackoff: .seconds(4))
+        let tests = DeliveryWorkerTests()
+        try await tests.withWorker(engine, settings: settings) { store, worker, emulator in
+            // More refusals than the worker can ask for in 20 s (three devices, three tries each a claim).
+            emulator.inject(Array(repeating: .status(503, reason: "ServiceUnavailable", retryAfter: nil), count: 1000))
+            let running = Task { await worker.run() }
+            defer { running.cancel() }
+            try await tests.queue(store, "n1")
+            try await Task.sleep(for: .seconds(20))
+            let during = try await store.deliveryReport(notificationID: "n1")
+            #expect(during?.state == .queued || during?.state == .sending, "\(String(describing: during))")
+            #expect((during?.attempts ?? 0) >= 3 && emulator.deliveries.isEmpty, "\(String(describing: during))")
+            emulator.reset()  // APNs is back
+            let deadline = ContinuousClock.now + .seconds(15)
+            while try await store.deliveryReport(notificationID: "n1")?.state != .delivered, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(try await store.deliveryReport(notificationID: "n1")?.state == .delivered)
+            #expect(emulator.deliveries.map(\.deviceToken).sorted() == [tests.token(1), tests.token(2), tests.token(3)])
         }
     }
 }
