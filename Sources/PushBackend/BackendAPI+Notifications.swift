@@ -72,7 +72,9 @@ extension BackendAPI {
         }
         if case .text(let shortened)? = payload.aps.alert { pushedMessage = shortened }
         let devices = try await store.registrations(owner: recipient).filter { delivery.reaches($0.platform) }
-        if devices.contains(where: { $0.platform == .fcmv1 }) {
+        // Fitted to FCM's limit too when an Android device may get it: one registered now, or, for a
+        // push sent later, one registered by then.
+        if devices.contains(where: { $0.platform == .fcmv1 }) || (sendAt != nil && delivery.reaches(.fcmv1)) {
             pushedMessage = try Self.fittedForFCM(kind, id: id, richType: richType, message: pushedMessage)
         }
         // The budget counts pushes: one notification to many devices costs one per device. A

@@ -128,6 +128,13 @@ struct CrossPlatformTests {
             let refused = try await backend.call(.POST, "/api/notifications", as: "alice", json: #"{"kind": "rich", "message": "\#(silent)"}"#)
             #expect(refused.status == 413 && refused.errorCode == "payloadTooLarge" && refused.text.contains("FCM"), "\(refused.text)")
             #expect(backend.emulator.deliveries.count == deliveries)
+            // Sent later, it may reach an Android device registered by then: bob has none now.
+            let later = Int64(Date().timeIntervalSince1970 * 1000) + 60_000
+            let scheduled = try await backend.call(
+                .POST, "/api/notifications", as: "bob", json: #"{"kind": "rich", "message": "\#(silent)", "to": "bob", "sendAt": \#(later)}"#)
+            #expect(scheduled.status == 413 && scheduled.text.contains("FCM"), "\(scheduled.text)")
+            let now = try await backend.call(.POST, "/api/notifications", as: "bob", json: #"{"kind": "rich", "message": "\#(silent)", "to": "bob"}"#)
+            #expect(now.status == 201, "\(now.text)")
         }
     }
 
