@@ -86,7 +86,7 @@ extension BackendAPI {
             id: id, sender: caller.name, recipient: recipient, content: content, createdAt: unixMilliseconds(), sendAt: sendAt)
         guard let hub = delivery.hubDelivery else {
             // Queued with its push, in one statement: the delivery worker sends it when it is due,
-            // and retries while APNs falters, so the answer is the same whatever APNs' state.
+            // and retries while APNs or FCM falters, so the answer is the same whatever their state.
             let deadline = (sendAt ?? record.createdAt) + Self.deliveryDeadline
             // The job's span joins this request's trace, in whichever instance works it.
             var trace: [String: String] = [:]
@@ -276,7 +276,7 @@ extension BackendAPI {
         for (id, details) in answers {
             let outcome = Self.outcome(details)
             outcomes[id] = outcome
-            if details.isFinal { try? await store.recordDelivery(id: id, hubMessageID: nil, outcome: Self.text(outcome)) }
+            if details.isFinal { try? await store.recordDelivery(id: id, hubMessageID: nil, outcome: outcome.storedText) }
         }
         return outcomes
     }
@@ -290,12 +290,6 @@ extension BackendAPI {
             return JSONMember(platform.lowercased(), .object(counts))
         }
         return .object([JSONMember("state", .string(details.state.rawValue)), JSONMember("outcomes", .object(platforms))])
-    }
-
-    private static func text(_ value: JSON) -> String? {
-        var bytes: [UInt8] = []
-        guard (try? value.write(into: &bytes)) != nil else { return nil }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     // MARK: Written by hand
@@ -438,5 +432,15 @@ struct NotificationRequest {
             throw APIError(status: 413, code: .payloadTooLarge, "a secure payload is at most \(maximumSecurePayload) bytes")
         }
         return payload
+    }
+}
+
+extension JSON {
+    /// The value as compact JSON text, as the store keeps it (a hub's outcome, a job's trace); nil
+    /// when it cannot be written.
+    var storedText: String? {
+        var bytes: [UInt8] = []
+        guard (try? write(into: &bytes)) != nil else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -45,7 +45,7 @@ package func buildApplication(
         let connections = ConnectionRegistry(
             maximum: maximumConnections, maximumPerAddress: configuration.server.maximumConnectionsPerAddress,
             unlimited: configuration.logins.trustedProxies)
-        // The delivery queue's worker, where the server sends straight to APNs.
+        // The delivery queue's worker, where the server sends straight to APNs (and FCM).
         let worker = deliverer.apns.map { DeliveryWorker(store: store, delivery: $0, logger: logger) }
         // Services stop in the reverse of this order, after the server: the worker, the sweep, then the store.
         return Application(

@@ -30,10 +30,7 @@ package struct QueuedPush: Sendable, Hashable {
     /// ``trace`` as the store keeps it: a JSON object of strings; nil when empty.
     var traceText: String? {
         guard !trace.isEmpty else { return nil }
-        var bytes: [UInt8] = []
-        let object = JSON.object(trace.sorted { $0.key < $1.key }.map { JSONMember($0.key, .string($0.value)) })
-        guard (try? object.write(into: &bytes)) != nil else { return nil }
-        return String(decoding: bytes, as: UTF8.self)
+        return JSON.object(trace.sorted { $0.key < $1.key }.map { JSONMember($0.key, .string($0.value)) }).storedText
     }
 
     /// ``traceText`` read back; empty for none, or for text that is not such an object.

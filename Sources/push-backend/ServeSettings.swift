@@ -297,13 +297,8 @@ struct ServeSettings {
         } catch {
             throw fail("\(apns.keyFile): \(error.message)")
         }
-        var trustRoots: [NIOSSLCertificate]?
-        if let caFile = apns.caFile {
-            guard let roots = try? NIOSSLCertificate.fromPEMFile(caFile) else { throw fail("\(caFile) is not a readable PEM certificate") }
-            trustRoots = roots
-        }
         return APNsSettings(
-            signingKey: key, topic: apns.topic, endpoint: apns.endpoint, trustRoots: trustRoots, liveActivity: liveActivity,
+            signingKey: key, topic: apns.topic, endpoint: apns.endpoint, trustRoots: try trustRoots(apns.caFile), liveActivity: liveActivity,
             otherEnvironmentEndpoint: apns.otherEndpoint, checkDevice: apns.checkDevice)
     }
 
@@ -321,12 +316,14 @@ struct ServeSettings {
         }
         guard var account = found else { throw fail("delivery direct needs fcm.serviceAccount or GOOGLE_APPLICATION_CREDENTIALS") }
         if let tokenURI = fcm.tokenURI { account.tokenURI = tokenURI }
-        var trustRoots: [NIOSSLCertificate]?
-        if let caFile = fcm.caFile {
-            guard let roots = try? NIOSSLCertificate.fromPEMFile(caFile) else { throw fail("\(caFile) is not a readable PEM certificate") }
-            trustRoots = roots
-        }
-        return FCMSettings(serviceAccount: account, projectID: fcm.projectID, endpoint: fcm.endpoint, trustRoots: trustRoots)
+        return FCMSettings(serviceAccount: account, projectID: fcm.projectID, endpoint: fcm.endpoint, trustRoots: try trustRoots(fcm.caFile))
+    }
+
+    /// The certificates of a `caFile` option, which a client trusts instead of the system's roots.
+    private static func trustRoots(_ caFile: String?) throws -> [NIOSSLCertificate]? {
+        guard let caFile else { return nil }
+        guard let roots = try? NIOSSLCertificate.fromPEMFile(caFile) else { throw fail("\(caFile) is not a readable PEM certificate") }
+        return roots
     }
 
     /// HTTPS's configuration; the key is read here and never printed.
