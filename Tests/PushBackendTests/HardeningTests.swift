@@ -896,7 +896,7 @@ struct DemoEmulatorTests {
         request.body = .bytes(ByteBuffer(string: #"{"status":500}"#))
         #expect(try await HTTPClient.shared.execute(request, timeout: .seconds(30)).status.code == 404)
         process.terminate()
-        process.waitUntilExit()
+        while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
     }
 }
 

@@ -22,7 +22,8 @@ final class RawConnection: @unchecked Sendable {
     ///     nothing keeps it small); the kernel's default when nil.
     ///   - sendTimeout: How long one ``send(_:)`` may block before it fails; without end when nil.
     init(port: Int, from source: String = "127.0.0.1", receiveBuffer: Int32? = nil, sendTimeout: Int? = nil) throws {
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        // Close-on-exec: a process a test starts meanwhile must not keep the connection open.
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
         if var size = receiveBuffer {
             setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))

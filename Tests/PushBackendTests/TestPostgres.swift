@@ -24,20 +24,32 @@ enum TestPostgres {
     }
 
     /// Started on first use; the error says why not (PostgreSQL missing: `make deps` installs it).
-    static let server: Result<Server, SetupError> = start()
+    /// Read it through ``running()`` only.
+    private static let server: Result<Server, SetupError> = start()
+
+    /// The server, started on a thread of its own: `start()` blocks for seconds (initdb, then
+    /// `pg_ctl start -w`), and every test that needs it waits in the static's initialiser. On the
+    /// cooperative pool, two such tests hold both threads of a two-core machine and stall every
+    /// other test in the process until the server is up.
+    static func running() async throws -> Server {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: server.mapError { $0 as any Error }) }.start()
+        }
+    }
 
     /// `postgres://postgres@127.0.0.1:PORT/NAME` of a new, empty database.
     static func makeDatabase() async throws -> String {
         let name = "pushcore_\(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""))"
         try await execute("CREATE DATABASE \(name)", database: "postgres")
-        return "postgres://postgres@127.0.0.1:\(try server.get().port)/\(name)?sslmode=disable"
+        return "postgres://postgres@127.0.0.1:\(try await running().port)/\(name)?sslmode=disable"
     }
 
     /// Runs one statement as the superuser, outside any store.
     static func execute(_ sql: String, database: String) async throws {
+        let port = try await running().port
         let client = PostgresClient(
             configuration: .init(
-                host: "127.0.0.1", port: try server.get().port, username: "postgres", password: nil, database: database, tls: .disable),
+                host: "127.0.0.1", port: port, username: "postgres", password: nil, database: database, tls: .disable),
             backgroundLogger: Logger(label: "test-postgres", factory: { _ in SwiftLogNoOpLogHandler() }))
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
@@ -105,6 +117,16 @@ enum TestPostgres {
         for descriptor: Int32 in 0...2 {
             posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
         }
+        // Nothing else of this process: the server outlives the test that started it, and would
+        // hold open every socket and pipe it inherited (a flood test's connections, swift test's
+        // pipes) until the process exits. glibc's closefrom action is looked up by name: Swift's
+        // Glibc module leaves GNU extensions out.
+        #if canImport(Glibc)
+        typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        if let addCloseFrom = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {
+            _ = unsafeBitCast(addCloseFrom, to: AddCloseFrom.self)(&actions, 3)
+        }
+        #endif
         var arguments = command.map { strdup($0) } + [nil]
         defer { for argument in arguments { free(argument) } }
         var pid: pid_t = 0
